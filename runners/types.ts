@@ -1,0 +1,86 @@
+/**
+ * The runner port: where tools execute. One "computer" per user; each session works in its own
+ * folder inside it. Implementations: runners/local (subprocess, bubblewrap when present) and
+ * runners/docker (one container per user through dockerode). test/runners/conformance.ts runs
+ * the same suite against each.
+ */
+
+export type OutputStream = 'stdout' | 'stderr';
+
+export interface ExecOptions {
+  /** Working directory, relative to the computer's workspace root or absolute inside it. */
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Kill the whole process group after this many milliseconds. */
+  timeoutMs?: number;
+  /** Aborting kills the whole process group. */
+  signal?: AbortSignal;
+  /** Streamed output, as it arrives (decoded UTF-8). */
+  onOutput?: (stream: OutputStream, chunk: string) => void;
+  /** Cap on the bytes kept in ExecResult.stdout/stderr each (the stream callback still sees all). */
+  maxOutputBytes?: number;
+}
+
+export interface ExecResult {
+  exitCode: number | null;
+  /** Signal that ended the process, if any (e.g. SIGKILL after a timeout). */
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted: boolean;
+  /** True when stdout or stderr was cut at maxOutputBytes. */
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface Computer {
+  readonly userId: string;
+  /** The workspace root as processes inside the computer see it (e.g. /workspace). */
+  readonly root: string;
+  /** The same folder on the service's host filesystem (local dir or bind mount source). */
+  readonly hostRoot: string;
+  exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+  /** Paths are relative to root (or absolute inside root). */
+  readFile(path: string): Promise<Buffer>;
+  writeFile(path: string, data: Buffer | string): Promise<void>;
+}
+
+export interface ComputerVersion {
+  upgrade_available: boolean;
+  reason: string;
+  current_version: string;
+  target_version: string;
+}
+
+export interface ResetResult {
+  removed_containers: number;
+  removed_volume: boolean;
+}
+
+export interface RunnerCheck {
+  ok: boolean;
+  /** One line for the operator, e.g. "bubblewrap not found: tools run unconfined". */
+  warning?: string;
+  /** Set when the runner cannot work at all (e.g. Docker daemon unreachable). */
+  error?: string;
+}
+
+export interface Runner {
+  readonly kind: string;
+  /** Probe the environment once at start. */
+  check(): Promise<RunnerCheck>;
+  /** Get (create on first use, reuse afterwards) the user's computer. */
+  acquire(userId: string): Promise<Computer>;
+  /** Remove the user's computer and its workspace. */
+  reset(userId: string): Promise<ResetResult>;
+  version(userId: string): Promise<ComputerVersion>;
+  /** Recreate the computer on the configured image, keeping the workspace. */
+  upgrade(userId: string): Promise<ResetResult>;
+  /** Stop timers, kill running processes started through this runner. Containers are kept. */
+  close(): Promise<void>;
+}
+
+export class RunnerUnavailableError extends Error {
+  readonly code = 'RUNNER_UNAVAILABLE';
+}

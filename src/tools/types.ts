@@ -1,0 +1,70 @@
+import type { Computer } from '../../runners/types.js';
+
+/** Classification of tools (SPEC.md "Tool providers"). */
+export type ToolProvider =
+  | 'bash' | 'file_ops' | 'builtin' | 'fork' | 'search' | 'webfetch' | 'skill' | 'mcp' | 'integration';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** A session's folder inside its user's computer, with every path confined to it. */
+export interface SessionWorkspace {
+  /** Host filesystem path of the session folder. */
+  readonly hostDir: string;
+  /** The same folder as processes inside the computer see it. */
+  readonly computerDir: string;
+  /**
+   * Resolve a path given by a client or the model (relative to the session folder, or absolute
+   * inside it) to a host path. Throws PathEscapeError for `..`, absolute paths or symlinks that
+   * leave the folder.
+   */
+  resolve(path: string): Promise<string>;
+  /** The user's computer (created on first use). */
+  computer(): Promise<Computer>;
+}
+
+/** One-shot model completion, for tools that need the model (WebFetch answers its prompt). */
+export interface CompletionPort {
+  complete(input: { system: string; user: string; signal?: AbortSignal; maxTokens?: number }): Promise<string>;
+}
+
+export interface ToolContext {
+  userId: string;
+  sessionId: string;
+  /** Id of this tool call (`tc_...`). */
+  callId: string;
+  /** `root` for the main loop, else the sub-agent loop's id. */
+  loopId: string;
+  /** Aborted on chat:stop, timeouts and shutdown. */
+  signal: AbortSignal;
+  /** Progress notes for long tools (shown to clients, not to the model). */
+  progress(message: string): void;
+  workspace: SessionWorkspace;
+  llm: CompletionPort;
+  /** Loop services for tools that steer the loop itself (fork, questions, tasks). */
+  loop?: unknown;
+}
+
+export interface ToolResult {
+  output: string;
+  status?: 'done' | 'error';
+}
+
+export interface Tool<A = any> {
+  name: string;
+  /** Human label for clients; defaults to name. */
+  displayName?: string;
+  /** What the model reads; long texts live in a sibling .md file. */
+  description: string;
+  provider: ToolProvider;
+  /** JSON Schema of the arguments; they are validated before execute runs. */
+  parameters: JsonSchema;
+  execute(args: A, ctx: ToolContext): Promise<string | ToolResult>;
+}
+
+/**
+ * Thrown by a tool for a failure the model should see and can correct (bad path, missing
+ * old_string, ...). The loop turns it into a tool result with status `error`; the run goes on.
+ */
+export class ToolError extends Error {
+  readonly isToolError = true;
+}
