@@ -1,0 +1,31 @@
+import { Flags, type Command } from '@oclif/core';
+import { BaseCommand } from './base.js';
+import { openDatabase } from '../db/index.js';
+import { UserService } from '../users/service.js';
+import type { User } from '../db/entities.js';
+
+/** Shared by the `keys *` commands: opens the store (joining a running `up`) and resolves --user. */
+export abstract class KeysCommand<T extends typeof Command> extends BaseCommand<T> {
+  static flags = {
+    user: Flags.string({ description: 'username (default admin)', default: 'admin' }),
+    json: Flags.boolean({ description: 'print JSON' }),
+  };
+
+  protected async service(): Promise<UserService> {
+    const db = await openDatabase(this.cfg, { migrate: true, poolMax: 2 }).catch((e) => this.fail(e));
+    this.onClose(() => db.close());
+    return new UserService(db.em);
+  }
+
+  protected async user(users: UserService, create = false): Promise<User> {
+    const name = (this.flags as { user: string }).user;
+    if (create) return (await users.ensureUser(name, { admin: name === 'admin' })).user;
+    const u = await users.findUser(name);
+    if (!u) this.fail(new Error(`no user ${name}`));
+    return u;
+  }
+
+  protected print(value: unknown, text: string) {
+    this.log((this.flags as { json?: boolean }).json ? JSON.stringify(value, null, 2) : text);
+  }
+}

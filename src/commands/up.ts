@@ -1,0 +1,42 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../cli/base.js';
+import { startService } from '../service.js';
+
+export default class Up extends BaseCommand<typeof Up> {
+  static summary = 'Start the service (REST + Socket.IO) with embedded defaults';
+  static description =
+    'Starts agentsvc on http://127.0.0.1:8080. Without DATABASE_URL an embedded PostgreSQL runs in AGENTSVC_HOME. ' +
+    'On first start it creates user admin and writes its key to AGENTSVC_HOME/admin.key. SIGINT/SIGTERM stop it cleanly.';
+  static examples = ['<%= config.bin %> up', '<%= config.bin %> up --port 0', 'DATABASE_URL=postgres://u:p@db/agentsvc <%= config.bin %> up --host 0.0.0.0'];
+  static flags = {
+    host: Flags.string({ description: 'address to listen on (env AGENTSVC_HOST)' }),
+    port: Flags.integer({ description: 'port, 0 picks a free one (env AGENTSVC_PORT)', min: 0, max: 65535 }),
+  };
+
+  protected overrides() {
+    return { AGENTSVC_HOST: this.flags.host, AGENTSVC_PORT: this.flags.port };
+  }
+
+  async run(): Promise<void> {
+    const service = await startService(this.cfg).catch((e) => this.fail(e));
+    for (const w of service.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
+    if (service.adminKeyCreated) this.log(`agentsvc: created user admin; its key is in ${this.cfg.home}/admin.key`);
+    this.log(`agentsvc listening on ${service.url}`);
+
+    await new Promise<void>((resolve) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        this.log(`agentsvc: ${signal} received, shutting down`);
+        service.close().then(resolve, (e) => {
+          this.logToStderr(`agentsvc: shutdown error: ${(e as Error).message}`);
+          resolve();
+        });
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+    this.log('agentsvc: stopped');
+  }
+}

@@ -1,0 +1,221 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * One typed config, read once at start from the environment and AGENTSVC_HOME/config.json
+ * (or --config FILE). Keys in the file are the same names as the environment variables;
+ * the environment wins. A wrong setting raises ConfigError naming it.
+ */
+
+const MiB = 1024 * 1024;
+
+const bool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
+  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}`);
+
+/** Setting name (environment variable) -> schema and default. */
+const settings = {
+  AGENTSVC_HOME: z.string().min(1).default(join(homedir(), '.agentsvc')),
+  AGENTSVC_HOST: z.string().min(1).default('127.0.0.1'),
+  AGENTSVC_PORT: int(0, 65535).default(8080),
+  AGENTSVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
+  REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  OPENAI_BASE_URL: url(['http:', 'https:']).default('https://api.openai.com/v1'),
+  OPENAI_API_KEY: z.string().default(''),
+  AGENTSVC_MODEL: z.string().min(1).max(200).default('gpt-4o-mini'),
+  AGENTSVC_MODELS: z.string().default(''),
+  AGENTSVC_CONTEXT_WINDOW: int(1024).default(128000),
+  AGENTSVC_MAX_MODEL_CALLS: int(1, 1000).default(50),
+  AGENTSVC_MODEL_TIMEOUT_MS: int(1000).default(300000),
+  AGENTSVC_MAX_FORK_DEPTH: int(0, 10).default(2),
+  AGENTSVC_RUNNER: z.enum(['local', 'docker']).default('local'),
+  AGENTSVC_RUNNER_IMAGE: z.string().min(1).default('agentsvc-runner:latest'),
+  AGENTSVC_RUNNER_NETWORK: bool.default(false),
+  AGENTSVC_RUNNER_IDLE_MS: int(1000).default(30 * 60 * 1000),
+  AGENTSVC_RUNNER_MEMORY_MB: int(64).default(2048),
+  AGENTSVC_RUNNER_CPUS: z.coerce.number().positive().default(1),
+  AGENTSVC_RUNNER_PIDS: int(16).default(512),
+  DOCKER_HOST: z.string().optional(),
+  AGENTSVC_BODY_LIMIT: int(1024).default(1 * MiB),
+  AGENTSVC_FILE_LIMIT: int(1024).default(10 * MiB),
+  AGENTSVC_UPLOAD_LIMIT: int(1024).default(100 * MiB),
+  AGENTSVC_SOCKET_MESSAGE_LIMIT: int(1024).default(10 * MiB),
+  AGENTSVC_TOOL_OUTPUT_LIMIT: int(1024).default(30000),
+  AGENTSVC_BASH_TIMEOUT_MS: int(1000).default(120000),
+  AGENTSVC_WEBFETCH_ALLOW_PRIVATE: bool.default(false),
+  AGENTSVC_SEARCH_BACKEND: z.enum(['searxng', 'brave', 'tavily']).optional(),
+  AGENTSVC_SEARCH_URL: url(['http:', 'https:']).optional(),
+  AGENTSVC_SEARCH_API_KEY: z.string().optional(),
+  AGENTSVC_REPLAY_TTL_HOURS: int(1).default(24),
+  AGENTSVC_PLUGINS: z.string().default(''),
+  AGENTSVC_PUBLIC_SHARING: bool.default(true),
+  AGENTSVC_MEMORY_ENABLED: bool.default(true),
+} as const;
+
+type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> };
+
+export interface Config {
+  home: string;
+  host: string;
+  port: number;
+  logLevel: Settings['AGENTSVC_LOG_LEVEL'];
+  databaseUrl?: string;
+  redisUrl?: string;
+  model: {
+    baseUrl: string;
+    apiKey: string;
+    default: string;
+    models: string[];
+    contextWindow: number;
+    maxCallsPerRun: number;
+    timeoutMs: number;
+    maxForkDepth: number;
+  };
+  runner: {
+    kind: 'local' | 'docker';
+    image: string;
+    network: boolean;
+    idleMs: number;
+    memoryBytes: number;
+    nanoCpus: number;
+    pidsLimit: number;
+    dockerHost?: string;
+  };
+  limits: { body: number; file: number; upload: number; socketMessage: number; toolOutput: number; bashTimeoutMs: number };
+  web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
+  replayTtlHours: number;
+  plugins: string[];
+  publicSharing: boolean;
+  memoryEnabled: boolean;
+  /** Where each setting came from, for `agentsvc up` diagnostics. */
+  file?: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`invalid setting ${setting}: ${message}`);
+  }
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Explicit config file (--config); default AGENTSVC_HOME/config.json when present. */
+  configFile?: string;
+  /** Flag values (e.g. --port), winning over env and file. */
+  overrides?: Partial<Record<keyof typeof settings, string | number | boolean | undefined>>;
+}
+
+function readFile(path: string): Record<string, unknown> {
+  let raw: string;
+  try {
+    raw = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('--config', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (e) {
+    throw new ConfigError(path, `not valid JSON (${(e as Error).message})`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(path, 'must be a JSON object');
+  for (const key of Object.keys(parsed)) {
+    if (!(key in settings)) throw new ConfigError(key, `unknown setting in ${path}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const pick = (k: keyof typeof settings, file: Record<string, unknown>) => {
+    const o = opts.overrides?.[k];
+    if (o !== undefined) return o;
+    const e = env[k];
+    if (e !== undefined && e !== '') return e;
+    return file[k];
+  };
+  const homeGuess = (opts.overrides?.AGENTSVC_HOME as string) || env.AGENTSVC_HOME || join(homedir(), '.agentsvc');
+  const filePath = opts.configFile ? resolve(opts.configFile) : join(homeGuess, 'config.json');
+  const file = opts.configFile || existsSync(filePath) ? readFile(filePath) : {};
+
+  const s = {} as Record<string, unknown>;
+  for (const key of Object.keys(settings) as (keyof typeof settings)[]) {
+    const r = (settings[key] as z.ZodType).safeParse(pick(key, file));
+    if (!r.success) throw new ConfigError(key, r.error.issues.map((i) => i.message).join('; '));
+    s[key] = r.data;
+  }
+  const v = s as Settings;
+  const models = v.AGENTSVC_MODELS.split(',').map((m) => m.trim()).filter(Boolean);
+  if (!models.includes(v.AGENTSVC_MODEL)) models.unshift(v.AGENTSVC_MODEL);
+  if (v.AGENTSVC_SEARCH_BACKEND && v.AGENTSVC_SEARCH_BACKEND !== 'searxng' && !v.AGENTSVC_SEARCH_API_KEY) {
+    throw new ConfigError('AGENTSVC_SEARCH_API_KEY', `required for search backend ${v.AGENTSVC_SEARCH_BACKEND}`);
+  }
+  if (v.AGENTSVC_SEARCH_BACKEND === 'searxng' && !v.AGENTSVC_SEARCH_URL) {
+    throw new ConfigError('AGENTSVC_SEARCH_URL', 'required for search backend searxng');
+  }
+  return {
+    home: resolve(v.AGENTSVC_HOME),
+    host: v.AGENTSVC_HOST,
+    port: v.AGENTSVC_PORT,
+    logLevel: v.AGENTSVC_LOG_LEVEL,
+    databaseUrl: v.DATABASE_URL,
+    redisUrl: v.REDIS_URL,
+    model: {
+      baseUrl: v.OPENAI_BASE_URL,
+      apiKey: v.OPENAI_API_KEY,
+      default: v.AGENTSVC_MODEL,
+      models,
+      contextWindow: v.AGENTSVC_CONTEXT_WINDOW,
+      maxCallsPerRun: v.AGENTSVC_MAX_MODEL_CALLS,
+      timeoutMs: v.AGENTSVC_MODEL_TIMEOUT_MS,
+      maxForkDepth: v.AGENTSVC_MAX_FORK_DEPTH,
+    },
+    runner: {
+      kind: v.AGENTSVC_RUNNER,
+      image: v.AGENTSVC_RUNNER_IMAGE,
+      network: v.AGENTSVC_RUNNER_NETWORK,
+      idleMs: v.AGENTSVC_RUNNER_IDLE_MS,
+      memoryBytes: v.AGENTSVC_RUNNER_MEMORY_MB * MiB,
+      nanoCpus: Math.round(v.AGENTSVC_RUNNER_CPUS * 1e9),
+      pidsLimit: v.AGENTSVC_RUNNER_PIDS,
+      dockerHost: v.DOCKER_HOST,
+    },
+    limits: {
+      body: v.AGENTSVC_BODY_LIMIT,
+      file: v.AGENTSVC_FILE_LIMIT,
+      upload: v.AGENTSVC_UPLOAD_LIMIT,
+      socketMessage: v.AGENTSVC_SOCKET_MESSAGE_LIMIT,
+      toolOutput: v.AGENTSVC_TOOL_OUTPUT_LIMIT,
+      bashTimeoutMs: v.AGENTSVC_BASH_TIMEOUT_MS,
+    },
+    web: {
+      allowPrivate: v.AGENTSVC_WEBFETCH_ALLOW_PRIVATE,
+      searchBackend: v.AGENTSVC_SEARCH_BACKEND,
+      searchUrl: v.AGENTSVC_SEARCH_URL,
+      searchApiKey: v.AGENTSVC_SEARCH_API_KEY,
+    },
+    replayTtlHours: v.AGENTSVC_REPLAY_TTL_HOURS,
+    plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
+    publicSharing: v.AGENTSVC_PUBLIC_SHARING,
+    memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,
+    file: Object.keys(file).length ? filePath : undefined,
+  };
+}
+
+/** Names and defaults, for the README's configuration table and `agentsvc up --help`. */
+export const settingNames = Object.keys(settings);

@@ -1,0 +1,81 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConfigError, type Config } from '../config/index.js';
+import { startEmbeddedPostgres, type EmbeddedDb } from './embedded.js';
+import { migrationsList } from './migrations/index.js';
+import { entities } from './schema.js';
+
+export type { EntityManager };
+
+export interface Database {
+  orm: MikroORM;
+  /** A fresh fork of the entity manager: one per request or unit of work. */
+  em(): EntityManager;
+  url: string;
+  /** Set when this process started the embedded server. */
+  embedded?: EmbeddedDb;
+  close(): Promise<void>;
+}
+
+export function ormOptions(url: string, poolMax = 20): Options {
+  return {
+    clientUrl: url,
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    pool: { min: 0, max: poolMax },
+    discovery: { warnWhenNoEntities: false },
+    allowGlobalContext: false,
+    debug: false,
+    ensureDatabase: false,
+  };
+}
+
+/**
+ * Connect to DATABASE_URL, or start (or join) the embedded server in AGENTSVC_HOME.
+ * An unreachable server is a ConfigError naming the setting: `up` prints one line and exits 1.
+ */
+export async function openDatabase(config: Config, opts: { migrate?: boolean; poolMax?: number } = {}): Promise<Database> {
+  let embedded: EmbeddedDb | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    try {
+      embedded = await startEmbeddedPostgres(config.home);
+    } catch (e) {
+      throw new ConfigError('AGENTSVC_HOME', `embedded PostgreSQL failed to start: ${(e as Error).message}`);
+    }
+    url = embedded.url;
+  }
+  let orm: MikroORM;
+  try {
+    orm = await MikroORM.init(ormOptions(url, opts.poolMax));
+    await orm.em.getConnection().execute('select 1');
+  } catch (e) {
+    await embedded?.stop();
+    const setting = config.databaseUrl ? 'DATABASE_URL' : 'AGENTSVC_HOME';
+    throw new ConfigError(setting, `cannot connect to the database: ${(e as Error).message}`);
+  }
+  const db: Database = {
+    orm,
+    em: () => orm.em.fork() as EntityManager,
+    url,
+    embedded: embedded?.owned ? embedded : undefined,
+    close: async () => {
+      await orm.close(true);
+      await embedded?.stop();
+    },
+  };
+  if (opts.migrate) await migrate(db);
+  return db;
+}
+
+export async function migrate(db: Database): Promise<string[]> {
+  const migrator = db.orm.getMigrator();
+  const done = await migrator.up();
+  return done.map((m) => m.name);
+}
+
+export async function pendingMigrations(db: Database): Promise<string[]> {
+  return (await db.orm.getMigrator().getPendingMigrations()).map((m) => m.name);
+}

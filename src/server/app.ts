@@ -1,0 +1,56 @@
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Config } from '../config/index.js';
+import { authPlugin } from './auth.js';
+import { installErrorHandler } from './error-handler.js';
+import type { UserService } from '../users/service.js';
+import { userRoutes } from '../users/routes.js';
+import { metaRoutes } from './meta-routes.js';
+
+export interface RouteModule {
+  plugin: FastifyPluginAsync<any>;
+  opts: object;
+}
+
+export interface AppDeps {
+  config: Config;
+  users: UserService;
+  health: () => Promise<boolean>;
+  /** Domain route plugins, registered after auth, each with its own dependencies. */
+  routes?: RouteModule[];
+  logger?: FastifyServerOptions['logger'];
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: deps.config.limits.body,
+    // Clients that hang mid-request must not hold a connection forever.
+    requestTimeout: 120_000,
+    connectionTimeout: 0,
+    ajv: { customOptions: { removeAdditional: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandler(app);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'agentsvc', version: '0.1.0', description: 'Agent session service: REST under /api, chat over Socket.IO at /socket.io/.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(authPlugin, { users: deps.users });
+  await app.register(metaRoutes, { config: deps.config, health: deps.health });
+  await app.register(userRoutes, { users: deps.users });
+  for (const r of deps.routes ?? []) await app.register(r.plugin, r.opts);
+  return app;
+}

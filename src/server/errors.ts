@@ -1,0 +1,32 @@
+/**
+ * The error catalog: every error the API returns has a stable code and a status, and leaves as
+ * `{"detail": string | array, "code": string}` (CONTRACT.md section 3).
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string | unknown[],
+  ) {
+    super(typeof detail === 'string' ? detail : code);
+  }
+}
+
+export interface FieldError {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export const Errors = {
+  unauthorized: (detail = 'missing or invalid API key') => new AppError(401, 'UNAUTHORIZED', detail),
+  forbidden: (detail = 'not allowed') => new AppError(403, 'FORBIDDEN', detail),
+  notFound: (what = 'resource') => new AppError(404, 'NOT_FOUND', `${what} not found`),
+  validation: (fields: FieldError[]) => new AppError(422, 'VALIDATION_ERROR', fields),
+  invalid: (loc: (string | number)[], msg: string) => new AppError(422, 'VALIDATION_ERROR', [{ loc, msg, type: 'value_error' }]),
+  conflict: (code: string, detail: string) => new AppError(409, code, detail),
+  sessionBusy: () => new AppError(409, 'SESSION_BUSY', 'the session is running; wait for chat:end or send chat:stop'),
+  tooLarge: (detail = 'request over the size limit') => new AppError(413, 'PAYLOAD_TOO_LARGE', detail),
+  badRequest: (code: string, detail: string) => new AppError(400, code, detail),
+  unavailable: (code: string, detail: string) => new AppError(503, code, detail),
+};

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+
+const Health = z.object({ status: z.string() });
+const PublicConfig = z.object({
+  errorTrackingDsn: z.string(),
+  analyticsKey: z.string(),
+  analyticsHost: z.string(),
+  asrEnabled: z.boolean(),
+  asrProvider: z.string(),
+  gisMapUrl: z.string(),
+  platformOsPath: z.string(),
+  publicSharingEnabled: z.boolean(),
+  memoryEnabled: z.boolean(),
+});
+const Models = z.object({
+  default: z.string(),
+  models: z.array(z.object({ id: z.string(), name: z.string(), context_window: z.number().int() })),
+});
+
+export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => Promise<boolean> }> = async (app, { config, health }) => {
+  const healthHandler = async (_req: unknown, reply: { code(n: number): unknown }) => {
+    const ok = await health();
+    if (!ok) reply.code(503);
+    return { status: ok ? 'ok' : 'degraded' };
+  };
+  app.get('/api/health', { schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
+  app.get('/healthz', { schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
+
+  app.get('/api/config', { schema: { tags: ['meta'], response: { 200: PublicConfig } } }, async () => ({
+    errorTrackingDsn: '',
+    analyticsKey: '',
+    analyticsHost: '',
+    asrEnabled: false,
+    asrProvider: '',
+    gisMapUrl: '',
+    platformOsPath: '',
+    publicSharingEnabled: config.publicSharing,
+    memoryEnabled: config.memoryEnabled,
+  }));
+
+  app.get('/api/config/models', { schema: { tags: ['meta'], response: { 200: Models } } }, async () => ({
+    default: config.model.default,
+    models: config.model.models.map((id) => ({ id, name: id, context_window: config.model.contextWindow })),
+  }));
+};

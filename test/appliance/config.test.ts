@@ -1,0 +1,44 @@
+import t from 'tap';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+
+const home = mkdtempSync(join(tmpdir(), 'agentsvc-cfg-'));
+
+t.test('defaults', async (t) => {
+  const c = loadConfig({ env: { AGENTSVC_HOME: home } });
+  t.equal(c.host, '127.0.0.1');
+  t.equal(c.port, 8080);
+  t.equal(c.runner.kind, 'local');
+  t.equal(c.limits.body, 1024 * 1024);
+  t.same(c.model.models, [c.model.default]);
+});
+
+t.test('a wrong setting names itself', async (t) => {
+  const cases: [Record<string, string>, string][] = [
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ AGENTSVC_RUNNER: 'k8s' }, 'AGENTSVC_RUNNER'],
+    [{ AGENTSVC_PORT: '70000' }, 'AGENTSVC_PORT'],
+    [{ OPENAI_BASE_URL: 'not a url' }, 'OPENAI_BASE_URL'],
+    [{ AGENTSVC_SEARCH_BACKEND: 'brave' }, 'AGENTSVC_SEARCH_API_KEY'],
+  ];
+  for (const [env, setting] of cases) {
+    t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, ...env } }), (e: unknown) => e instanceof ConfigError && e.setting === setting && e.message.includes(setting), setting);
+  }
+});
+
+t.test('config file, environment wins, unknown keys refused', async (t) => {
+  const file = join(home, 'config.json');
+  writeFileSync(file, JSON.stringify({ AGENTSVC_PORT: 9000, AGENTSVC_MODEL: 'm-file', AGENTSVC_MODELS: 'a,b' }));
+  const c = loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_MODEL: 'm-env' } });
+  t.equal(c.port, 9000);
+  t.equal(c.model.default, 'm-env');
+  t.same(c.model.models, ['m-env', 'a', 'b']);
+  t.equal(c.file, file);
+  writeFileSync(file, JSON.stringify({ PORT: 1 }));
+  t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home } }), /invalid setting PORT/);
+  writeFileSync(file, '{nope');
+  t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home } }), /not valid JSON/);
+  t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home }, configFile: join(home, 'missing.json') }), /cannot read/);
+});
