@@ -8,12 +8,26 @@ import { buildApp } from './server/app.js';
 import { createGateway, disconnectKey, type AppServer } from './server/gateway.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { KEY_REVOKED_CHANNEL, UserService } from './users/service.js';
+import { SessionService } from './sessions/service.js';
+import { sessionRoutes } from './sessions/routes.js';
+import { EventLog, MemoryBus } from './chat/events.js';
+import { TurnStore } from './chat/turn-store.js';
+import { OpenAIModel, type ModelPort } from './chat/model.js';
+import { ToolRegistry } from './tools/registry.js';
+import { Workspaces } from './files/workspace.js';
+import { RunManager } from './chat/runs.js';
+import { Subscriptions } from './chat/subscriptions.js';
+import { chatSocket } from './chat/socket.js';
+import { chatRoutes, mergedMessages } from './chat/routes.js';
 
 export interface Service {
   app: FastifyInstance;
   io: AppServer;
   db: Database;
   users: UserService;
+  tools: ToolRegistry;
+  runs: RunManager;
+  log: EventLog;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -25,6 +39,8 @@ export interface StartOptions {
   logFile?: string | false;
   /** An already open database (tests share one per file). */
   db?: Database;
+  /** Replace the model port (benchmarks measure the service without a model in between). */
+  model?: ModelPort;
 }
 
 /** Listen for key deletions made by any process (CLI, another node) and drop their sockets. */
@@ -45,6 +61,17 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const users = new UserService(db.em);
+    const sessions = new SessionService(db.em, { home: config.home, defaultModel: config.model.default, models: config.model.models });
+    const log = new EventLog(db, new MemoryBus(), { ttlHours: config.replayTtlHours });
+    closers.push(() => log.close());
+    const turns = new TurnStore(db);
+    const model = opts.model ?? new OpenAIModel(config.model);
+    const tools = new ToolRegistry();
+    const workspaces = new Workspaces(config.home, null);
+    const runs = new RunManager({ config, db, log, turns, model, tools, workspaces });
+    await runs.start();
+    closers.unshift(() => runs.close());
+    const subs = new Subscriptions(log.bus);
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
     const app = await buildApp({
@@ -59,11 +86,20 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }
       },
       logger: logFile ? { level: config.logLevel, file: logFile } : false,
+      routes: [
+        { plugin: sessionRoutes, opts: { config, sessions } },
+        { plugin: chatRoutes, opts: { config, sessions, turns, runs, tools } },
+      ],
     });
-    closers.push(() => app.close());
     await app.listen({ host: config.host, port: config.port });
-    const io = createGateway(app.server, { config, users });
-    closers.unshift(() => io.close());
+    const io = createGateway(app.server, {
+      config,
+      users,
+      modules: [chatSocket({ runs, log, turns, sessions, subs, maxMessageBytes: config.limits.socketMessage, messages: (id) => mergedMessages(turns, runs, id) })],
+    });
+    // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
+    closers.splice(1, 0, () => io.close(), () => app.close());
+    closers.push(async () => subs.close());
     const listener = await listenRevocations(db.url, (keyId) => disconnectKey(io, keyId));
     closers.push(() => listener.end());
     const addr = app.server.address();
@@ -76,6 +112,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       io,
       db,
       users,
+      tools,
+      runs,
+      log,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

@@ -1,4 +1,4 @@
-import { ApiKeySchema, UserSchema } from './entities.js';
+import { ApiKeySchema, SessionSchema, UserSchema } from './entities.js';
 
 /** Every entity the ORM knows; domains add theirs here. */
-export const entities = [UserSchema, ApiKeySchema];
+export const entities = [UserSchema, ApiKeySchema, SessionSchema];

@@ -24,7 +24,8 @@ export const keyRoom = (keyId: string) => `key:${keyId}`;
 export function createGateway(server: HttpServer, deps: { config: Config; users: UserService; modules?: SocketModule[] }): AppServer {
   const io: AppServer = new Server(server, {
     path: '/socket.io/',
-    maxHttpBufferSize: deps.config.limits.socketMessage,
+    // Twice the limit: up to it a message gets an error ack (PAYLOAD_TOO_LARGE); beyond, the transport drops it.
+    maxHttpBufferSize: deps.config.limits.socketMessage * 2,
     cors: { origin: true, credentials: true },
     serveClient: false,
   });

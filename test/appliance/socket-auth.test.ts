@@ -1,5 +1,5 @@
 import t from 'tap';
-import { once } from 'node:events';
+import { next as once } from '../helpers/socket.js';
 import { io as connect } from 'socket.io-client';
 import { build } from '../helpers/app.js';
 

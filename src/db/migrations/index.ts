@@ -1,7 +1,9 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000001_users_keys } from './Migration20261121000001_users_keys.js';
+import { Migration20261121000002_sessions_turns_events } from './Migration20261121000002_sessions_turns_events.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000001_users_keys', class: Migration20261121000001_users_keys },
+  { name: 'Migration20261121000002_sessions_turns_events', class: Migration20261121000002_sessions_turns_events },
 ];

@@ -1,0 +1,147 @@
+import type { Database } from '../db/index.js';
+
+/**
+ * Session events: every event gets the session's next `seq`, is published at once to live
+ * subscribers, and is written to session_events in batches (one multi-row insert per flush), so a
+ * streaming run costs one INSERT per ~20 ms rather than one per text delta. Replay first flushes,
+ * so nothing published is missing from the log it reads.
+ */
+
+export interface SessionEvent {
+  name: string;
+  payload: { session_id: string; seq: number; [k: string]: unknown };
+}
+
+/** The bus port: in-process by default; a Redis adapter fans events out across nodes. */
+export interface EventBus {
+  publish(ev: SessionEvent): void;
+  subscribe(fn: (ev: SessionEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+export class MemoryBus implements EventBus {
+  private fns = new Set<(ev: SessionEvent) => void>();
+  publish(ev: SessionEvent) {
+    for (const fn of this.fns) fn(ev);
+  }
+  subscribe(fn: (ev: SessionEvent) => void) {
+    this.fns.add(fn);
+    return () => this.fns.delete(fn);
+  }
+  async close() {
+    this.fns.clear();
+  }
+}
+
+export class EventLog {
+  private seqs = new Map<string, number>();
+  private pending: SessionEvent[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+  private purgeTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Database,
+    readonly bus: EventBus,
+    private readonly opts: { ttlHours: number; flushMs?: number; maxBatch?: number },
+  ) {
+    this.purgeTimer = setInterval(() => void this.purge().catch(() => {}), 3600_000);
+    this.purgeTimer.unref();
+  }
+
+  /** Load the session's last seq; required before emitting for a session this process did not start. */
+  async open(sessionId: string): Promise<number> {
+    const known = this.seqs.get(sessionId);
+    if (known !== undefined) return known;
+    const rows = await this.db.em().getConnection().execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
+    const seq = Math.max(rows[0].m, this.seqs.get(sessionId) ?? 0);
+    this.seqs.set(sessionId, seq);
+    return seq;
+  }
+
+  /** Forget the in-memory counter (the run ended; another node may own the next one). */
+  release(sessionId: string) {
+    this.seqs.delete(sessionId);
+  }
+
+  current(sessionId: string): number | undefined {
+    return this.seqs.get(sessionId);
+  }
+
+  /** The session's last seq: the live counter when this process runs it, else the stored maximum. */
+  async latest(sessionId: string): Promise<number> {
+    const live = this.seqs.get(sessionId);
+    if (live !== undefined) return live;
+    await this.flush();
+    const [r] = await this.db.em().getConnection().execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
+    return Math.max(r.m, this.seqs.get(sessionId) ?? 0);
+  }
+
+  emit(sessionId: string, name: string, data: Record<string, unknown> = {}): SessionEvent {
+    const last = this.seqs.get(sessionId);
+    if (last === undefined) throw new Error(`event log not opened for ${sessionId}`);
+    const seq = last + 1;
+    this.seqs.set(sessionId, seq);
+    const ev: SessionEvent = { name, payload: { session_id: sessionId, seq, ...data } };
+    this.pending.push(ev);
+    if (this.pending.length >= (this.opts.maxBatch ?? 500)) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
+    this.bus.publish(ev);
+    return ev;
+  }
+
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.pending;
+    this.pending = [];
+    this.flushing = this.flushing.then(async () => {
+      if (!batch.length) return;
+      const values: unknown[] = [];
+      const rows = batch.map((ev) => {
+        values.push(ev.payload.session_id, ev.payload.seq, ev.name, JSON.stringify(ev.payload));
+        return '(?, ?, ?, ?::jsonb)';
+      });
+      try {
+        await this.db.em().getConnection().execute(`insert into session_events (session_id, seq, name, payload) values ${rows.join(', ')} on conflict do nothing`, values);
+      } catch {
+        // A session deleted mid-run loses its events by design (FK); others are retried one by one.
+        for (const ev of batch) {
+          await this.db
+            .em()
+            .getConnection()
+            .execute('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [ev.payload.session_id, ev.payload.seq, ev.name, JSON.stringify(ev.payload)])
+            .catch(() => {});
+        }
+      }
+    });
+    return this.flushing;
+  }
+
+  /** Events with seq > since, in order; 'too_old' when some of them have been purged. */
+  async replay(sessionId: string, since: number): Promise<SessionEvent[] | 'too_old'> {
+    await this.flush();
+    const conn = this.db.em().getConnection();
+    const rows = await conn.execute<{ name: string; payload: SessionEvent['payload'] }[]>(
+      'select name, payload from session_events where session_id = ? and seq > ? order by seq',
+      [sessionId, since],
+    );
+    const first = rows[0]?.payload.seq;
+    if (first !== undefined && first !== since + 1) return 'too_old';
+    if (first === undefined) {
+      const [{ m }] = await conn.execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
+      const latest = Math.max(m, this.seqs.get(sessionId) ?? 0);
+      if (latest > since) return 'too_old';
+    }
+    return rows.map((r) => ({ name: r.name, payload: r.payload }));
+  }
+
+  async purge() {
+    await this.db.em().getConnection().execute(`delete from session_events where created_at < now() - (? || ' hours')::interval`, [String(this.opts.ttlHours)]);
+  }
+
+  async close() {
+    clearInterval(this.purgeTimer);
+    await this.flush();
+  }
+}

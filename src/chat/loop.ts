@@ -1,0 +1,175 @@
+import type { Tool, ToolContext } from '../tools/types.js';
+import { ToolRegistry } from '../tools/registry.js';
+import { newId } from '../lib/ids.js';
+import type { SessionWorkspace } from '../tools/types.js';
+import { assistantMessages } from './history.js';
+import { ModelError, type ModelMessage, type ModelPort } from './model.js';
+import type { RunState } from './run-state.js';
+import type { ToolCall, Turn } from './turns.js';
+import { executeTool } from './tool-exec.js';
+
+export const QUESTION_TOOL = 'AskUserQuestion';
+
+export interface LoopSpec {
+  loopId: string;
+  parentCallId: string | null;
+  /** Sub-agent nesting depth: 0 for the root loop. */
+  depth: number;
+  /** System prompt + history; the loop appends to it. */
+  messages: ModelMessage[];
+  tools: Tool[];
+  jsonSchema?: Record<string, unknown>;
+}
+
+export type LoopOutcome = { kind: 'done'; text: string } | { kind: 'paused' } | { kind: 'max_turns'; text: string };
+
+export interface LoopDeps {
+  model: ModelPort;
+  registry: ToolRegistry;
+  workspace: SessionWorkspace;
+  /** Services for tools that steer the loop (fork, tasks); passed as ctx.loop. */
+  loopServices?: (run: RunState, spec: LoopSpec, call: ToolCall) => unknown;
+}
+
+interface PendingCall {
+  id?: string;
+  name: string;
+  args: string;
+}
+
+function displayName(tools: Tool[], name: string) {
+  return tools.find((t) => t.name === name)?.displayName ?? name;
+}
+
+/**
+ * One agent loop: model call -> streamed assistant turn -> tools -> repeat, until the model answers
+ * without tool calls, a question pauses it, or the run's bound on model calls is reached.
+ * Throws ModelError (run fails) or the abort reason (run stopped); the turn in flight is closed
+ * first, with every unfinished tool call cancelled.
+ */
+export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Promise<LoopOutcome> {
+  let lastText = '';
+  for (;;) {
+    if (run.modelCalls >= run.config.model.maxCallsPerRun) return { kind: 'max_turns', text: lastText };
+    run.modelCalls++;
+    const turn = run.newTurn('assistant', spec.loopId, spec.parentCallId, 'streaming');
+    const t0 = performance.now();
+    await run.startTurn(turn);
+    try {
+      const calls = await streamModel(run, deps, spec, turn);
+      const paused = await runTools(run, deps, spec, turn, calls);
+      await run.endTurn(turn, paused ? 'paused' : 'completed', t0);
+      spec.messages.push(...assistantMessages(turn));
+      lastText = turn.blocks.filter((b) => b.type === 'text').map((b) => b.content).join('');
+      if (paused) return { kind: 'paused' };
+      if (!calls.length) return { kind: 'done', text: lastText };
+    } catch (e) {
+      if (run.live.has(turn.id)) await closeTurn(run, turn, run.signal.aborted ? 'interrupted' : 'failed', t0);
+      throw e;
+    }
+  }
+}
+
+async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn): Promise<PendingCall[]> {
+  const calls: PendingCall[] = [];
+  const stream = deps.model.stream({
+    model: run.model,
+    messages: spec.messages,
+    tools: spec.tools.length ? ToolRegistry.toOpenAI(spec.tools) : undefined,
+    jsonSchema: spec.jsonSchema,
+    signal: run.signal,
+  });
+  for await (const d of stream) {
+    switch (d.type) {
+      case 'text':
+        run.patch(turn, { patch_type: 'add_content', data: { text_delta: d.text } });
+        break;
+      case 'thinking':
+        run.patch(turn, { patch_type: 'add_thinking', data: { text_delta: d.text } });
+        break;
+      case 'tool_call': {
+        const c = (calls[d.index] ??= { name: '', args: '' });
+        if (d.id) c.id = d.id;
+        if (d.name) c.name += d.name;
+        if (d.args) c.args += d.args;
+        break;
+      }
+      case 'usage':
+        run.patch(turn, { patch_type: 'usage', data: { input_tokens: d.input_tokens, output_tokens: d.output_tokens } });
+        break;
+    }
+  }
+  return calls.filter(Boolean);
+}
+
+async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, pending: PendingCall[]): Promise<boolean> {
+  if (!pending.length) return false;
+  const calls: { call: ToolCall; args: unknown }[] = [];
+  let badJson: string | null = null;
+  for (const p of pending) {
+    let args: unknown = {};
+    let error: string | null = null;
+    try {
+      args = p.args.trim() ? JSON.parse(p.args) : {};
+      if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error('arguments must be a JSON object');
+    } catch (e) {
+      error = `invalid tool-call arguments from the model for ${p.name}: ${(e as Error).message}`;
+      badJson ??= error;
+    }
+    const id = newId('tc');
+    const question = p.name === QUESTION_TOOL && !error;
+    run.patch(turn, {
+      patch_type: 'add_tool_call',
+      data: { id, tool_name: p.name, display_name: displayName(spec.tools, p.name), arguments: p.args || '{}', status: question ? 'awaiting_answer' : 'pending' },
+    });
+    const call = turn.tool_calls.find((c) => c.id === id)!;
+    if (error) run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: id, result: error, status: 'error', duration_ms: 0 } });
+    else calls.push({ call, args });
+  }
+  // A model that emits unparseable tool calls is a model failure (the stored list stays valid: each call has its result).
+  if (badJson) throw new ModelError('MODEL_BAD_TOOL_CALL', badJson);
+
+  const runnable = calls.filter((c) => c.call.status === 'pending');
+  // Sub-agents and read-only tools run side by side; anything else runs in the model's order.
+  const parallel = (c: { call: ToolCall }) => ['fork', 'search', 'webfetch'].includes(deps.registry.get(c.call.tool_name)?.provider ?? '') || ['Read', 'Glob', 'Grep'].includes(c.call.tool_name);
+  let i = 0;
+  while (i < runnable.length) {
+    let j = i + 1;
+    if (parallel(runnable[i])) while (j < runnable.length && parallel(runnable[j])) j++;
+    await Promise.all(runnable.slice(i, j).map((c) => runOne(run, deps, spec, turn, c.call, c.args)));
+    i = j;
+  }
+  return turn.tool_calls.some((c) => c.status === 'awaiting_answer');
+}
+
+async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown) {
+  if (run.signal.aborted) throw run.signal.reason;
+  const t0 = performance.now();
+  const ctx: ToolContext = {
+    userId: run.userId,
+    sessionId: run.sessionId,
+    callId: call.id,
+    loopId: spec.loopId,
+    signal: run.signal,
+    progress: () => {},
+    workspace: deps.workspace,
+    llm: deps.model,
+    loop: deps.loopServices?.(run, spec, call),
+  };
+  const allowed = new Set(spec.tools.map((t) => t.name));
+  const r = await executeTool(deps.registry, allowed, call.tool_name, args, ctx, run.config.limits.toolOutput);
+  if (run.signal.aborted) throw run.signal.reason;
+  if (call.status !== 'pending') return; // closed meanwhile (e.g. answered, cancelled)
+  run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: r.output, status: r.status, duration_ms: Math.round(performance.now() - t0) } });
+}
+
+/** End a turn that did not finish: unfinished tool calls are cancelled with a result saying so. */
+export async function closeTurn(run: RunState, turn: Turn, status: 'interrupted' | 'failed', t0?: number) {
+  const why = status === 'interrupted' ? 'cancelled: the run was stopped before this tool call finished' : 'cancelled: the run failed before this tool call finished';
+  for (const c of turn.tool_calls) {
+    if (c.status === 'pending' || c.status === 'awaiting_answer') {
+      run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: c.id, result: why, status: 'cancelled', duration_ms: 0 } });
+    }
+  }
+  await run.endTurn(turn, status, t0);
+}

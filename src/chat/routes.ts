@@ -1,0 +1,154 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { me } from '../server/auth.js';
+import type { SessionService } from '../sessions/service.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { RunManager } from './runs.js';
+import { countTokens, TOKENIZER_MODEL } from './tokens.js';
+import type { TurnStore } from './turn-store.js';
+import { turnText, type Turn } from './turns.js';
+import type { Config } from '../config/index.js';
+
+export interface ChatRouteDeps {
+  config: Config;
+  sessions: SessionService;
+  turns: TurnStore;
+  runs: RunManager;
+  tools: ToolRegistry;
+}
+
+const Params = z.object({ session_id: z.string().min(1).max(100) });
+const Block = z.object({ type: z.string(), content: z.string(), tool_call_id: z.string().nullable(), tool_name: z.string().nullable(), display_name: z.string().nullable() });
+const ToolCall = z.object({
+  id: z.string(),
+  tool_name: z.string(),
+  display_name: z.string(),
+  arguments: z.string(),
+  status: z.string(),
+  result: z.string().nullable(),
+  duration_ms: z.number().int(),
+  pending_question_ref: z.string().nullable(),
+});
+export const TurnSchema = z.object({
+  id: z.string(),
+  sequence: z.number().int(),
+  turn_id: z.string(),
+  loop_id: z.string(),
+  kind: z.string(),
+  role: z.string(),
+  status: z.string(),
+  blocks: z.array(Block),
+  tool_calls: z.array(ToolCall),
+  model: z.string(),
+  usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+  duration_ms: z.number().int(),
+  started_at: z.string(),
+  context_window: z.number().int(),
+  memory_refs: z.array(z.unknown()).nullable(),
+  parent_fork_tool_call_id: z.string().nullable(),
+  compaction_id: z.string().nullable(),
+  summary_preview: z.string().nullable(),
+  summary_full: z.string().nullable(),
+  archived_count: z.number().nullable(),
+  tokens_before: z.number().nullable(),
+  tokens_after: z.number().nullable(),
+  saved_ratio: z.number().nullable(),
+  trigger: z.string().nullable(),
+  failure_reason: z.string().nullable(),
+});
+const HistoryNode = z.object({
+  id: z.string(),
+  turn_id: z.string(),
+  sequence: z.number().int(),
+  role: z.string(),
+  kind: z.string(),
+  loop_id: z.string(),
+  parent_fork_tool_call_id: z.string().nullable(),
+  status: z.string(),
+  tokens: z.number().int(),
+  tool_calls: z.number().int(),
+  preview: z.string(),
+});
+const History = z.object({ nodes: z.array(HistoryNode), system_prompt_tokens: z.number().int(), tools_tokens: z.number().int(), tokenizer_model: z.string() });
+const ContextStats = z.object({
+  session_id: z.string(),
+  model: z.string(),
+  context_window: z.number().int(),
+  tokenizer_model: z.string(),
+  system_prompt_tokens: z.number().int(),
+  tools_tokens: z.number().int(),
+  messages_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  usage_ratio: z.number(),
+  turn_count: z.number().int(),
+  last_input_tokens: z.number().int(),
+  total_output_tokens: z.number().int(),
+});
+
+function turnTokens(t: Turn): number {
+  return countTokens(turnText(t)) + t.tool_calls.reduce((n, c) => n + countTokens(c.tool_name + c.arguments) + countTokens(c.result ?? ''), 0);
+}
+
+/** Stored turns, with the in-flight state of turns this process is streaming. */
+export async function mergedMessages(turns: TurnStore, runs: RunManager, sessionId: string): Promise<Turn[]> {
+  const live = new Map(runs.liveTurns(sessionId).map((t) => [t.id, t]));
+  return (await turns.list(sessionId)).map(({ turn }) => live.get(turn.id) ?? turn);
+}
+
+export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps) => {
+  const tags = ['chat'];
+
+  const messages = (sessionId: string) => mergedMessages(deps.turns, deps.runs, sessionId);
+
+  app.get('/api/sessions/:session_id/messages', { schema: { tags, params: Params, response: { 200: z.array(TurnSchema) } } }, async (req) => {
+    await deps.sessions.getOwned(me(req).id, req.params.session_id);
+    return messages(req.params.session_id);
+  });
+
+  async function promptCosts(sessionId: string, userId: string) {
+    const s = await deps.sessions.getOwned(userId, sessionId);
+    const system = deps.runs.systemPrompt(s.mode);
+    const tools = s.mode === 'planning' ? [] : deps.tools.allowed(s.disableTools);
+    return { s, system_prompt_tokens: countTokens(system), tools_tokens: countTokens(JSON.stringify(ToolRegistry.toOpenAI(tools))) };
+  }
+
+  app.get('/api/sessions/:session_id/history', { schema: { tags, params: Params, response: { 200: History } } }, async (req) => {
+    const costs = await promptCosts(req.params.session_id, me(req).id);
+    const nodes = (await messages(req.params.session_id)).map((t) => ({
+      id: t.id,
+      turn_id: t.turn_id,
+      sequence: t.sequence,
+      role: t.role,
+      kind: t.kind,
+      loop_id: t.loop_id,
+      parent_fork_tool_call_id: t.parent_fork_tool_call_id,
+      status: t.status,
+      tokens: turnTokens(t),
+      tool_calls: t.tool_calls.length,
+      preview: turnText(t).slice(0, 200),
+    }));
+    return { nodes, system_prompt_tokens: costs.system_prompt_tokens, tools_tokens: costs.tools_tokens, tokenizer_model: TOKENIZER_MODEL };
+  });
+
+  app.get('/api/sessions/:session_id/context-stats', { schema: { tags, params: Params, response: { 200: ContextStats } } }, async (req) => {
+    const { s, system_prompt_tokens, tools_tokens } = await promptCosts(req.params.session_id, me(req).id);
+    const turns = (await messages(req.params.session_id)).filter((t) => t.loop_id === 'root');
+    const messages_tokens = turns.reduce((n, t) => n + turnTokens(t), 0);
+    const total = system_prompt_tokens + tools_tokens + messages_tokens;
+    const assistants = turns.filter((t) => t.role === 'assistant');
+    return {
+      session_id: s.id,
+      model: s.model ?? deps.config.model.default,
+      context_window: deps.config.model.contextWindow,
+      tokenizer_model: TOKENIZER_MODEL,
+      system_prompt_tokens,
+      tools_tokens,
+      messages_tokens,
+      total_tokens: total,
+      usage_ratio: Math.round((total / deps.config.model.contextWindow) * 10000) / 10000,
+      turn_count: turns.length,
+      last_input_tokens: assistants.at(-1)?.usage.input_tokens ?? 0,
+      total_output_tokens: assistants.reduce((n, t) => n + t.usage.output_tokens, 0),
+    };
+  });
+};

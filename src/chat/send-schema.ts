@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+const Part = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({
+    type: z.literal('image_url'),
+    image_url: z.object({
+      url: z.string().refine((u) => /^(https?:\/\/|data:image\/[a-z0-9.+-]+;base64,)/i.test(u), 'must be an http(s) URL or a data:image/...;base64 URL'),
+      detail: z.enum(['auto', 'low', 'high']).optional(),
+    }),
+  }),
+]);
+
+export const ChatSend = z.object({
+  session_id: z.string().min(1).max(100),
+  message: z.union([z.string().max(1_000_000), z.array(Part).min(1).max(100)]).default(''),
+  mode: z.enum(['planning', 'executing']).optional(),
+  headless: z.boolean().optional(),
+  output_schema: z.record(z.string(), z.unknown()).optional(),
+  whatif: z.record(z.string(), z.unknown()).optional(),
+  askuser_answer: z
+    .object({
+      tool_call_id: z.string().min(1),
+      selections: z.record(z.string(), z.array(z.number().int().min(0))).default({}),
+      custom: z.record(z.string(), z.string()).default({}),
+    })
+    .optional(),
+});
+export type ChatSend = z.infer<typeof ChatSend>;
+
+export const SessionRef = z.object({ session_id: z.string().min(1).max(100) });
+export const Subscribe = SessionRef.extend({ since_seq: z.number().int().min(0).optional() });
+
+export function issues(e: z.ZodError): string {
+  return e.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ');
+}

@@ -1,0 +1,91 @@
+import { AppError } from '../server/errors.js';
+import type { AppSocket, SocketModule } from '../server/gateway.js';
+import type { SessionService } from '../sessions/service.js';
+import type { EventLog } from './events.js';
+import type { RunManager } from './runs.js';
+import { issues, SessionRef, Subscribe } from './send-schema.js';
+import type { Subscriptions } from './subscriptions.js';
+import type { TurnStore } from './turn-store.js';
+import type { Turn } from './turns.js';
+
+type Ack = (r: unknown) => void;
+
+function fail(e: unknown): { ok: false; error: { code: string; message: string } } {
+  if (e instanceof AppError) return { ok: false, error: { code: e.code, message: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail) } };
+  return { ok: false, error: { code: 'INTERNAL', message: 'internal error' } };
+}
+
+export interface ChatSocketDeps {
+  runs: RunManager;
+  log: EventLog;
+  turns: TurnStore;
+  sessions: SessionService;
+  subs: Subscriptions;
+  maxMessageBytes: number;
+  messages(sessionId: string): Promise<Turn[]>;
+}
+
+/** Client events of SPEC.md: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop. */
+export function chatSocket(deps: ChatSocketDeps): SocketModule {
+  return (socket: AppSocket) => {
+    const userId = socket.data.user.id;
+    const handle = (event: string, fn: (payload: unknown) => Promise<unknown>) =>
+      socket.on(event, async (payload: unknown, ack?: Ack) => {
+        const reply = typeof ack === 'function' ? ack : () => {};
+        try {
+          if (payload !== undefined && JSON.stringify(payload).length > deps.maxMessageBytes) {
+            throw new AppError(413, 'PAYLOAD_TOO_LARGE', `message over ${deps.maxMessageBytes} bytes`);
+          }
+          reply({ ok: true, ...((await fn(payload)) as object) });
+        } catch (e) {
+          reply(fail(e));
+        }
+      });
+
+    handle('session:subscribe', async (payload) => {
+      const p = Subscribe.safeParse(payload);
+      if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
+      const { session_id, since_seq } = p.data;
+      await deps.sessions.getOwned(userId, session_id);
+      deps.subs.remove(socket.id, session_id);
+      const sub = deps.subs.add(socket, session_id, since_seq ?? Number.MAX_SAFE_INTEGER);
+      try {
+        if (since_seq === undefined) {
+          // Live only: deliver every event after the current position.
+          sub.setCursor(await deps.log.latest(session_id));
+        } else {
+          const events = await deps.log.replay(session_id, since_seq);
+          if (events === 'too_old') {
+            const seq = await deps.log.latest(session_id);
+            socket.emit('session:resync', { session_id, seq, turns: await deps.messages(session_id) });
+            sub.setCursor(seq);
+          } else sub.replay(events);
+        }
+      } finally {
+        sub.live();
+      }
+      return { session_id };
+    });
+
+    handle('session:unsubscribe', async (payload) => {
+      const p = SessionRef.safeParse(payload);
+      if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
+      deps.subs.remove(socket.id, p.data.session_id);
+      return { session_id: p.data.session_id };
+    });
+
+    handle('chat:send', async (payload) => deps.runs.send(userId, payload));
+
+    handle('chat:stop', async (payload) => {
+      const p = SessionRef.safeParse(payload);
+      if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
+      return { stopped: await deps.runs.stop(userId, p.data.session_id) };
+    });
+
+    handle('chat:compact', async () => {
+      throw new AppError(501, 'NOT_IMPLEMENTED', 'compaction is not available yet');
+    });
+
+    socket.on('disconnect', () => deps.subs.remove(socket.id));
+  };
+}

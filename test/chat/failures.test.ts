@@ -1,0 +1,136 @@
+import t from 'tap';
+import { buildWithModel, createSession, record, shape, subscribe, untilEnd } from '../helpers/chat.js';
+import { next, request } from '../helpers/socket.js';
+
+t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_TIMEOUT_MS: '1500' });
+  const sid = await createSession(app);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const seen = record(sock);
+  await subscribe(sock, sid);
+
+  const cases: [string, object, string][] = [
+    ['http 500', { status: 500 }, 'MODEL_ERROR'],
+    ['http 400', { status: 400 }, 'MODEL_ERROR'],
+    ['broken stream', { text: ['a', 'b', 'c'], breakAfter: 2 }, 'MODEL_STREAM_BROKEN'],
+    ['silent model', { hang: true }, 'MODEL_TIMEOUT'],
+    ['invalid tool-call JSON', { toolCalls: [{ name: 'Echo', args: '{"text": "unterminated' }] }, 'MODEL_BAD_TOOL_CALL'],
+  ];
+  let ends = 0;
+  for (const [name, reply, code] of cases) {
+    // The SDK retries a 5xx once; script enough failures for both attempts.
+    model.script(reply, reply);
+    const from = seen.length;
+    const ack = await request(sock, 'chat:send', { session_id: sid, message: name });
+    t.equal(ack.ok, true, name);
+    await untilEnd(seen, sid, 20_000, ++ends);
+    const run = seen.slice(from);
+    const err = run.find((e) => e.name === 'system:error');
+    t.ok(err, `${name}: system:error`);
+    t.equal(err?.payload.code, code, `${name}: code`);
+    t.type(err?.payload.seq, 'number');
+    const turnEnd = run.filter((e) => e.name === 'turn:end').at(-1)!;
+    t.equal(turnEnd.payload.status, 'failed', `${name}: turn failed`);
+    t.match(run.at(-1), { name: 'chat:end', payload: { status: 'failed', finish_reason: 'error' } });
+    t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'failed', `${name}: session failed`);
+    const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+    for (const m of msgs) for (const c of m.tool_calls) t.ok(c.result !== null, 'every tool call has a result');
+    model.clear();
+  }
+  // The failed session accepts the next chat.
+  model.script({ text: ['fine'] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'ok now?' });
+  await untilEnd(seen, sid, 20_000, ++ends);
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+});
+
+t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  let started!: () => void;
+  const toolStarted = new Promise<void>((r) => (started = r));
+  app.service.tools.register({
+    name: 'Sleep',
+    description: 'Wait.',
+    provider: 'bash',
+    parameters: { type: 'object', properties: {} },
+    execute: (_args, ctx) =>
+      new Promise((_, reject) => {
+        started();
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+      }),
+  });
+  model.script({ text: ['working'], toolCalls: [{ name: 'Sleep', args: {} }] });
+  const sid = await createSession(app);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const seen = record(sock);
+  await subscribe(sock, sid);
+  await request(sock, 'chat:send', { session_id: sid, message: 'go' });
+  await toolStarted;
+  const busy = await request(sock, 'chat:send', { session_id: sid, message: 'again' });
+  t.same(busy.ok, false);
+  t.equal(busy.error.code, 'SESSION_BUSY');
+  const t0 = Date.now();
+  const stop = await request(sock, 'chat:stop', { session_id: sid });
+  t.same(stop, { ok: true, stopped: true });
+  await untilEnd(seen, sid);
+  t.ok(Date.now() - t0 < 2000, 'ended within 2 s');
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'interrupted', finish_reason: 'interrupted' } });
+  const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  const last = msgs.at(-1);
+  t.equal(last.status, 'interrupted');
+  t.match(last.tool_calls[0], { tool_name: 'Sleep', status: 'cancelled' });
+  t.match(last.tool_calls[0].result, /cancelled/);
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'interrupted');
+  t.equal(seen.filter((e) => e.name === 'turn:start').length, 2, 'the busy send stored nothing');
+
+  // Stop while the model is still streaming.
+  model.script({ hang: true });
+  await request(sock, 'chat:send', { session_id: sid, message: 'hang' });
+  await new Promise((r) => setTimeout(r, 100));
+  const t1 = Date.now();
+  await request(sock, 'chat:stop', { session_id: sid });
+  await untilEnd(seen, sid, 5000, 2);
+  t.ok(Date.now() - t1 < 2000);
+  t.equal((await (await app.api(`/api/sessions/${sid}/messages`)).json()).at(-1).status, 'interrupted');
+});
+
+t.test('bad chat:send input: error ack, nothing stored, socket stays usable', async (t) => {
+  const { app } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const seen = record(sock);
+  await subscribe(sock, sid);
+  const bad: [unknown, string][] = [
+    [{ message: 'no session' }, 'VALIDATION_ERROR'],
+    [{ session_id: 'sess_nope', message: 'x' }, 'NOT_FOUND'],
+    [{ session_id: sid, message: 42 }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: [{ type: 'video', url: 'x' }] }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: 'x', mode: 'yolo' }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: '' }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: 'x', output_schema: { type: 'object' } }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: '', askuser_answer: { tool_call_id: 'tc_x', selections: {} } }, 'NO_PENDING_QUESTION'],
+    ['not an object', 'VALIDATION_ERROR'],
+    [null, 'VALIDATION_ERROR'],
+  ];
+  for (const [payload, code] of bad) {
+    const ack = await request(sock, 'chat:send', payload);
+    t.equal(ack.ok, false, JSON.stringify(payload));
+    t.equal(ack.error.code, code, JSON.stringify(payload));
+    t.type(ack.error.message, 'string');
+  }
+  const big = await request(sock, 'chat:send', { session_id: sid, message: 'x'.repeat(app.config.limits.socketMessage + 10) }, 20_000);
+  t.equal(big.error.code, 'PAYLOAD_TOO_LARGE');
+  t.same(await (await app.api(`/api/sessions/${sid}/messages`)).json(), [], 'nothing stored');
+  t.same(seen, [], 'no events');
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'created');
+  const ok = await request(sock, 'chat:send', { session_id: sid, message: 'hello' });
+  t.equal(ok.ok, true, 'the socket still works');
+  await untilEnd(seen, sid);
+  const noAck = sock.emit('chat:send', { session_id: sid });
+  t.ok(noAck, 'events without an ack callback do not crash the handler');
+  t.equal((await request(sock, 'session:subscribe', { session_id: sid, since_seq: -1 })).error.code, 'VALIDATION_ERROR');
+});
