@@ -15,6 +15,12 @@ import { TurnStore } from './chat/turn-store.js';
 import { OpenAIModel, type ModelPort } from './chat/model.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Workspaces } from './files/workspace.js';
+import { createRunner } from '../runners/index.js';
+import type { Runner } from '../runners/types.js';
+import { BackgroundTasks } from './tools/background.js';
+import { registerDefaultTools } from './tools/defaults.js';
+import { backgroundRoutes } from './tools/routes.js';
+import { computerRoutes } from './computers/routes.js';
 import { RunManager } from './chat/runs.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
@@ -27,6 +33,8 @@ export interface Service {
   users: UserService;
   tools: ToolRegistry;
   runs: RunManager;
+  runner: Runner;
+  background: BackgroundTasks;
   log: EventLog;
   url: string;
   adminKeyCreated: boolean;
@@ -66,8 +74,37 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.push(() => log.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new OpenAIModel(config.model);
+    const runner =
+      config.runner.kind === 'docker'
+        ? createRunner('docker', {
+            home: config.home,
+            image: config.runner.image,
+            dockerHost: config.runner.dockerHost,
+            memoryBytes: config.runner.memoryBytes,
+            nanoCpus: config.runner.nanoCpus,
+            pidsLimit: config.runner.pidsLimit,
+            idleStopMs: config.runner.idleMs,
+            network: config.runner.network,
+          })
+        : createRunner('local', { home: config.home, network: config.runner.network });
+    closers.push(() => runner.close());
+    const check = await runner.check();
+    if (check.warning) warnings.push(check.warning);
+    if (check.error) warnings.push(`${config.runner.kind} runner unavailable: ${check.error} (runs that use tools will fail until it is back)`);
+    const background = new BackgroundTasks();
+    closers.push(() => background.close());
     const tools = new ToolRegistry();
-    const workspaces = new Workspaces(config.home, null);
+    registerDefaultTools(tools, config, background);
+    const workspaces = new Workspaces(config.home, runner);
+    const clearMemo = async (userId: string) => {
+      const rows = await db.em().getConnection().execute<{ id: string }[]>('select id from sessions where user_id = ?', [userId]);
+      let n = 0;
+      for (const { id } of rows) {
+        n += background.list(id).length;
+        await background.stopSession(id);
+      }
+      return n;
+    };
     const runs = new RunManager({ config, db, log, turns, model, tools, workspaces });
     await runs.start();
     closers.unshift(() => runs.close());
@@ -89,6 +126,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       routes: [
         { plugin: sessionRoutes, opts: { config, sessions } },
         { plugin: chatRoutes, opts: { config, sessions, turns, runs, tools } },
+        { plugin: backgroundRoutes, opts: { sessions, background } },
+        { plugin: computerRoutes, opts: { runner, clearMemo } },
       ],
     });
     await app.listen({ host: config.host, port: config.port });
@@ -114,6 +153,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       users,
       tools,
       runs,
+      runner,
+      background,
       log,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,

@@ -27,6 +27,7 @@ export interface LoopDeps {
   model: ModelPort;
   registry: ToolRegistry;
   workspace: SessionWorkspace;
+  env?: Record<string, string>;
   /** Services for tools that steer the loop (fork, tasks); passed as ctx.loop. */
   loopServices?: (run: RunState, spec: LoopSpec, call: ToolCall) => unknown;
 }
@@ -153,6 +154,7 @@ async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn,
     signal: run.signal,
     progress: () => {},
     workspace: deps.workspace,
+    env: deps.env,
     llm: deps.model,
     loop: deps.loopServices?.(run, spec, call),
   };

@@ -17,7 +17,7 @@ export interface ChatRouteDeps {
   tools: ToolRegistry;
 }
 
-const Params = z.object({ session_id: z.string().min(1).max(100) });
+const Params = z.object({ session_id: z.string().min(1).max(100).regex(/^[^\0]*$/, 'must not contain NUL') });
 const Block = z.object({ type: z.string(), content: z.string(), tool_call_id: z.string().nullable(), tool_name: z.string().nullable(), display_name: z.string().nullable() });
 const ToolCall = z.object({
   id: z.string(),

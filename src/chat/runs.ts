@@ -37,6 +37,7 @@ interface Claimed {
   mode: 'planning' | 'executing';
   model: string;
   disable_tools: string[];
+  env: Record<string, string> | null;
 }
 
 /** One run per session, owned by this process (instance id in sessions.run_owner, heartbeat in service_instances). */
@@ -109,7 +110,7 @@ export class RunManager {
     const rows = await this.conn().execute<Claimed[]>(
       `update sessions set status = 'running', run_owner = ?, updated_at = now()
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
-       returning mode, model, disable_tools`,
+       returning mode, model, disable_tools, env`,
       [this.instanceId, sessionId, userId, ...from],
     );
     if (rows.length) return { ...rows[0], model: rows[0].model ?? this.deps.config.model.default };
@@ -148,6 +149,7 @@ export class RunManager {
           model: this.deps.model,
           registry: this.deps.tools,
           workspace: this.deps.workspaces.forSession(state.userId, state.sessionId),
+          env: claimed.env ?? undefined,
           loopServices: this.deps.loopServices,
         };
         let out: LoopOutcome = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });

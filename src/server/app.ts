@@ -31,7 +31,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 120_000,
     connectionTimeout: 0,
     ajv: { customOptions: { removeAdditional: false } },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

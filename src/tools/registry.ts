@@ -8,7 +8,13 @@ import type { Tool } from './types.js';
  */
 export class ToolRegistry {
   private tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
-  private ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+  private ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true }).addFormat('uri', (s: string) => {
+    try {
+      return !!new URL(s).protocol;
+    } catch {
+      return false;
+    }
+  });
 
   register(tool: Tool): void {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`invalid tool name ${tool.name}`);

@@ -39,6 +39,8 @@ export interface ToolContext {
   /** Progress notes for long tools (shown to clients, not to the model). */
   progress(message: string): void;
   workspace: SessionWorkspace;
+  /** The session's environment variables (PUT .../env), for commands. */
+  env?: Record<string, string>;
   llm: CompletionPort;
   /** Loop services for tools that steer the loop itself (fork, questions, tasks). */
   loop?: unknown;

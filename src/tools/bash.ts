@@ -1,0 +1,50 @@
+import { ToolError, type Tool } from './types.js';
+import type { BackgroundTasks } from './background.js';
+
+export interface BashOptions {
+  defaultTimeoutMs: number;
+  maxTimeoutMs?: number;
+  background: BackgroundTasks;
+}
+
+export function createBashTool(opts: BashOptions): Tool<{ command: string; timeout?: number; run_in_background?: boolean; description?: string }> {
+  const max = opts.maxTimeoutMs ?? 600_000;
+  return {
+    name: 'Bash',
+    description:
+      `Run a shell command in the session workspace (the current directory) inside the sandboxed computer. ` +
+      `timeout is in milliseconds (default ${opts.defaultTimeoutMs}, max ${max}); a command past it is killed with its whole process group. ` +
+      `run_in_background starts it as a background task and returns its id at once (for servers and long jobs); ` +
+      `its output can be read by the user in the background tasks view. Output over the size bound is truncated in the middle.`,
+    provider: 'bash',
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'string', minLength: 1 },
+        timeout: { type: 'integer', minimum: 100, maximum: max },
+        run_in_background: { type: 'boolean' },
+        description: { type: 'string', description: 'What the command does, in 5-10 words' },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    async execute({ command, timeout, run_in_background, description }, ctx) {
+      const computer = await ctx.workspace.computer();
+      await ctx.workspace.resolve('.');
+      const cwd = ctx.workspace.computerDir;
+      if (run_in_background) {
+        const task = opts.background.start(ctx.sessionId, computer, command, { cwd, env: ctx.env, description });
+        return `Started background task ${task.id}. It keeps running after this turn; its output is available under background-tasks/${task.id}.`;
+      }
+      const limit = timeout ?? opts.defaultTimeoutMs;
+      const r = await computer.exec(command, { cwd, env: ctx.env, timeoutMs: limit, signal: ctx.signal, maxOutputBytes: 256 * 1024 });
+      if (r.aborted && ctx.signal.aborted) throw ctx.signal.reason;
+      let out = r.stdout;
+      if (r.stderr) out += (out && !out.endsWith('\n') ? '\n' : '') + r.stderr;
+      if (r.truncated) out += '\n[output cut at 256 KiB per stream]';
+      if (r.timedOut) throw new ToolError(`Command timed out after ${limit} ms and was killed.\n${out}`.trimEnd());
+      if (r.exitCode !== 0) return { output: `${out}${out ? '\n' : ''}[exit code ${r.exitCode ?? r.signal}]`, status: 'error' };
+      return out || '(no output)';
+    },
+  };
+}
