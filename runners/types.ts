@@ -40,6 +40,12 @@ export interface Computer {
   readonly root: string;
   /** The same folder on the service's host filesystem (local dir or bind mount source). */
   readonly hostRoot: string;
+  /**
+   * Set when processes inside run as another uid than the service (the docker image's non-root
+   * user): host-side folders and files the service creates in the workspace should be chowned to
+   * it, or tools cannot change them. writeFile already does so.
+   */
+  readonly owner?: { uid: number; gid: number };
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
   /** Paths are relative to root (or absolute inside root). */
   readFile(path: string): Promise<Buffer>;

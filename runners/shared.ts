@@ -1,0 +1,193 @@
+/**
+ * Pieces both runners need: user id and path checks, host-side file IO in a workspace, output
+ * capture with a byte cap, and the timeout/abort watchdog around one exec.
+ */
+import { chown, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import type { ExecOptions, ExecResult, OutputStream } from './types.js';
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+/**
+ * User ids become folder names, container names and label values: refuse anything that could
+ * walk out of <home>/workspaces or that Docker would not accept in a name.
+ */
+const USER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+export function checkUserId(userId: string): string {
+  if (typeof userId !== 'string' || !USER_ID.test(userId) || userId.includes('..')) {
+    throw new Error(`invalid user id for a computer: ${JSON.stringify(userId)}`);
+  }
+  return userId;
+}
+
+/** Host folder of a user's computer workspace (same layout as src/files/paths.ts). */
+export function workspaceHostDir(home: string, userId: string): string {
+  return join(home, 'workspaces', checkUserId(userId));
+}
+
+export class WorkspacePathError extends Error {
+  readonly code = 'PATH_OUTSIDE_WORKSPACE';
+}
+
+function within(base: string, p: string): boolean {
+  const rel = relative(base, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith('..' + sep) && !isAbsolute(rel));
+}
+
+/**
+ * Map `path` (relative to the computer's root, or absolute as the computer sees it) to the host
+ * path under hostRoot. The deepest existing ancestor goes through realpath so a symlink planted by
+ * a tool (`ln -s /etc/passwd x`) cannot make the service read or write outside the workspace.
+ */
+export async function hostPath(hostRoot: string, root: string, path: string): Promise<{ host: string; rel: string }> {
+  if (typeof path !== 'string' || path.includes('\0')) throw new WorkspacePathError('invalid path');
+  let rel = path;
+  if (posix.isAbsolute(path)) {
+    rel = posix.relative(root, posix.normalize(path));
+    if (rel === '..' || rel.startsWith('../')) throw new WorkspacePathError(`${path} is outside the workspace`);
+  }
+  const target = resolve(hostRoot, rel);
+  if (!within(hostRoot, target)) throw new WorkspacePathError(`${path} is outside the workspace`);
+  const realRoot = await realpath(hostRoot);
+  let existing = target;
+  const missing: string[] = [];
+  while (existing !== hostRoot) {
+    try {
+      await lstat(existing);
+      break;
+    } catch {
+      missing.unshift(existing.slice(dirname(existing).length + 1));
+      existing = dirname(existing);
+    }
+  }
+  const real = join(await realpath(existing), ...missing);
+  if (!within(realRoot, real)) throw new WorkspacePathError(`${path} resolves outside the workspace`);
+  return { host: real, rel: relative(realRoot, real) };
+}
+
+/** Where `cwd` is on the host and inside the computer; it must exist and be a folder. */
+export async function resolveCwd(hostRoot: string, root: string, cwd: string | undefined): Promise<{ host: string; inner: string }> {
+  const { host, rel } = await hostPath(hostRoot, root, cwd ?? '.');
+  const st = await lstat(host).catch(() => null);
+  if (!st?.isDirectory()) throw new WorkspacePathError(`working directory ${cwd} does not exist in the workspace`);
+  return { host, inner: rel ? posix.join(root, rel.split('\\').join('/')) : root };
+}
+
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+export async function readWorkspaceFile(hostRoot: string, root: string, path: string): Promise<Buffer> {
+  return readFile((await hostPath(hostRoot, root, path)).host);
+}
+
+/**
+ * Write through the host path. Missing parent folders are created; with an owner (a container user
+ * other than the service's), new entries are handed to it so tools inside can change them.
+ */
+export async function writeWorkspaceFile(hostRoot: string, root: string, path: string, data: Buffer | string, owner?: Owner): Promise<void> {
+  const { host } = await hostPath(hostRoot, root, path);
+  const made = await mkdir(dirname(host), { recursive: true });
+  await writeFile(host, data);
+  if (!owner) return;
+  await chown(host, owner.uid, owner.gid);
+  // mkdir returns the first folder it created: hand that one and everything below it over.
+  for (let d = dirname(host); made && within(made, d); d = dirname(d)) await chown(d, owner.uid, owner.gid);
+}
+
+/** Keeps at most `max` bytes of each stream, streams decoded text to onOutput as it arrives. */
+export class OutputCollector {
+  private readonly chunks: Record<OutputStream, Buffer[]> = { stdout: [], stderr: [] };
+  private readonly kept: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  private readonly decoders: Record<OutputStream, StringDecoder> = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  truncated = false;
+
+  constructor(
+    private readonly max: number,
+    private readonly onOutput?: (stream: OutputStream, chunk: string) => void,
+  ) {}
+
+  push(stream: OutputStream, data: Buffer): void {
+    const room = this.max - this.kept[stream];
+    if (data.length > room) this.truncated = true;
+    if (room > 0) {
+      const part = data.length > room ? data.subarray(0, room) : data;
+      this.chunks[stream].push(part);
+      this.kept[stream] += part.length;
+    }
+    if (this.onOutput) {
+      const text = this.decoders[stream].write(data);
+      if (text) this.safeCallback(stream, text);
+    }
+  }
+
+  private safeCallback(stream: OutputStream, text: string): void {
+    // A throwing listener must not take the process (or the exec bookkeeping) down with it.
+    try {
+      this.onOutput?.(stream, text);
+    } catch {}
+  }
+
+  text(stream: OutputStream): string {
+    if (this.onOutput) {
+      const rest = this.decoders[stream].end();
+      if (rest) this.safeCallback(stream, rest);
+    }
+    return Buffer.concat(this.chunks[stream]).toString('utf8');
+  }
+}
+
+/**
+ * Arms the timeout and the abort signal of one exec. `kill` is called at most once; the returned
+ * state says which of the two fired.
+ */
+export function watchdog(opts: ExecOptions, kill: () => void): { timedOut: boolean; aborted: boolean; dispose(): void } {
+  const state = { timedOut: false, aborted: false, dispose: () => {} };
+  let fired = false;
+  const fire = (why: 'timedOut' | 'aborted') => {
+    if (fired) return;
+    fired = true;
+    state[why] = true;
+    kill();
+  };
+  const timer = opts.timeoutMs && opts.timeoutMs > 0 ? setTimeout(() => fire('timedOut'), opts.timeoutMs) : null;
+  const onAbort = () => fire('aborted');
+  if (opts.signal?.aborted) queueMicrotask(onAbort);
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  state.dispose = () => {
+    if (timer) clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  };
+  return state;
+}
+
+export function finishResult(
+  out: OutputCollector,
+  dog: { timedOut: boolean; aborted: boolean },
+  started: number,
+  exitCode: number | null,
+  signal: string | null,
+): ExecResult {
+  return {
+    exitCode,
+    signal,
+    stdout: out.text('stdout'),
+    stderr: out.text('stderr'),
+    timedOut: dog.timedOut,
+    aborted: dog.aborted,
+    truncated: out.truncated,
+    durationMs: Date.now() - started,
+  };
+}
+
+/** Rejects with `what` after ms; for control-plane calls that must not hang the caller. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,213 @@
+/**
+ * The behaviour every runner must have, run against each (local.test.ts, docker.test.ts).
+ * Commands are POSIX sh: the docker test image is a bare busybox.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { Test } from 'tap';
+import type { Computer, Runner } from '../../runners/types.js';
+
+/** Unique per test run and process, so parallel test files and reruns never share a computer. */
+export function uniqueUser(tag: string): string {
+  return `t-${tag}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/** A runner plus the users a test acquired, all reset at teardown. */
+export function tracked(t: Test, runner: Runner): (tag: string) => string {
+  const users: string[] = [];
+  t.teardown(async () => {
+    for (const u of users) await runner.reset(u).catch((e) => t.comment(`reset ${u}: ${e.message}`));
+    await runner.close();
+  });
+  return (tag) => {
+    const u = uniqueUser(tag);
+    users.push(u);
+    return u;
+  };
+}
+
+/**
+ * How many processes run exactly `cmdline`: on the host (local processes, and containers of a
+ * local daemon) plus as the computer's own `ps` sees them (containers of a remote daemon).
+ */
+async function count(c: Computer, cmdline: string): Promise<number> {
+  let n = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === cmdline) n++;
+    } catch {}
+  }
+  const ps = await c.exec('ps -eo args 2>/dev/null || ps -o args');
+  return n + ps.stdout.split('\n').filter((l) => l.trim() === cmdline).length;
+}
+
+/** Processes die a moment after SIGKILL: poll for up to two seconds. */
+async function noneLeft(c: Computer, cmdline: string): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < 20; i++) {
+    n = await count(c, cmdline);
+    if (n === 0) return 0;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return n;
+}
+
+export async function runConformance(t: Test, makeRunner: () => Promise<Runner>): Promise<void> {
+  const runner = await makeRunner();
+  const user = tracked(t, runner);
+  const shared = await runner.acquire(user('main'));
+
+  await t.test('acquire creates the workspace, then reuses the computer', async (t) => {
+    const u = user('acq');
+    const a = await runner.acquire(u);
+    t.ok(existsSync(a.hostRoot), 'workspace folder exists on the host');
+    await a.writeFile('mark.txt', 'one');
+    const b = await runner.acquire(u);
+    t.equal(b.root, a.root);
+    t.equal(b.hostRoot, a.hostRoot);
+    t.equal((await b.readFile('mark.txt')).toString(), 'one');
+    t.equal((await b.exec('cat mark.txt')).stdout, 'one');
+  });
+
+  await t.test('stdout and stderr apart, exit codes', async (t) => {
+    const r = await shared.exec('echo out; echo err >&2; exit 7');
+    t.equal(r.stdout, 'out\n');
+    t.equal(r.stderr, 'err\n');
+    t.equal(r.exitCode, 7);
+    t.equal(r.signal, null);
+    t.notOk(r.timedOut || r.aborted || r.truncated);
+    t.ok(r.durationMs >= 0);
+    t.equal((await shared.exec('true')).exitCode, 0);
+    t.equal((await shared.exec('false')).exitCode, 1);
+    t.equal((await shared.exec('printf "é\\n"')).stdout, 'é\n', 'UTF-8 decoded');
+  });
+
+  await t.test('cwd and env', async (t) => {
+    await shared.exec('mkdir -p sub/deep');
+    t.equal((await shared.exec('pwd')).stdout.trim(), shared.root, 'default cwd is the root');
+    t.equal((await shared.exec('pwd', { cwd: 'sub/deep' })).stdout.trim(), `${shared.root}/sub/deep`);
+    t.equal((await shared.exec('pwd', { cwd: `${shared.root}/sub` })).stdout.trim(), `${shared.root}/sub`);
+    await t.rejects(shared.exec('pwd', { cwd: 'missing' }), /does not exist/);
+    await t.rejects(shared.exec('pwd', { cwd: '../..' }), /outside the workspace/);
+    const r = await shared.exec('printf "%s|%s" "$FOO" "$BAR"', { env: { FOO: 'a b', BAR: 'c=d' } });
+    t.equal(r.stdout, 'a b|c=d');
+    process.env.AGENTSVC_CONFORMANCE_SECRET = 'leak';
+    const leak = await shared.exec('echo "${AGENTSVC_CONFORMANCE_SECRET:-none}"');
+    delete process.env.AGENTSVC_CONFORMANCE_SECRET;
+    t.equal(leak.stdout, 'none\n', "the service's environment does not reach tools");
+  });
+
+  await t.test('output streams before the command exits', async (t) => {
+    let firstAt = 0;
+    const seen: string[] = [];
+    const r = await shared.exec('echo first; sleep 1; echo second >&2', {
+      onOutput: (stream, chunk) => {
+        seen.push(`${stream}:${chunk}`);
+        if (!firstAt && chunk.includes('first')) firstAt = Date.now();
+      },
+    });
+    const doneAt = Date.now();
+    t.ok(firstAt > 0, 'first chunk seen');
+    t.ok(doneAt - firstAt >= 700, `first chunk ${doneAt - firstAt} ms before the end`);
+    t.same(seen.join(''), 'stdout:first\nstderr:second\n');
+    t.equal(r.stdout, 'first\n');
+  });
+
+  // A unique duration: the leftover check looks for exactly this command line.
+  const sleeper = () => `sleep 30.${randomBytes(4).readUInt32BE(0) % 90000 + 10000}`;
+
+  await t.test('timeout kills the whole process group', async (t) => {
+    const s = sleeper();
+    const r = await shared.exec(`${s} & ${s}; echo never`, { timeoutMs: 500 });
+    t.ok(r.timedOut, 'timedOut');
+    t.notOk(r.aborted);
+    t.equal(r.exitCode, null);
+    t.equal(r.signal, 'SIGKILL');
+    t.equal(r.stdout, '');
+    t.ok(r.durationMs < 5000, `returned after ${r.durationMs} ms`);
+    t.equal(await noneLeft(shared, s), 0, `no "${s}" left`);
+  });
+
+  await t.test('abort kills the whole process group', async (t) => {
+    const s = sleeper();
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 300);
+    const r = await shared.exec(`${s} & ${s}`, { signal: ac.signal, timeoutMs: 20_000 });
+    t.ok(r.aborted, 'aborted');
+    t.notOk(r.timedOut);
+    t.ok(r.durationMs < 5000, `returned after ${r.durationMs} ms`);
+    t.equal(await noneLeft(shared, s), 0, `no "${s}" left`);
+    const pre = await shared.exec('echo hi', { signal: AbortSignal.abort() });
+    t.ok(pre.aborted, 'an already aborted signal aborts');
+  });
+
+  await t.test('maxOutputBytes caps what is kept, not what streams', async (t) => {
+    let streamed = 0;
+    const r = await shared.exec("head -c 5000 /dev/zero | tr '\\0' a; echo tail >&2", {
+      maxOutputBytes: 1000,
+      onOutput: (s, chunk) => s === 'stdout' && (streamed += chunk.length),
+    });
+    t.equal(r.stdout, 'a'.repeat(1000));
+    t.equal(r.stderr, 'tail\n');
+    t.ok(r.truncated);
+    t.equal(streamed, 5000);
+    t.notOk((await shared.exec('echo short', { maxOutputBytes: 1000 })).truncated);
+  });
+
+  await t.test('readFile and writeFile, binary, seen by exec and back', async (t) => {
+    const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+    await shared.writeFile('bin/all.bytes', bytes);
+    t.same(await shared.readFile('bin/all.bytes'), bytes, 'round trip');
+    t.same(await shared.readFile(`${shared.root}/bin/all.bytes`), bytes, 'absolute path inside root');
+    t.equal((await shared.exec('wc -c < bin/all.bytes')).stdout.trim(), '512');
+    await shared.writeFile('text.txt', 'héllo\n');
+    t.equal((await shared.exec('cat text.txt')).stdout, 'héllo\n');
+    await shared.exec("printf 'from exec\\000x' > made.bin");
+    t.same(await shared.readFile('made.bin'), Buffer.from('from exec\0x'));
+    await t.rejects(shared.readFile('nope.txt'), { code: 'ENOENT' });
+  });
+
+  await t.test('paths cannot leave the workspace', async (t) => {
+    await t.rejects(shared.readFile('../x'), /outside the workspace/);
+    await t.rejects(shared.readFile('/etc/passwd'), /outside the workspace/);
+    await t.rejects(shared.writeFile('../../x', 'no'), /outside the workspace/);
+    await shared.exec('ln -sf /etc/passwd link; ln -sfn /tmp linkdir');
+    await t.rejects(shared.readFile('link'), /outside the workspace/, 'symlink out');
+    await t.rejects(shared.writeFile('link', 'no'), /outside the workspace/);
+    await t.rejects(shared.writeFile('linkdir/x', 'no'), /outside the workspace/, 'through a symlinked folder');
+  });
+
+  await t.test('users are isolated', async (t) => {
+    const a = await runner.acquire(user('iso-a'));
+    const b = await runner.acquire(user('iso-b'));
+    t.not(a.hostRoot, b.hostRoot);
+    await a.writeFile('secret.txt', 'a only');
+    await a.exec('echo a > by-exec.txt');
+    await t.rejects(b.readFile('secret.txt'), { code: 'ENOENT' });
+    t.not((await b.exec('cat secret.txt')).exitCode, 0);
+    t.not((await b.exec('cat by-exec.txt')).exitCode, 0);
+    t.equal((await a.exec('cat secret.txt')).stdout, 'a only');
+  });
+
+  await t.test('reset removes the workspace', async (t) => {
+    const u = user('reset');
+    const c = await runner.acquire(u);
+    await c.writeFile('f.txt', 'x');
+    const r = await runner.reset(u);
+    t.equal(r.removed_volume, true);
+    t.notOk(existsSync(c.hostRoot), 'workspace folder gone');
+    t.same((await runner.reset(u)).removed_volume, false, 'a second reset finds nothing');
+    const again = await runner.acquire(u);
+    await t.rejects(again.readFile('f.txt'), { code: 'ENOENT' });
+    t.equal((await again.exec('ls -A | wc -l')).stdout.trim(), '0', 'fresh empty workspace');
+    await runner.reset(u);
+    t.equal((await c.exec('echo still')).stdout, 'still\n', 'a computer held across a reset works again');
+  });
+
+  await t.test('version and check answer', async (t) => {
+    t.ok((await runner.check()).ok);
+    const v = await runner.version(shared.userId);
+    t.equal(v.upgrade_available, false);
+    t.type(v.reason, 'string');
+  });
+}
