@@ -1,0 +1,301 @@
+/**
+ * The docker runner: one long-lived container per user (found again by labels after a restart),
+ * the user's workspace bind-mounted at /workspace, commands through the exec API. Containers are
+ * limited (memory, CPU, pids), drop every capability, get no network unless allowed, and are
+ * stopped when idle; the next command starts them again.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chown, mkdir, rm, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import Dockerode from 'dockerode';
+import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
+import { readWorkspaceFile, resolveCwd, withTimeout, workspaceHostDir, writeWorkspaceFile, type Owner } from '../shared.js';
+import { quickExec, runExec, type ExecTarget } from './exec.js';
+
+export interface DockerRunnerOptions {
+  /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> on the daemon's host. */
+  home: string;
+  /** Image of the computers (runners/docker/Dockerfile builds the production one). */
+  image: string;
+  /** Default: dockerHost, else DOCKER_HOST, else the local socket. */
+  docker?: Dockerode;
+  /** unix:///path or tcp://host:port, used when `docker` is not given. */
+  dockerHost?: string;
+  memoryBytes?: number;
+  nanoCpus?: number;
+  pidsLimit?: number;
+  /** Stop a container unused for this long (default 30 min). It restarts on the next command. */
+  idleStopMs?: number;
+  /** Bridge network instead of none (default false). */
+  network?: boolean;
+  /** Deadline of each control-plane API call (ping, list, create, start), default 5000 ms. */
+  apiTimeoutMs?: number;
+  /** Capabilities to add back after CapDrop ALL (default none). */
+  capAdd?: string[];
+}
+
+export const LABEL_MANAGED = 'agentsvc.managed';
+export const LABEL_USER = 'agentsvc.user';
+/** Hash of the service home: two installs sharing one daemon never adopt each other's containers. */
+export const LABEL_HOME = 'agentsvc.home';
+const ROOT = '/workspace';
+
+interface Box {
+  id: string;
+  container: Dockerode.Container;
+  hostRoot: string;
+  owner?: Owner;
+  lastUsed: number;
+  busy: number;
+  stopped: boolean;
+  /** Start/stop transitions, one after the other. */
+  chain: Promise<void>;
+}
+
+function dockerFrom(host: string | undefined): Dockerode {
+  if (!host) return new Dockerode();
+  if (host.startsWith('unix://')) return new Dockerode({ socketPath: host.slice('unix://'.length) });
+  const u = new URL(host.includes('://') ? host : `tcp://${host}`);
+  return new Dockerode({ host: u.hostname, port: u.port || 2375, protocol: u.protocol === 'https:' ? 'https' : 'http' });
+}
+
+/** Where the daemon is, for messages. */
+function describe(docker: Dockerode): string {
+  const m = docker.modem as { socketPath?: unknown; host?: string; port?: string | number; protocol?: string };
+  if (typeof m.socketPath === 'string') return `unix://${m.socketPath}`;
+  if (m.socketPath) return 'unix:///var/run/docker.sock';
+  return `${m.protocol ?? 'http'}://${m.host}:${m.port}`;
+}
+
+function status(e: unknown): number | undefined {
+  return (e as { statusCode?: number } | null)?.statusCode;
+}
+
+export function createDockerRunner(opts: DockerRunnerOptions): Runner {
+  const docker = opts.docker ?? dockerFrom(opts.dockerHost);
+  const where = describe(docker);
+  const home = resolve(opts.home);
+  const homeTag = createHash('sha256').update(home).digest('hex').slice(0, 12);
+  const apiMs = opts.apiTimeoutMs ?? 5000;
+  const idleStopMs = opts.idleStopMs ?? 30 * 60 * 1000;
+  const boxes = new Map<string, Promise<Box>>();
+  const running = new Set<() => Promise<void>>();
+  let sweeper: NodeJS.Timeout | null = null;
+  const api = <T>(p: Promise<T>, what: string) => withTimeout(p, apiMs, what);
+  const target = (box: Box): ExecTarget => ({ docker, container: box.container, api, running });
+
+  async function reachable(): Promise<void> {
+    try {
+      await api(docker.ping(), 'ping');
+    } catch (e) {
+      throw new RunnerUnavailableError(`docker daemon unreachable at ${where}: ${e.message}`);
+    }
+  }
+
+  async function findContainers(userId: string): Promise<Dockerode.ContainerInfo[]> {
+    const label = [`${LABEL_MANAGED}=1`, `${LABEL_USER}=${userId}`, `${LABEL_HOME}=${homeTag}`];
+    return api(docker.listContainers({ all: true, filters: { label } }), 'list containers');
+  }
+
+  async function startIt(container: Dockerode.Container): Promise<void> {
+    // 304: already running, which is what we want.
+    await api(container.start(), 'start container').catch((e) => {
+      if (status(e) !== 304) throw e;
+    });
+  }
+
+  async function create(userId: string, hostRoot: string): Promise<Dockerode.Container> {
+    const memory = opts.memoryBytes ?? 2048 * 1024 * 1024;
+    try {
+      return await api(
+        docker.createContainer({
+          name: `agentsvc-${homeTag}-${userId}`,
+          Image: opts.image,
+          // Our own keep-alive, whatever the image's entrypoint; busybox sh has no `sleep infinity`.
+          Entrypoint: ['sh', '-c'],
+          Cmd: ['while :; do sleep 3600; done'],
+          WorkingDir: ROOT,
+          Labels: { [LABEL_MANAGED]: '1', [LABEL_USER]: userId, [LABEL_HOME]: homeTag },
+          HostConfig: {
+            Binds: [`${hostRoot}:${ROOT}`],
+            Memory: memory,
+            MemorySwap: memory,
+            NanoCpus: opts.nanoCpus ?? 1e9,
+            PidsLimit: opts.pidsLimit ?? 512,
+            CapDrop: ['ALL'],
+            CapAdd: opts.capAdd ?? [],
+            SecurityOpt: ['no-new-privileges'],
+            Privileged: false,
+            NetworkMode: opts.network ? 'bridge' : 'none',
+            // tini as pid 1 reaps what killed commands leave behind.
+            Init: true,
+          },
+        }),
+        'create container',
+      );
+    } catch (e) {
+      if (status(e) === 404) throw new RunnerUnavailableError(`image ${opts.image} not found on the docker daemon at ${where}: build it from runners/docker/Dockerfile`);
+      if (status(e) === 409) {
+        // Another service process created it a moment ago: adopt that one.
+        const [found] = await findContainers(userId);
+        if (found) return docker.getContainer(found.Id);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * With a non-root image user (the production image's `agent`) and a root service, hand the
+   * workspace folder to that user so commands can write in it; files the service writes later
+   * are handed over by writeFile.
+   */
+  async function ownerOf(box: Box): Promise<Owner | undefined> {
+    if (process.getuid?.() !== 0) return undefined;
+    const r = await quickExec(target(box), ['sh', '-c', 'id -u; id -g']);
+    const [uid, gid] = r.stdout.trim().split('\n').map(Number);
+    if (r.code !== 0 || !Number.isInteger(uid) || !Number.isInteger(gid) || uid === 0) return undefined;
+    if ((await stat(box.hostRoot)).uid !== uid) await chown(box.hostRoot, uid, gid);
+    return { uid, gid };
+  }
+
+  function box(userId: string): Promise<Box> {
+    let p = boxes.get(userId);
+    if (p) return p;
+    p = (async () => {
+      await reachable();
+      const hostRoot = workspaceHostDir(home, userId);
+      await mkdir(hostRoot, { recursive: true });
+      const [found] = await findContainers(userId);
+      const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot);
+      await startIt(container);
+      const b: Box = { id: container.id, container, hostRoot, lastUsed: Date.now(), busy: 0, stopped: false, chain: Promise.resolve() };
+      b.owner = await ownerOf(b);
+      armSweeper();
+      return b;
+    })();
+    boxes.set(userId, p);
+    // A failed attempt is not cached: the next acquire tries again (daemon back, image built).
+    p.catch(() => boxes.get(userId) === p && boxes.delete(userId));
+    return p;
+  }
+
+  function ensureRunning(b: Box): Promise<void> {
+    if (!b.stopped) return b.chain;
+    b.stopped = false;
+    const started = b.chain.then(() => startIt(b.container));
+    b.chain = started.catch(() => {
+      b.stopped = true;
+    });
+    return started;
+  }
+
+  function armSweeper() {
+    if (sweeper) return;
+    const every = Math.max(250, Math.min(idleStopMs / 2, 60_000));
+    sweeper = setInterval(async () => {
+      for (const p of boxes.values()) {
+        const b = await p.catch(() => null);
+        if (!b || b.stopped || b.busy > 0 || Date.now() - b.lastUsed < idleStopMs) continue;
+        b.stopped = true;
+        b.chain = b.chain.then(() => api(b.container.stop({ t: 1 }), 'stop container').then(() => undefined, () => undefined));
+      }
+    }, every);
+    sweeper.unref();
+  }
+
+  async function exec(userId: string, command: string, o: Parameters<Computer['exec']>[1] = {}) {
+    for (let attempt = 0; ; attempt++) {
+      // After a reset the next command gets a fresh computer (and workspace folder) again.
+      const b = await box(userId);
+      const cwd = await resolveCwd(b.hostRoot, ROOT, o.cwd);
+      b.busy++;
+      try {
+        await ensureRunning(b);
+        return await runExec(target(b), command, cwd.inner, o);
+      } catch (e) {
+        // Stopped or removed behind our back (docker stop/rm, daemon restart): recover once.
+        if (attempt > 0 || (status(e) !== 409 && status(e) !== 404)) throw e;
+        if (status(e) === 409) b.stopped = true;
+        else boxes.delete(userId);
+      } finally {
+        b.busy--;
+        b.lastUsed = Date.now();
+      }
+    }
+  }
+
+  async function removeAll(userId: string): Promise<number> {
+    boxes.delete(userId);
+    const list = await findContainers(userId);
+    for (const c of list) await api(docker.getContainer(c.Id).remove({ force: true }), 'remove container');
+    return list.length;
+  }
+
+  const versionName = (name: string, id: string) => `${name}@${id.replace(/^sha256:/, '').slice(0, 12)}`;
+
+  const runner: Runner = {
+    kind: 'docker',
+    async check(): Promise<RunnerCheck> {
+      try {
+        await reachable();
+      } catch (e) {
+        return { ok: false, error: e.message };
+      }
+      try {
+        await api(docker.getImage(opts.image).inspect(), 'inspect image');
+      } catch (e) {
+        const why = status(e) === 404 ? 'not found' : e.message;
+        return { ok: false, error: `image ${opts.image} ${why} on the docker daemon at ${where}: build it from runners/docker/Dockerfile` };
+      }
+      return { ok: true };
+    },
+    async acquire(userId): Promise<Computer> {
+      const b = await box(userId);
+      const hostRoot = b.hostRoot;
+      return {
+        userId,
+        root: ROOT,
+        hostRoot,
+        owner: b.owner,
+        exec: (command, o) => exec(userId, command, o),
+        readFile: (path) => readWorkspaceFile(hostRoot, ROOT, path),
+        writeFile: (path, data) => writeWorkspaceFile(hostRoot, ROOT, path, data, b.owner),
+      };
+    },
+    async reset(userId) {
+      const hostRoot = workspaceHostDir(home, userId);
+      await reachable();
+      const removed = await removeAll(userId);
+      const existed = existsSync(hostRoot);
+      await rm(hostRoot, { recursive: true, force: true });
+      return { removed_containers: removed, removed_volume: existed };
+    },
+    async version(userId): Promise<ComputerVersion> {
+      workspaceHostDir(home, userId);
+      await reachable();
+      const image = await api(docker.getImage(opts.image).inspect(), 'inspect image').catch(() => null);
+      const [c] = await findContainers(userId);
+      const target_version = image ? versionName(opts.image, image.Id) : `${opts.image} (not found)`;
+      if (!c) return { upgrade_available: false, reason: 'no computer yet: it will be created on the configured image', current_version: '', target_version };
+      const current_version = versionName(c.Image, c.ImageID);
+      if (!image) return { upgrade_available: false, reason: `image ${opts.image} not found on the docker daemon`, current_version, target_version };
+      if (image.Id === c.ImageID) return { upgrade_available: false, reason: 'the computer runs the configured image', current_version, target_version };
+      return { upgrade_available: true, reason: 'the configured image differs from the computer\'s: upgrade recreates it, keeping the workspace', current_version, target_version };
+    },
+    async upgrade(userId) {
+      workspaceHostDir(home, userId);
+      await reachable();
+      const removed = await removeAll(userId);
+      await box(userId);
+      return { removed_containers: removed, removed_volume: false };
+    },
+    async close() {
+      if (sweeper) clearInterval(sweeper);
+      sweeper = null;
+      await Promise.all([...running].map((kill) => kill()));
+    },
+  };
+  return runner;
+}
+
