@@ -1,4 +1,4 @@
-import { mkdir, realpath, lstat } from 'node:fs/promises';
+import { chown, mkdir, realpath, lstat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep, posix } from 'node:path';
 import type { Computer, Runner } from '../../runners/types.js';
 import type { SessionWorkspace } from '../tools/types.js';
@@ -76,6 +76,8 @@ export class Workspaces {
         computer ??= runner.acquire(userId).then(async (c) => {
           (ws as { computerDir: string }).computerDir = posix.join(c.root, sessionId);
           await mkdir(hostDir, { recursive: true });
+          // The production image runs tools as a non-root user: the session folder must be theirs.
+          if (c.owner) await chown(hostDir, c.owner.uid, c.owner.gid);
           return c;
         });
         return computer;
