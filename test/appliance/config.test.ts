@@ -24,7 +24,15 @@ t.test('a wrong setting names itself', async (t) => {
     [{ AGENTSVC_SEARCH_BACKEND: 'brave' }, 'AGENTSVC_SEARCH_API_KEY'],
   ];
   for (const [env, setting] of cases) {
-    t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, ...env } }), (e: unknown) => e instanceof ConfigError && e.setting === setting && e.message.includes(setting), setting);
+    let err: unknown;
+    try {
+      loadConfig({ env: { AGENTSVC_HOME: home, ...env } });
+    } catch (e) {
+      err = e;
+    }
+    t.ok(err instanceof ConfigError, `${setting}: ConfigError`);
+    t.equal((err as ConfigError).setting, setting);
+    t.match((err as ConfigError).message, setting);
   }
 });
 
