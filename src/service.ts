@@ -25,6 +25,7 @@ import { RunManager } from './chat/runs.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
 import { chatRoutes, mergedMessages } from './chat/routes.js';
+import { fileRoutes } from './files/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -126,6 +127,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       routes: [
         { plugin: sessionRoutes, opts: { config, sessions } },
         { plugin: chatRoutes, opts: { config, sessions, turns, runs, tools } },
+        { plugin: fileRoutes, opts: { config, sessions } },
         { plugin: backgroundRoutes, opts: { sessions, background } },
         { plugin: computerRoutes, opts: { runner, clearMemo } },
       ],
