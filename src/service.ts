@@ -21,6 +21,10 @@ import { BackgroundTasks } from './tools/background.js';
 import { registerDefaultTools } from './tools/defaults.js';
 import { backgroundRoutes } from './tools/routes.js';
 import { computerRoutes } from './computers/routes.js';
+import { askUserQuestionTool } from './agents/question.js';
+import { agentTool } from './agents/fork.js';
+import { subagentServices } from './agents/subagents.js';
+import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
 import { RunManager } from './chat/runs.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
@@ -96,6 +100,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.push(() => background.close());
     const tools = new ToolRegistry();
     registerDefaultTools(tools, config, background);
+    const tasks = new TaskStore(db);
+    for (const t of [askUserQuestionTool, agentTool, ...createTaskTools(tasks)]) tools.register(t);
     const workspaces = new Workspaces(config.home, runner);
     const clearMemo = async (userId: string) => {
       const rows = await db.em().getConnection().execute<{ id: string }[]>('select id from sessions where user_id = ?', [userId]);
@@ -106,7 +112,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const runs = new RunManager({ config, db, log, turns, model, tools, workspaces });
+    const runs = new RunManager({ config, db, log, turns, model, tools, workspaces, loopServices: subagentServices });
     await runs.start();
     closers.unshift(() => runs.close());
     const subs = new Subscriptions(log.bus);
@@ -130,6 +136,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: fileRoutes, opts: { config, sessions } },
         { plugin: backgroundRoutes, opts: { sessions, background } },
         { plugin: computerRoutes, opts: { runner, clearMemo } },
+        { plugin: taskRoutes, opts: { sessions, tasks } },
       ],
     });
     await app.listen({ host: config.host, port: config.port });

@@ -28,8 +28,8 @@ export interface LoopDeps {
   registry: ToolRegistry;
   workspace: SessionWorkspace;
   env?: Record<string, string>;
-  /** Services for tools that steer the loop (fork, tasks); passed as ctx.loop. */
-  loopServices?: (run: RunState, spec: LoopSpec, call: ToolCall) => unknown;
+  /** Services for tools that steer the loop (fork); passed as ctx.loop. */
+  loopServices?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => unknown;
 }
 
 interface PendingCall {
@@ -118,10 +118,17 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
       badJson ??= error;
     }
     const id = newId('tc');
-    const question = p.name === QUESTION_TOOL && !error;
+    // A well-formed question pauses the loop; a malformed one gets the schema error like any tool.
+    const question = p.name === QUESTION_TOOL && !error && spec.tools.some((t) => t.name === QUESTION_TOOL) && !deps.registry.validate(p.name, args);
+    let shownArgs = p.args || '{}';
+    if (question && spec.loopId !== 'root') {
+      // The client needs to know the question comes from a sub-agent (SPEC.md: source_loop).
+      args = { ...(args as object), source_loop: { loop_id: spec.loopId, parent_fork_tool_call_id: spec.parentCallId, depth: spec.depth } };
+      shownArgs = JSON.stringify(args);
+    }
     run.patch(turn, {
       patch_type: 'add_tool_call',
-      data: { id, tool_name: p.name, display_name: displayName(spec.tools, p.name), arguments: p.args || '{}', status: question ? 'awaiting_answer' : 'pending' },
+      data: { id, tool_name: p.name, display_name: displayName(spec.tools, p.name), arguments: shownArgs, status: question ? 'awaiting_answer' : 'pending' },
     });
     const call = turn.tool_calls.find((c) => c.id === id)!;
     if (error) run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: id, result: error, status: 'error', duration_ms: 0 } });
@@ -134,16 +141,19 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
   // Sub-agents and read-only tools run side by side; anything else runs in the model's order.
   const parallel = (c: { call: ToolCall }) => ['fork', 'search', 'webfetch'].includes(deps.registry.get(c.call.tool_name)?.provider ?? '') || ['Read', 'Glob', 'Grep'].includes(c.call.tool_name);
   let i = 0;
+  let subPaused = false;
   while (i < runnable.length) {
     let j = i + 1;
     if (parallel(runnable[i])) while (j < runnable.length && parallel(runnable[j])) j++;
-    await Promise.all(runnable.slice(i, j).map((c) => runOne(run, deps, spec, turn, c.call, c.args)));
+    const done = await Promise.all(runnable.slice(i, j).map((c) => runOne(run, deps, spec, turn, c.call, c.args)));
+    if (done.includes('paused')) subPaused = true;
     i = j;
   }
-  return turn.tool_calls.some((c) => c.status === 'awaiting_answer');
+  // A sub-agent that asked a question leaves its fork call pending; the turn pauses with it.
+  return subPaused || turn.tool_calls.some((c) => c.status === 'awaiting_answer');
 }
 
-async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown) {
+async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
   if (run.signal.aborted) throw run.signal.reason;
   const t0 = performance.now();
   const ctx: ToolContext = {
@@ -156,13 +166,15 @@ async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn,
     workspace: deps.workspace,
     env: deps.env,
     llm: deps.model,
-    loop: deps.loopServices?.(run, spec, call),
+    loop: deps.loopServices?.(run, deps, spec, call),
   };
   const allowed = new Set(spec.tools.map((t) => t.name));
   const r = await executeTool(deps.registry, allowed, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;
-  if (call.status !== 'pending') return; // closed meanwhile (e.g. answered, cancelled)
+  if (r === 'paused') return 'paused';
+  if (call.status !== 'pending') return 'done'; // closed meanwhile (e.g. cancelled)
   run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: r.output, status: r.status, duration_ms: Math.round(performance.now() - t0) } });
+  return 'done';
 }
 
 /** End a turn that did not finish: unfinished tool calls are cancelled with a result saying so. */

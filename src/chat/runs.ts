@@ -15,6 +15,8 @@ import { ChatSend, issues } from './send-schema.js';
 import type { TurnStore } from './turn-store.js';
 import { recoverOrphans } from './recovery.js';
 import type { Turn } from './turns.js';
+import { answerText, type Question } from '../agents/question.js';
+import { subagentMessages, toolsAtDepth } from '../agents/subagents.js';
 
 export interface RunDeps {
   config: Config;
@@ -79,7 +81,7 @@ export class RunManager {
     const parsed = ChatSend.safeParse(raw);
     if (!parsed.success) throw new AppError(422, 'VALIDATION_ERROR', issues(parsed.error));
     const p = parsed.data;
-    if (p.askuser_answer) throw new AppError(409, 'NO_PENDING_QUESTION', 'this session has no pending question');
+    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer);
     if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
     if (p.output_schema) {
       try {
@@ -103,6 +105,62 @@ export class RunManager {
     await state.endTurn(user, 'completed');
     this.launch(state, claimed, { mode, headless: !!p.headless, schema: p.output_schema });
     return { turn_id: user.turn_id };
+  }
+
+  /**
+   * chat:send with askuser_answer: validated against the pending question (nothing changes when it
+   * is wrong), then the paused loop resumes: chat:start, tool_result on the paused turn, next turns.
+   */
+  private async answer(userId: string, sessionId: string, a: { tool_call_id: string; selections: Record<string, number[]>; custom: Record<string, string> }) {
+    const [row] = await this.conn().execute<{ status: string }[]>('select status from sessions where id = ? and user_id = ?', [sessionId, userId]);
+    if (!row) throw Errors.notFound('session');
+    if (row.status === 'running') throw Errors.sessionBusy();
+    const stored = await this.deps.turns.list(sessionId);
+    const turn = stored.map((s) => s.turn).find((t) => t.tool_calls.some((c) => c.id === a.tool_call_id && c.status === 'awaiting_answer'));
+    if (row.status !== 'waiting_for_input' || !turn) throw new AppError(409, 'NO_PENDING_QUESTION', `no pending question with tool_call_id ${a.tool_call_id}`);
+    const call = turn.tool_calls.find((c) => c.id === a.tool_call_id)!;
+    const questions = (JSON.parse(call.arguments) as { questions: Question[] }).questions;
+    const text = answerText(questions, a);
+    const claimed = await this.claim(userId, sessionId, ['waiting_for_input']);
+    const state = await this.newRun(userId, sessionId, claimed.model);
+    state.emit('chat:start', { mode: claimed.mode, headless: false });
+    state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: 'done', duration_ms: 0 } });
+    if (!turn.tool_calls.some((c) => c.status === 'pending' || c.status === 'awaiting_answer')) turn.status = 'completed';
+    await this.deps.turns.update(turn);
+    this.launch(state, claimed, { mode: claimed.mode, headless: false, resumeFrom: turn });
+    return { turn_id: null };
+  }
+
+  /**
+   * Continue from a turn whose question was answered: run its loop on; when a sub-agent loop
+   * finishes, its answer becomes the parent fork call's result and the parent loop continues.
+   */
+  private async resumeChain(state: RunState, deps: LoopDeps, claimed: Claimed, from: Turn): Promise<LoopOutcome> {
+    const max = this.deps.config.model.maxForkDepth;
+    const allowed = this.deps.tools.allowed(claimed.disable_tools);
+    let turn = from;
+    for (;;) {
+      if (turn.tool_calls.some((c) => c.status === 'pending' || c.status === 'awaiting_answer')) return { kind: 'paused' };
+      const stored = await this.deps.turns.list(state.sessionId);
+      const owner = (callId: string) => stored.find((s) => s.turn.tool_calls.some((c) => c.id === callId))?.turn;
+      let depth = 0;
+      for (let t: Turn | undefined = turn; t?.parent_fork_tool_call_id; t = owner(t.parent_fork_tool_call_id)) depth++;
+      const history = toModelMessages(stored, turn.loop_id);
+      let messages: ModelMessage[];
+      if (turn.loop_id === 'root') messages = [{ role: 'system', content: this.systemPrompt(claimed.mode) }, ...history];
+      else {
+        const fork = owner(turn.parent_fork_tool_call_id!)!.tool_calls.find((c) => c.id === turn.parent_fork_tool_call_id)!;
+        messages = [...subagentMessages((JSON.parse(fork.arguments) as { prompt: string }).prompt), ...history];
+      }
+      const out = await runLoop(state, deps, { loopId: turn.loop_id, parentCallId: turn.parent_fork_tool_call_id, depth, messages, tools: toolsAtDepth(allowed, depth, max) });
+      if (out.kind === 'paused' || turn.loop_id === 'root') return out;
+      const parent = owner(turn.parent_fork_tool_call_id!)!;
+      const result = out.kind === 'max_turns' ? `${out.text}\n\n[the sub-agent stopped at the bound on model calls per run]` : out.text || '(the sub-agent finished without a text answer)';
+      state.patch(parent, { patch_type: 'tool_result', data: { tool_call_id: turn.parent_fork_tool_call_id!, result, status: 'done', duration_ms: 0 } });
+      if (!parent.tool_calls.some((c) => c.status === 'pending' || c.status === 'awaiting_answer')) parent.status = 'completed';
+      await this.deps.turns.update(parent);
+      turn = parent;
+    }
   }
 
   /** Atomically move a session from one of `from` to running, owned by this process. */
@@ -133,7 +191,7 @@ export class RunManager {
   }
 
   /** Run the root loop in the background and finish the run whatever happens. */
-  launch(state: RunState, claimed: Claimed, opts: { mode: string; headless: boolean; schema?: Record<string, unknown>; resume?: () => Promise<void> }) {
+  launch(state: RunState, claimed: Claimed, opts: { mode: string; headless: boolean; schema?: Record<string, unknown>; resumeFrom?: Turn }) {
     const entry = this.active.get(state.sessionId)!;
     entry.done = (async () => {
       let status: 'completed' | 'failed' | 'interrupted' = 'completed';
@@ -141,10 +199,6 @@ export class RunManager {
       let result: unknown = null;
       let sessionStatus = 'completed';
       try {
-        await opts.resume?.();
-        const history = toModelMessages(await this.deps.turns.list(state.sessionId));
-        const messages: ModelMessage[] = [{ role: 'system', content: this.systemPrompt(opts.mode) }, ...history];
-        const tools = opts.mode === 'planning' ? [] : this.deps.tools.allowed(claimed.disable_tools);
         const deps: LoopDeps = {
           model: this.deps.model,
           registry: this.deps.tools,
@@ -152,7 +206,14 @@ export class RunManager {
           env: claimed.env ?? undefined,
           loopServices: this.deps.loopServices,
         };
-        let out: LoopOutcome = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
+        let out: LoopOutcome;
+        const messages: ModelMessage[] = [{ role: 'system', content: this.systemPrompt(opts.mode) }];
+        if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
+        else {
+          messages.push(...toModelMessages(await this.deps.turns.list(state.sessionId)));
+          const tools = opts.mode === 'planning' ? [] : this.deps.tools.allowed(claimed.disable_tools);
+          out = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
+        }
         if (out.kind === 'done' && opts.schema) out = { kind: 'done', text: JSON.stringify(await this.structured(state, deps, messages, out.text, opts.schema)) };
         if (out.kind === 'paused') {
           finish = 'tool_question';

@@ -22,7 +22,7 @@ export async function executeTool(
   args: unknown,
   ctx: ToolContext,
   outputLimit: number,
-): Promise<{ output: string; status: 'done' | 'error' }> {
+): Promise<{ output: string; status: 'done' | 'error' } | 'paused'> {
   const tool = registry.get(name);
   if (!tool || !allowed.has(name)) {
     return { output: `Unknown or unavailable tool "${name}". Available tools: ${[...allowed].join(', ') || 'none'}.`, status: 'error' };
@@ -35,7 +35,8 @@ export async function executeTool(
     return { output: truncateOutput(out.output, outputLimit), status: out.status };
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-    const err = e as Error & { isToolError?: boolean };
+    const err = e as Error & { isToolError?: boolean; isPause?: boolean };
+    if (err.isPause) return 'paused';
     if (err.isToolError || err instanceof PathEscapeError) return { output: truncateOutput(`Error: ${err.message}`, outputLimit), status: 'error' };
     return { output: `Error: ${name} failed: ${err.message}`, status: 'error' };
   }

@@ -18,6 +18,8 @@ export interface TestApp {
   api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>;
   socket(key?: string, opts?: { autoConnect?: boolean }): Socket;
   newUser(username?: string): Promise<{ key: string; userId: string }>;
+  /** Stop the service and start a new one on the same database and home (a server restart). */
+  restart(): Promise<void>;
 }
 
 /** Boots the real service on a random port, on a fresh database; everything is closed at teardown. */
@@ -27,7 +29,7 @@ export async function build(t: T, env: Record<string, string> = {}): Promise<Tes
   const config = loadConfig({
     env: { AGENTSVC_HOME: home, AGENTSVC_PORT: '0', DATABASE_URL: await freshDatabaseUrl(t), OPENAI_API_KEY: 'test', ...env },
   });
-  const service = await startService(config, { logFile: process.env.AGENTSVC_TEST_LOG ?? false });
+  let service = await startService(config, { logFile: process.env.AGENTSVC_TEST_LOG ?? false });
   t.teardown(() => service.close());
   const adminKey = readFileSync(join(home, 'admin.key'), 'utf8').trim();
   const sockets: Socket[] = [];
@@ -43,7 +45,7 @@ export async function build(t: T, env: Record<string, string> = {}): Promise<Tes
     }
     return fetch(service.url + path, { ...init, headers, body });
   };
-  return {
+  const app: TestApp = {
     service,
     config,
     url: service.url,
@@ -51,7 +53,7 @@ export async function build(t: T, env: Record<string, string> = {}): Promise<Tes
     adminKey,
     api,
     socket(key = adminKey, opts = {}) {
-      const s = connect(service.url, { auth: { token: key }, transports: ['websocket'], reconnection: false, forceNew: true, ...opts });
+      const s = connect(app.url, { auth: { token: key }, transports: ['websocket'], reconnection: false, forceNew: true, ...opts });
       sockets.push(s);
       return s;
     },
@@ -60,5 +62,14 @@ export async function build(t: T, env: Record<string, string> = {}): Promise<Tes
       const { plaintext } = await service.users.createKey(user.id, 'test');
       return { key: plaintext, userId: user.id };
     },
+    async restart() {
+      sockets.forEach((s) => s.disconnect());
+      await service.close();
+      service = await startService({ ...config, port: 0 }, { logFile: process.env.AGENTSVC_TEST_LOG ?? false });
+      t.teardown(() => service.close());
+      app.service = service;
+      app.url = service.url;
+    },
   };
+  return app;
 }

@@ -1,0 +1,80 @@
+import { AppError } from '../server/errors.js';
+import type { Tool } from '../tools/types.js';
+
+export interface Question {
+  question: string;
+  header?: string;
+  options: { label: string; description?: string }[];
+  multiSelect?: boolean;
+}
+
+export interface Answer {
+  tool_call_id: string;
+  selections: Record<string, number[]>;
+  custom: Record<string, string>;
+}
+
+/**
+ * AskUserQuestion never executes: the loop marks the call `awaiting_answer`, the turn ends
+ * `paused`, and a later chat:send with askuser_answer supplies the result.
+ */
+export const askUserQuestionTool: Tool = {
+  name: 'AskUserQuestion',
+  displayName: 'Ask the user',
+  description:
+    'Ask the user one to four multiple-choice questions when you need a decision only they can make. ' +
+    'Each question has 2-6 options (label + optional description); set multiSelect for several choices. ' +
+    'The user may also answer in free text. The run pauses until they answer; the result states their choices.',
+  provider: 'builtin',
+  parameters: {
+    type: 'object',
+    properties: {
+      questions: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 4,
+        items: {
+          type: 'object',
+          properties: {
+            question: { type: 'string', minLength: 1 },
+            header: { type: 'string' },
+            options: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 10,
+              items: { type: 'object', properties: { label: { type: 'string', minLength: 1 }, description: { type: 'string' } }, required: ['label'] },
+            },
+            multiSelect: { type: 'boolean' },
+          },
+          required: ['question', 'options'],
+        },
+      },
+      source_loop: { type: 'object' },
+    },
+    required: ['questions'],
+  },
+  execute: async () => {
+    throw new Error('AskUserQuestion is answered by the user, not executed');
+  },
+};
+
+const invalid = (msg: string) => new AppError(422, 'VALIDATION_ERROR', `askuser_answer: ${msg}`);
+
+/** Check an answer against the pending call's questions; returns the tool result the model sees. */
+export function answerText(questions: Question[], a: Answer): string {
+  for (const k of [...Object.keys(a.selections), ...Object.keys(a.custom)]) {
+    if (!/^\d+$/.test(k) || Number(k) >= questions.length) throw invalid(`question index ${k} does not exist (there are ${questions.length})`);
+  }
+  const lines: string[] = [];
+  questions.forEach((q, i) => {
+    const sel = a.selections[String(i)] ?? [];
+    const custom = a.custom[String(i)]?.trim() ?? '';
+    if (!sel.length && !custom) throw invalid(`question ${i} needs selections or custom`);
+    for (const s of sel) if (s >= q.options.length) throw invalid(`question ${i}: option ${s} out of range (0-${q.options.length - 1})`);
+    if (new Set(sel).size !== sel.length) throw invalid(`question ${i}: an option is chosen twice`);
+    if (!q.multiSelect && sel.length > 1) throw invalid(`question ${i} allows one choice`);
+    const labels = sel.map((s) => `"${q.options[s].label}"`).join(', ');
+    lines.push(`${i + 1}. ${q.question}\n   chosen: ${labels || '(none)'}${custom ? `\n   user wrote: ${custom}` : ''}`);
+  });
+  return `The user answered:\n${lines.join('\n')}`;
+}
