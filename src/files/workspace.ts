@@ -1,4 +1,4 @@
-import { chown, mkdir, realpath, lstat } from 'node:fs/promises';
+import { chown, mkdir, realpath, lstat, readlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep, posix } from 'node:path';
 import type { Computer, Runner } from '../../runners/types.js';
 import type { SessionWorkspace } from '../tools/types.js';
@@ -43,7 +43,16 @@ export async function confine(hostDir: string, computerDir: string, path: string
       probe = resolve(probe, '..');
     }
   }
-  const real = join(await realpath(probe), ...tail);
+  let base: string;
+  try {
+    base = await realpath(probe);
+  } catch {
+    // A dangling symlink: judge where it points, so nothing is ever created through it outside.
+    const target = resolve(await realpath(resolve(probe, '..')), await readlink(probe));
+    if (!inside(realRoot, target)) throw new PathEscapeError(`${path} resolves outside the workspace`);
+    base = target;
+  }
+  const real = join(base, ...tail);
   if (!inside(realRoot, real)) throw new PathEscapeError(`${path} resolves outside the workspace`);
   return real;
 }
