@@ -25,6 +25,7 @@ import { askUserQuestionTool } from './agents/question.js';
 import { agentTool } from './agents/fork.js';
 import { subagentServices } from './agents/subagents.js';
 import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
+import { loadPlugins } from './plugins/loader.js';
 import { RunManager } from './chat/runs.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
@@ -102,6 +103,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     registerDefaultTools(tools, config, background);
     const tasks = new TaskStore(db);
     for (const t of [askUserQuestionTool, agentTool, ...createTaskTools(tasks)]) tools.register(t);
+    await loadPlugins(config.plugins, tools, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.home, runner);
     const clearMemo = async (userId: string) => {
       const rows = await db.em().getConnection().execute<{ id: string }[]>('select id from sessions where user_id = ?', [userId]);
