@@ -231,7 +231,7 @@ export class RunManager {
           status = 'failed';
           finish = 'error';
           sessionStatus = 'failed';
-          const code = e instanceof ModelError ? e.code : 'RUN_FAILED';
+          const code = e instanceof ModelError ? e.code : (e as { code?: string }).code === 'RUNNER_UNAVAILABLE' ? 'RUNNER_UNAVAILABLE' : 'RUN_FAILED';
           state.emit('system:error', { code, message: (e as Error).message });
         }
         for (const t of [...state.live.values()]) await closeTurn(state, t, status === 'interrupted' ? 'interrupted' : 'failed').catch(() => {});

@@ -35,8 +35,10 @@ export async function executeTool(
     return { output: truncateOutput(out.output, outputLimit), status: out.status };
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-    const err = e as Error & { isToolError?: boolean; isPause?: boolean };
+    const err = e as Error & { isToolError?: boolean; isPause?: boolean; code?: string };
     if (err.isPause) return 'paused';
+    // No sandbox to run in is not something the model can fix: the run fails with a clear error.
+    if (err.code === 'RUNNER_UNAVAILABLE') throw err;
     if (err.isToolError || err instanceof PathEscapeError) return { output: truncateOutput(`Error: ${err.message}`, outputLimit), status: 'error' };
     return { output: `Error: ${name} failed: ${err.message}`, status: 'error' };
   }
