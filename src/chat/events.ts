@@ -97,13 +97,18 @@ export class EventLog {
     this.pending = [];
     this.flushing = this.flushing.then(async () => {
       if (!batch.length) return;
-      const values: unknown[] = [];
-      const rows = batch.map((ev) => {
-        values.push(ev.payload.session_id, ev.payload.seq, ev.name, JSON.stringify(ev.payload));
-        return '(?, ?, ?, ?::jsonb)';
-      });
+      // Four array parameters bound by the server (knex -> pg), not a query string built in JS:
+      // formatting thousands of values client-side blocked the event loop under load.
+      const cols = [batch.map((e) => e.payload.session_id), batch.map((e) => e.payload.seq), batch.map((e) => e.name), batch.map((e) => JSON.stringify(e.payload))];
       try {
-        await this.db.em().getConnection().execute(`insert into session_events (session_id, seq, name, payload) values ${rows.join(', ')} on conflict do nothing`, values);
+        await this.db
+          .em()
+          .getConnection()
+          .getKnex()
+          .raw(
+            'insert into session_events (session_id, seq, name, payload) select * from unnest(?::text[], ?::int[], ?::text[], ?::jsonb[]) on conflict do nothing',
+            cols,
+          );
       } catch {
         // A session deleted mid-run loses its events by design (FK); others are retried one by one.
         for (const ev of batch) {
