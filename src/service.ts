@@ -39,6 +39,7 @@ export interface Service {
   users: UserService;
   tools: ToolRegistry;
   runs: RunManager;
+  turns: TurnStore;
   runner: Runner;
   background: BackgroundTasks;
   log: EventLog;
@@ -164,6 +165,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       users,
       tools,
       runs,
+      turns,
       runner,
       background,
       log,

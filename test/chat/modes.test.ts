@@ -126,7 +126,7 @@ t.test('runs no live process owns are closed on start', async (t) => {
   await next(sock, 'connect');
   const seen = record(sock);
   await subscribe(sock, sid);
-  t.same(await recoverOrphans({ db: app.service.db, log: app.service.log, turns: (app.service.runs as any).deps.turns, config: app.config }), [sid]);
+  t.same(await recoverOrphans({ db: app.service.db, log: app.service.log, turns: app.service.turns, config: app.config }), [sid]);
   await untilEnd(seen, sid);
   t.same(seen.map((e) => [e.name, e.payload.seq]), [['turn:patch', 3], ['turn:end', 4], ['chat:end', 5]]);
   const detail = await (await app.api(`/api/sessions/${sid}`)).json();
@@ -135,5 +135,5 @@ t.test('runs no live process owns are closed on start', async (t) => {
   t.equal(turn.status, 'interrupted');
   t.equal(turn.blocks[0].content, 'half an ans');
   t.match(turn.tool_calls[0], { id: 'tc_x', status: 'cancelled' });
-  t.same(await recoverOrphans({ db: app.service.db, log: app.service.log, turns: (app.service.runs as any).deps.turns, config: app.config }), [], 'idempotent');
+  t.same(await recoverOrphans({ db: app.service.db, log: app.service.log, turns: app.service.turns, config: app.config }), [], 'idempotent');
 });
