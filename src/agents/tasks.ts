@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../db/index.js';
 import { me } from '../server/auth.js';
 import type { SessionService } from '../sessions/service.js';
+import { SessionParams } from '../sessions/schemas.js';
 import { ToolError, type Tool } from '../tools/types.js';
 
 export interface SessionTask {
@@ -113,7 +114,7 @@ const Task = z.object({ id: z.string(), subject: z.string(), description: z.stri
 export const taskRoutes: FastifyPluginAsyncZod<{ sessions: SessionService; tasks: TaskStore }> = async (app, { sessions, tasks }) => {
   app.get(
     '/api/sessions/:session_id/tasks',
-    { schema: { tags: ['chat'], params: z.object({ session_id: z.string().min(1).max(100) }), response: { 200: z.array(Task) } } },
+    { schema: { tags: ['chat'], params: SessionParams, response: { 200: z.array(Task) } } },
     async (req) => {
       await sessions.getOwned(me(req).id, req.params.session_id);
       return tasks.list(req.params.session_id);

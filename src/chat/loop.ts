@@ -5,7 +5,7 @@ import type { SessionWorkspace } from '../tools/types.js';
 import { assistantMessages } from './history.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
-import type { ToolCall, Turn } from './turns.js';
+import { isOpen, type ToolCall, type Turn } from './turns.js';
 import { executeTool } from './tool-exec.js';
 
 export const QUESTION_TOOL = 'AskUserQuestion';
@@ -181,7 +181,7 @@ async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn,
 export async function closeTurn(run: RunState, turn: Turn, status: 'interrupted' | 'failed', t0?: number) {
   const why = status === 'interrupted' ? 'cancelled: the run was stopped before this tool call finished' : 'cancelled: the run failed before this tool call finished';
   for (const c of turn.tool_calls) {
-    if (c.status === 'pending' || c.status === 'awaiting_answer') {
+    if (isOpen(c)) {
       run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: c.id, result: why, status: 'cancelled', duration_ms: 0 } });
     }
   }

@@ -8,6 +8,7 @@ import { countTokens, TOKENIZER_MODEL } from './tokens.js';
 import type { TurnStore } from './turn-store.js';
 import { turnText, type Turn } from './turns.js';
 import type { Config } from '../config/index.js';
+import { SessionParams as Params } from '../sessions/schemas.js';
 
 export interface ChatRouteDeps {
   config: Config;
@@ -17,7 +18,6 @@ export interface ChatRouteDeps {
   tools: ToolRegistry;
 }
 
-const Params = z.object({ session_id: z.string().min(1).max(100).regex(/^[^\0]*$/, 'must not contain NUL') });
 const Block = z.object({ type: z.string(), content: z.string(), tool_call_id: z.string().nullable(), tool_name: z.string().nullable(), display_name: z.string().nullable() });
 const ToolCall = z.object({
   id: z.string(),

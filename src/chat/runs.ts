@@ -5,16 +5,16 @@ import { Errors, AppError } from '../server/errors.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspaces } from '../files/workspace.js';
 import { asset } from '../lib/assets.js';
-import { newId, randomToken } from '../lib/ids.js';
+import { randomToken } from '../lib/ids.js';
 import type { EventLog } from './events.js';
-import { toModelMessages, type MessageContent } from './history.js';
+import { toModelMessages } from './history.js';
 import { closeTurn, runLoop, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import { RunState } from './run-state.js';
 import { ChatSend, issues } from './send-schema.js';
 import type { TurnStore } from './turn-store.js';
 import { recoverOrphans } from './recovery.js';
-import type { Turn } from './turns.js';
+import { hasOpenCalls, type Turn } from './turns.js';
 import { answerText, type Question } from '../agents/question.js';
 import { subagentMessages, toolsAtDepth } from '../agents/subagents.js';
 
@@ -125,7 +125,7 @@ export class RunManager {
     const state = await this.newRun(userId, sessionId, claimed.model);
     state.emit('chat:start', { mode: claimed.mode, headless: false });
     state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: 'done', duration_ms: 0 } });
-    if (!turn.tool_calls.some((c) => c.status === 'pending' || c.status === 'awaiting_answer')) turn.status = 'completed';
+    if (!hasOpenCalls(turn)) turn.status = 'completed';
     await this.deps.turns.update(turn);
     this.launch(state, claimed, { mode: claimed.mode, headless: false, resumeFrom: turn });
     return { turn_id: null };
@@ -140,7 +140,7 @@ export class RunManager {
     const allowed = this.deps.tools.allowed(claimed.disable_tools);
     let turn = from;
     for (;;) {
-      if (turn.tool_calls.some((c) => c.status === 'pending' || c.status === 'awaiting_answer')) return { kind: 'paused' };
+      if (hasOpenCalls(turn)) return { kind: 'paused' };
       const stored = await this.deps.turns.list(state.sessionId);
       const owner = (callId: string) => stored.find((s) => s.turn.tool_calls.some((c) => c.id === callId))?.turn;
       let depth = 0;
@@ -157,7 +157,7 @@ export class RunManager {
       const parent = owner(turn.parent_fork_tool_call_id!)!;
       const result = out.kind === 'max_turns' ? `${out.text}\n\n[the sub-agent stopped at the bound on model calls per run]` : out.text || '(the sub-agent finished without a text answer)';
       state.patch(parent, { patch_type: 'tool_result', data: { tool_call_id: turn.parent_fork_tool_call_id!, result, status: 'done', duration_ms: 0 } });
-      if (!parent.tool_calls.some((c) => c.status === 'pending' || c.status === 'awaiting_answer')) parent.status = 'completed';
+      if (!hasOpenCalls(parent)) parent.status = 'completed';
       await this.deps.turns.update(parent);
       turn = parent;
     }
@@ -299,6 +299,3 @@ export class RunManager {
     await this.conn().execute('delete from service_instances where id = ?', [this.instanceId]).catch(() => {});
   }
 }
-
-export { newId };
-export type { MessageContent };

@@ -122,6 +122,15 @@ export function applyPatch(turn: Turn, patch: Patch): void {
   }
 }
 
+/** A call still waiting for its result (running, or a question not yet answered). */
+export function isOpen(c: ToolCall): boolean {
+  return c.status === 'pending' || c.status === 'awaiting_answer';
+}
+
+export function hasOpenCalls(turn: Pick<Turn, 'tool_calls'>): boolean {
+  return turn.tool_calls.some(isOpen);
+}
+
 /** Plain text of a turn: the concatenation of its text blocks (SPEC.md rendering contract). */
 export function turnText(turn: Pick<Turn, 'blocks'>): string {
   return turn.blocks

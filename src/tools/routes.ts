@@ -5,7 +5,8 @@ import { Errors } from '../server/errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { BackgroundTasks } from './background.js';
 
-const Params = z.object({ session_id: z.string().min(1).max(100) });
+import { SessionParams as Params } from '../sessions/schemas.js';
+
 const TaskParams = Params.extend({ task_id: z.string().min(1).max(100) });
 const Task = z.object({
   id: z.string(),

@@ -109,7 +109,7 @@ async function requestJson(backend: string, url: URL, init: RequestInit, signal:
 function toResults(items: unknown, snippetKey: string): SearchResult[] {
   if (!Array.isArray(items)) return [];
   return items
-    .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object' && typeof (r as any).url === 'string')
+    .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object' && typeof (r as { url?: unknown }).url === 'string')
     .map((r) => ({ title: cleanSnippet(r.title, 200) || String(r.url), url: String(r.url), snippet: cleanSnippet(r[snippetKey]) }));
 }
 
