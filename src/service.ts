@@ -26,7 +26,10 @@ import { agentTool } from './agents/fork.js';
 import { subagentServices } from './agents/subagents.js';
 import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
 import { loadPlugins } from './plugins/loader.js';
-import { RunManager } from './chat/runs.js';
+import { RunExecutor } from './chat/run-executor.js';
+import { RunStore } from './chat/run-store.js';
+import { ChatService } from './chat/chat-service.js';
+import { LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
 import { chatRoutes, mergedMessages } from './chat/routes.js';
@@ -38,7 +41,8 @@ export interface Service {
   db: Database;
   users: UserService;
   tools: ToolRegistry;
-  runs: RunManager;
+  executor: RunExecutor;
+  chat: ChatService;
   turns: TurnStore;
   runner: Runner;
   background: BackgroundTasks;
@@ -72,12 +76,14 @@ async function listenRevocations(url: string, onRevoked: (keyId: string) => void
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Service> {
   mkdirSync(join(config.home, 'logs'), { recursive: true, mode: 0o700 });
   const warnings: string[] = [];
+  const logger = new LateLogger();
   const db = opts.db ?? (await openDatabase(config, { migrate: true }));
   const closers: (() => Promise<unknown>)[] = [];
+  const removeLastResort = keepServing(logger);
   try {
     const users = new UserService(db.em);
     const sessions = new SessionService(db.em, { home: config.home, defaultModel: config.model.default, models: config.model.models });
-    const log = new EventLog(db, new MemoryBus(), { ttlHours: config.replayTtlHours });
+    const log = new EventLog(db, new MemoryBus(), { ttlHours: config.replayTtlHours, logger });
     closers.push(() => log.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new OpenAIModel(config.model);
@@ -115,9 +121,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const runs = new RunManager({ config, db, log, turns, model, tools, workspaces, loopServices: subagentServices });
-    await runs.start();
-    closers.unshift(() => runs.close());
+    const executor = new RunExecutor({ config, store: new RunStore(db), log, turns, logger });
+    await executor.start();
+    closers.unshift(() => executor.close());
+    const chat = new ChatService({ config, executor, turns, model, tools, workspaces, loopServices: subagentServices });
     const subs = new Subscriptions(log.bus);
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
@@ -135,18 +142,29 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       logger: logFile ? { level: config.logLevel, file: logFile } : false,
       routes: [
         { plugin: sessionRoutes, opts: { config, sessions } },
-        { plugin: chatRoutes, opts: { config, sessions, turns, runs, tools } },
+        { plugin: chatRoutes, opts: { config, sessions, turns, executor, chat, tools } },
         { plugin: fileRoutes, opts: { config, sessions } },
         { plugin: backgroundRoutes, opts: { sessions, background } },
         { plugin: computerRoutes, opts: { runner, clearMemo } },
         { plugin: taskRoutes, opts: { sessions, tasks } },
       ],
     });
+    logger.bind(app.log);
     await app.listen({ host: config.host, port: config.port });
     const io = createGateway(app.server, {
       config,
       users,
-      modules: [chatSocket({ runs, log, turns, sessions, subs, maxMessageBytes: config.limits.socketMessage, messages: (id) => mergedMessages(turns, runs, id) })],
+      modules: [chatSocket({
+          chat,
+          log,
+          logger,
+          turns,
+          sessions,
+          subs,
+          maxMessageBytes: config.limits.socketMessage,
+          maxSubscriptions: config.chat.subscriptionsPerSocket,
+          messages: (id) => mergedMessages(turns, executor, id),
+        }),],
     });
     // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
     closers.splice(1, 0, () => io.close(), () => app.close());
@@ -164,7 +182,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       db,
       users,
       tools,
-      runs,
+      executor,
+      chat,
       turns,
       runner,
       background,
@@ -176,11 +195,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         (closing ??= (async () => {
           for (const c of closers) await c().catch(() => {});
           if (!opts.db) await db.close();
+          removeLastResort();
         })()),
     };
   } catch (e) {
     for (const c of closers) await c().catch(() => {});
     if (!opts.db) await db.close();
+    removeLastResort();
     throw e;
   }
 }

@@ -1,4 +1,6 @@
 import type { Database } from '../db/index.js';
+import { storableJson } from '../lib/json.js';
+import { errField, type Logger } from '../lib/logger.js';
 
 /**
  * Session events: every event gets the session's next `seq`, is published at once to live
@@ -43,7 +45,7 @@ export class EventLog {
   constructor(
     private readonly db: Database,
     readonly bus: EventBus,
-    private readonly opts: { ttlHours: number; flushMs?: number; maxBatch?: number },
+    private readonly opts: { ttlHours: number; flushMs?: number; maxBatch?: number; logger?: Logger },
   ) {
     this.purgeTimer = setInterval(() => void this.purge().catch(() => {}), 3600_000);
     this.purgeTimer.unref();
@@ -99,7 +101,7 @@ export class EventLog {
       if (!batch.length) return;
       // Four array parameters bound by the server (knex -> pg), not a query string built in JS:
       // formatting thousands of values client-side blocked the event loop under load.
-      const cols = [batch.map((e) => e.payload.session_id), batch.map((e) => e.payload.seq), batch.map((e) => e.name), batch.map((e) => JSON.stringify(e.payload))];
+      const cols = [batch.map((e) => e.payload.session_id), batch.map((e) => e.payload.seq), batch.map((e) => e.name), batch.map((e) => storableJson(e.payload))];
       try {
         await this.db
           .em()
@@ -115,30 +117,46 @@ export class EventLog {
           await this.db
             .em()
             .getConnection()
-            .execute('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [ev.payload.session_id, ev.payload.seq, ev.name, JSON.stringify(ev.payload)])
-            .catch(() => {});
+            .execute('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [ev.payload.session_id, ev.payload.seq, ev.name, storableJson(ev.payload)])
+            .catch((e) => this.onDropped(ev, e));
         }
       }
     });
     return this.flushing;
   }
 
-  /** Events with seq > since, in order; 'too_old' when some of them have been purged. */
-  async replay(sessionId: string, since: number): Promise<SessionEvent[] | 'too_old'> {
+  /**
+   * Hand `onPage` the events with seq > since, in order, a page at a time (a long session is never
+   * loaded whole); 'too_old' (and no page) when some of them have been purged.
+   */
+  async replay(sessionId: string, since: number, onPage: (events: SessionEvent[]) => void, pageSize = 1000): Promise<'ok' | 'too_old'> {
     await this.flush();
     const conn = this.db.em().getConnection();
-    const rows = await conn.execute<{ name: string; payload: SessionEvent['payload'] }[]>(
-      'select name, payload from session_events where session_id = ? and seq > ? order by seq',
-      [sessionId, since],
-    );
-    const first = rows[0]?.payload.seq;
-    if (first !== undefined && first !== since + 1) return 'too_old';
-    if (first === undefined) {
-      const [{ m }] = await conn.execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
-      const latest = Math.max(m, this.seqs.get(sessionId) ?? 0);
-      if (latest > since) return 'too_old';
+    let cursor = since;
+    for (;;) {
+      const rows = await conn.execute<{ name: string; payload: SessionEvent['payload'] }[]>(
+        'select name, payload from session_events where session_id = ? and seq > ? order by seq limit ?',
+        [sessionId, cursor, pageSize],
+      );
+      if (cursor === since) {
+        const first = rows[0]?.payload.seq;
+        if (first !== undefined && first !== since + 1) return 'too_old';
+        if (first === undefined) {
+          const [{ m }] = await conn.execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
+          if (Math.max(m, this.seqs.get(sessionId) ?? 0) > since) return 'too_old';
+        }
+      }
+      if (!rows.length) return 'ok';
+      onPage(rows.map((r) => ({ name: r.name, payload: r.payload })));
+      cursor = rows[rows.length - 1].payload.seq;
+      if (rows.length < pageSize) return 'ok';
     }
-    return rows.map((r) => ({ name: r.name, payload: r.payload }));
+  }
+
+  /** An event that could not be written: expected when its session was deleted (FK), else logged. */
+  private onDropped(ev: SessionEvent, e: unknown) {
+    if ((e as { code?: string }).code === '23503') return;
+    this.opts.logger?.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq }, 'an event could not be stored');
   }
 
   async purge() {

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { me } from '../server/auth.js';
 import type { SessionService } from '../sessions/service.js';
 import { ToolRegistry } from '../tools/registry.js';
-import type { RunManager } from './runs.js';
+import type { ChatService } from './chat-service.js';
+import type { RunExecutor } from './run-executor.js';
 import { countTokens, TOKENIZER_MODEL } from './tokens.js';
 import type { TurnStore } from './turn-store.js';
 import { turnText, type Turn } from './turns.js';
@@ -14,7 +15,8 @@ export interface ChatRouteDeps {
   config: Config;
   sessions: SessionService;
   turns: TurnStore;
-  runs: RunManager;
+  executor: RunExecutor;
+  chat: ChatService;
   tools: ToolRegistry;
 }
 
@@ -90,7 +92,7 @@ function turnTokens(t: Turn): number {
 }
 
 /** Stored turns, with the in-flight state of turns this process is streaming. */
-export async function mergedMessages(turns: TurnStore, runs: RunManager, sessionId: string): Promise<Turn[]> {
+export async function mergedMessages(turns: TurnStore, runs: Pick<RunExecutor, 'liveTurns'>, sessionId: string): Promise<Turn[]> {
   const live = new Map(runs.liveTurns(sessionId).map((t) => [t.id, t]));
   return (await turns.list(sessionId)).map(({ turn }) => live.get(turn.id) ?? turn);
 }
@@ -98,7 +100,7 @@ export async function mergedMessages(turns: TurnStore, runs: RunManager, session
 export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps) => {
   const tags = ['chat'];
 
-  const messages = (sessionId: string) => mergedMessages(deps.turns, deps.runs, sessionId);
+  const messages = (sessionId: string) => mergedMessages(deps.turns, deps.executor, sessionId);
 
   app.get('/api/sessions/:session_id/messages', { schema: { tags, params: Params, response: { 200: z.array(TurnSchema) } } }, async (req) => {
     await deps.sessions.getOwned(me(req).id, req.params.session_id);
@@ -107,7 +109,7 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
 
   async function promptCosts(sessionId: string, userId: string) {
     const s = await deps.sessions.getOwned(userId, sessionId);
-    const system = deps.runs.systemPrompt(s.mode);
+    const system = deps.chat.systemPrompt(s.mode);
     const tools = s.mode === 'planning' ? [] : deps.tools.allowed(s.disableTools);
     return { s, system_prompt_tokens: countTokens(system), tools_tokens: countTokens(JSON.stringify(ToolRegistry.toOpenAI(tools))) };
   }

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
+/** PostgreSQL cannot store NUL; a message holding one is refused before anything is stored. */
+const Text = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'must not contain NUL characters (\\u0000)');
+
 const Part = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('text'), text: Text(1_000_000) }),
   z.object({
     type: z.literal('image_url'),
     image_url: z.object({
@@ -13,7 +16,7 @@ const Part = z.discriminatedUnion('type', [
 
 export const ChatSend = z.object({
   session_id: z.string().min(1).max(100),
-  message: z.union([z.string().max(1_000_000), z.array(Part).min(1).max(100)]).default(''),
+  message: z.union([Text(1_000_000), z.array(Part).min(1).max(100)]).default(''),
   mode: z.enum(['planning', 'executing']).optional(),
   headless: z.boolean().optional(),
   output_schema: z.record(z.string(), z.unknown()).optional(),
@@ -22,7 +25,7 @@ export const ChatSend = z.object({
     .object({
       tool_call_id: z.string().min(1),
       selections: z.record(z.string(), z.array(z.number().int().min(0))).default({}),
-      custom: z.record(z.string(), z.string()).default({}),
+      custom: z.record(z.string(), Text(100_000)).default({}),
     })
     .optional(),
 });

@@ -2,7 +2,8 @@ import { AppError } from '../server/errors.js';
 import type { AppSocket, SocketModule } from '../server/gateway.js';
 import type { SessionService } from '../sessions/service.js';
 import type { EventLog } from './events.js';
-import type { RunManager } from './runs.js';
+import { errField, type Logger } from '../lib/logger.js';
+import type { ChatService } from './chat-service.js';
 import { issues, SessionRef, Subscribe } from './send-schema.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { TurnStore } from './turn-store.js';
@@ -15,9 +16,16 @@ function fail(e: unknown): { ok: false; error: { code: string; message: string }
   return { ok: false, error: { code: 'INTERNAL', message: 'internal error' } };
 }
 
+function sessionOf(payload: unknown): string | null {
+  const id = payload && typeof payload === 'object' ? (payload as { session_id?: unknown }).session_id : null;
+  return typeof id === 'string' ? id.slice(0, 100) : null;
+}
+
 export interface ChatSocketDeps {
-  runs: RunManager;
+  chat: ChatService;
   log: EventLog;
+  logger: Logger;
+  maxSubscriptions: number;
   turns: TurnStore;
   sessions: SessionService;
   subs: Subscriptions;
@@ -38,6 +46,7 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
           }
           reply({ ok: true, ...((await fn(payload)) as object) });
         } catch (e) {
+          if (!(e instanceof AppError)) deps.logger.error({ ...errField(e), event, session_id: sessionOf(payload), user_id: userId }, 'socket handler failed');
           reply(fail(e));
         }
       });
@@ -48,18 +57,20 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       const { session_id, since_seq } = p.data;
       await deps.sessions.getOwned(userId, session_id);
       deps.subs.remove(socket.id, session_id);
+      if (deps.subs.count(socket.id) >= deps.maxSubscriptions) {
+        throw new AppError(429, 'RATE_LIMITED', `one connection may subscribe to at most ${deps.maxSubscriptions} sessions; unsubscribe from some first`);
+      }
       const sub = deps.subs.add(socket, session_id, since_seq ?? Number.MAX_SAFE_INTEGER);
       try {
         if (since_seq === undefined) {
           // Live only: deliver every event after the current position.
           sub.setCursor(await deps.log.latest(session_id));
         } else {
-          const events = await deps.log.replay(session_id, since_seq);
-          if (events === 'too_old') {
+          if ((await deps.log.replay(session_id, since_seq, sub.replay)) === 'too_old') {
             const seq = await deps.log.latest(session_id);
             socket.emit('session:resync', { session_id, seq, turns: await deps.messages(session_id) });
             sub.setCursor(seq);
-          } else sub.replay(events);
+          }
         }
       } finally {
         sub.live();
@@ -74,12 +85,12 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       return { session_id: p.data.session_id };
     });
 
-    handle('chat:send', async (payload) => deps.runs.send(userId, payload));
+    handle('chat:send', async (payload) => deps.chat.send(userId, payload));
 
     handle('chat:stop', async (payload) => {
       const p = SessionRef.safeParse(payload);
       if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
-      return { stopped: await deps.runs.stop(userId, p.data.session_id) };
+      return deps.chat.stop(userId, p.data.session_id);
     });
 
     handle('chat:compact', async () => {

@@ -16,6 +16,7 @@ interface Sub {
  */
 export class Subscriptions {
   private bySession = new Map<string, Map<string, Sub>>();
+  private bySocket = new Map<string, Set<string>>();
   private off: () => void;
 
   constructor(bus: EventBus) {
@@ -37,6 +38,9 @@ export class Subscriptions {
     if (!subs) this.bySession.set(sessionId, (subs = new Map()));
     const sub: Sub = { socket, cursor, held: [] };
     subs.set(socket.id, sub);
+    let mine = this.bySocket.get(socket.id);
+    if (!mine) this.bySocket.set(socket.id, (mine = new Set()));
+    mine.add(sessionId);
     return {
       replay: (events: SessionEvent[]) => events.forEach((ev) => send(sub, ev)),
       setCursor: (seq: number) => (sub.cursor = seq),
@@ -48,17 +52,27 @@ export class Subscriptions {
     };
   }
 
+  /** How many sessions one socket is subscribed to. */
+  count(socketId: string): number {
+    return this.bySocket.get(socketId)?.size ?? 0;
+  }
+
   remove(socketId: string, sessionId?: string) {
-    for (const [sid, subs] of this.bySession) {
-      if (sessionId && sid !== sessionId) continue;
-      subs.delete(socketId);
-      if (!subs.size) this.bySession.delete(sid);
+    const mine = this.bySocket.get(socketId);
+    if (!mine) return;
+    for (const sid of sessionId ? [sessionId] : [...mine]) {
+      mine.delete(sid);
+      const subs = this.bySession.get(sid);
+      subs?.delete(socketId);
+      if (subs && !subs.size) this.bySession.delete(sid);
     }
+    if (!mine.size) this.bySocket.delete(socketId);
   }
 
   close() {
     this.off();
     this.bySession.clear();
+    this.bySocket.clear();
   }
 }
 

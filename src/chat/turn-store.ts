@@ -1,4 +1,5 @@
 import type { Database } from '../db/index.js';
+import { storableJson, storableText } from '../lib/json.js';
 import { COMPACTION_FIELDS, turnText, type Turn } from './turns.js';
 
 interface TurnRow {
@@ -75,14 +76,14 @@ export class TurnStore {
     const extra = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null));
     await this.conn().execute(
       `insert into turns (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)`,
-      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, JSON.stringify(blocks), JSON.stringify(tool_calls), JSON.stringify(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, JSON.stringify(memory_refs), parent_fork_tool_call_id, turnText(turn), Object.keys(extra).length ? JSON.stringify(extra) : null],
+      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), Object.keys(extra).length ? storableJson(extra) : null],
     );
   }
 
   async update(turn: Turn): Promise<void> {
     await this.conn().execute(
       'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ? where id = ?',
-      [turn.status, JSON.stringify(turn.blocks), JSON.stringify(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, turnText(turn), turn.model, turn.id],
+      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, turn.id],
     );
   }
 

@@ -62,6 +62,8 @@ const settings = {
   AGENTSVC_PLUGINS: z.string().default(''),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
+  AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
+  AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
 } as const;
 
 type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> };
@@ -95,6 +97,8 @@ export interface Config {
   };
   limits: { body: number; file: number; upload: number; socketMessage: number; toolOutput: number; bashTimeoutMs: number };
   web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
+  /** Per-user and per-socket bounds of the chat gateway. */
+  chat: { runsPerUser: number; subscriptionsPerSocket: number };
   replayTtlHours: number;
   plugins: string[];
   publicSharing: boolean;
@@ -209,6 +213,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       searchUrl: v.AGENTSVC_SEARCH_URL,
       searchApiKey: v.AGENTSVC_SEARCH_API_KEY,
     },
+    chat: { runsPerUser: v.AGENTSVC_MAX_RUNS_PER_USER, subscriptionsPerSocket: v.AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET },
     replayTtlHours: v.AGENTSVC_REPLAY_TTL_HOURS,
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,

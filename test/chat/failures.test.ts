@@ -73,7 +73,7 @@ t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
   t.equal(busy.error.code, 'SESSION_BUSY');
   const t0 = Date.now();
   const stop = await request(sock, 'chat:stop', { session_id: sid });
-  t.same(stop, { ok: true, stopped: true });
+  t.same(stop, { ok: true, stopped: true, status: 'interrupted' });
   await untilEnd(seen, sid);
   t.ok(Date.now() - t0 < 2000, 'ended within 2 s');
   t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'interrupted', finish_reason: 'interrupted' } });
@@ -113,6 +113,8 @@ t.test('bad chat:send input: error ack, nothing stored, socket stays usable', as
     [{ session_id: sid, message: '' }, 'VALIDATION_ERROR'],
     [{ session_id: sid, message: 'x', output_schema: { type: 'object' } }, 'VALIDATION_ERROR'],
     [{ session_id: sid, message: '', askuser_answer: { tool_call_id: 'tc_x', selections: {} } }, 'NO_PENDING_QUESTION'],
+    [{ session_id: sid, message: 'x', whatif: { from_step: 1 } }, 'VALIDATION_ERROR'],
+    [{ session_id: sid, message: 'nul\u0000' }, 'VALIDATION_ERROR'],
     ['not an object', 'VALIDATION_ERROR'],
     [null, 'VALIDATION_ERROR'],
   ];
@@ -130,7 +132,11 @@ t.test('bad chat:send input: error ack, nothing stored, socket stays usable', as
   const ok = await request(sock, 'chat:send', { session_id: sid, message: 'hello' });
   t.equal(ok.ok, true, 'the socket still works');
   await untilEnd(seen, sid);
-  const noAck = sock.emit('chat:send', { session_id: sid });
-  t.ok(noAck, 'events without an ack callback do not crash the handler');
+  // Events without an ack callback: the handler must not throw, and the socket keeps working.
+  sock.emit('chat:send', { session_id: sid });
+  sock.emit('chat:stop', 'nonsense');
+  sock.emit('session:subscribe');
+  t.equal((await request(sock, 'session:subscribe', { session_id: sid })).ok, true, 'the socket still answers after ack-less events');
+  t.ok(sock.connected);
   t.equal((await request(sock, 'session:subscribe', { session_id: sid, since_seq: -1 })).error.code, 'VALIDATION_ERROR');
 });

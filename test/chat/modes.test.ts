@@ -1,5 +1,4 @@
 import t from 'tap';
-import { recoverOrphans } from '../../src/chat/recovery.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 
@@ -109,7 +108,7 @@ t.test('planning mode, headless output, structured output, images', async (t) =>
   });
 });
 
-t.test('runs no live process owns are closed on start', async (t) => {
+t.test('runs no live process owns are closed by a live process (heartbeat recovery)', async (t) => {
   const { app } = await buildWithModel(t, { AGENTSVC_MAX_MODEL_CALLS: '3' });
   const sid = await createSession(app);
   const conn = app.service.db.em().getConnection();
@@ -126,7 +125,7 @@ t.test('runs no live process owns are closed on start', async (t) => {
   await next(sock, 'connect');
   const seen = record(sock);
   await subscribe(sock, sid);
-  t.same(await recoverOrphans({ db: app.service.db, log: app.service.log, turns: app.service.turns, config: app.config }), [sid]);
+  t.same(await app.service.executor.recover(), [sid]);
   await untilEnd(seen, sid);
   t.same(seen.map((e) => [e.name, e.payload.seq]), [['turn:patch', 3], ['turn:end', 4], ['chat:end', 5]]);
   const detail = await (await app.api(`/api/sessions/${sid}`)).json();
@@ -135,5 +134,33 @@ t.test('runs no live process owns are closed on start', async (t) => {
   t.equal(turn.status, 'interrupted');
   t.equal(turn.blocks[0].content, 'half an ans');
   t.match(turn.tool_calls[0], { id: 'tc_x', status: 'cancelled' });
-  t.same(await recoverOrphans({ db: app.service.db, log: app.service.log, turns: app.service.turns, config: app.config }), [], 'idempotent');
+  t.same(await app.service.executor.recover(), [], 'idempotent');
+});
+
+t.test('runs no live process owns are closed when the service starts', async (t) => {
+  const { app } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const conn = app.service.db.em().getConnection();
+  // As a process killed mid-run leaves it; then the service restarts.
+  await conn.execute(`update sessions set status = 'running', run_owner = 'inst_dead' where id = ?`, [sid]);
+  await conn.execute(`insert into turns (id, session_id, sequence, turn_id, role, status) values ('entry_y', ?, 0, 'turn_y', 'assistant', 'streaming')`, [sid]);
+  await app.restart();
+  const detail = await (await app.api(`/api/sessions/${sid}`)).json();
+  t.equal(detail.status, 'interrupted', 'closed by the new process before it served anything');
+  const [turn] = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.equal(turn.status, 'interrupted');
+});
+
+t.test('a session left running by this very process (a lost claim) is closed by chat:stop and by recovery', async (t) => {
+  const { app } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const conn = app.service.db.em().getConnection();
+  await conn.execute(`update sessions set status = 'running', run_owner = ? where id = ?`, [app.service.executor.instanceId, sid]);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const ack = await request(sock, 'chat:stop', { session_id: sid });
+  t.same(ack, { ok: true, stopped: true, status: 'interrupted' }, 'chat:stop reports what it did');
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'interrupted');
+  const again = await request(sock, 'chat:stop', { session_id: sid });
+  t.same(again, { ok: true, stopped: false, status: 'interrupted' }, 'nothing to stop: says so');
 });

@@ -57,3 +57,20 @@ export async function subscribe(socket: Socket, sessionId: string, since_seq?: n
 export function shape(events: Recorded[]): string[] {
   return events.map((e) => (e.name === 'turn:patch' ? `turn:patch:${e.payload.patch_type}` : e.name));
 }
+
+/** A connected socket of `key` (default admin), recording every event, subscribed to `sessionId`. */
+export async function watch(app: TestApp, sessionId: string, key = app.adminKey): Promise<{ sock: Socket; seen: Recorded[] }> {
+  const sock = app.socket(key);
+  const { next } = await import('./socket.js');
+  await next(sock, 'connect');
+  const seen = record(sock);
+  await subscribe(sock, sessionId);
+  return { sock, seen };
+}
+
+/** A fresh app with a fake model and one session watched by an admin socket. */
+export async function chatFixture(t: T, env: Record<string, string> = {}) {
+  const { app, model } = await buildWithModel(t, env);
+  const sid = await createSession(app);
+  return { app, model, sid, ...(await watch(app, sid)) };
+}

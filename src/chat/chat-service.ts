@@ -1,0 +1,199 @@
+import { Ajv } from 'ajv';
+import type { Config } from '../config/index.js';
+import { AppError, Errors } from '../server/errors.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { Workspaces } from '../files/workspace.js';
+import { asset } from '../lib/assets.js';
+import { toModelMessages } from './history.js';
+import { runLoop, type LoopDeps, type LoopOutcome } from './loop.js';
+import { ModelError, type ModelMessage, type ModelPort } from './model.js';
+import type { RunState } from './run-state.js';
+import type { Claimed } from './run-store.js';
+import type { RunEnd, RunExecutor } from './run-executor.js';
+import { ChatSend, issues } from './send-schema.js';
+import type { TurnStore } from './turn-store.js';
+import { hasOpenCalls, type Turn } from './turns.js';
+import { answerText, type Question } from '../agents/question.js';
+import { subagentMessages, toolsAtDepth } from '../agents/subagents.js';
+
+export interface ChatDeps {
+  config: Config;
+  executor: RunExecutor;
+  turns: TurnStore;
+  model: ModelPort;
+  tools: ToolRegistry;
+  workspaces: Workspaces;
+  loopServices?: LoopDeps['loopServices'];
+}
+
+interface RunOptions {
+  mode: string;
+  headless: boolean;
+  schema?: Record<string, unknown>;
+  resumeFrom?: Turn;
+}
+
+type Answer = { tool_call_id: string; selections: Record<string, number[]>; custom: Record<string, string> };
+
+/** What a chat:send means: a new user message, or the answer to a pending question. */
+export class ChatService {
+  constructor(private readonly deps: ChatDeps) {}
+
+  /** chat:send: everything is validated before anything is stored; then the executor runs it. */
+  async send(userId: string, raw: unknown): Promise<{ turn_id: string | null }> {
+    const parsed = ChatSend.safeParse(raw);
+    if (!parsed.success) throw new AppError(422, 'VALIDATION_ERROR', issues(parsed.error));
+    const p = parsed.data;
+    if (p.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server yet');
+    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer);
+    if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
+    if (p.output_schema) {
+      try {
+        new Ajv({ strict: false }).compile(p.output_schema);
+      } catch (e) {
+        throw new AppError(422, 'VALIDATION_ERROR', `output_schema: not a valid JSON Schema (${(e as Error).message})`);
+      }
+    }
+    const text = typeof p.message === 'string' ? p.message : p.message.filter((m) => m.type === 'text').map((m) => (m as { text: string }).text).join('\n');
+    if (!text.trim() && typeof p.message === 'string') throw new AppError(422, 'VALIDATION_ERROR', 'message: must not be empty');
+    const from = ['created', 'completed', 'failed', 'interrupted'];
+    let opts!: RunOptions;
+    return this.deps.executor.run(
+      userId,
+      p.session_id,
+      from,
+      async (state, claimed) => {
+        opts = { mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema };
+        state.emit('chat:start', { mode: opts.mode, headless: opts.headless });
+        const user = state.newTurn('user', 'root', null, 'completed');
+        if (typeof p.message === 'string') user.blocks.push({ type: 'text', content: p.message, tool_call_id: null, tool_name: null, display_name: null });
+        else
+          for (const part of p.message)
+            user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
+        await state.startTurn(user, p.message);
+        await state.endTurn(user, 'completed');
+        return { turn_id: user.turn_id };
+      },
+      (state, claimed) => this.execute(state, claimed, opts),
+    );
+  }
+
+  /**
+   * chat:send with askuser_answer: validated against the pending question (nothing changes when it
+   * is wrong), then the paused loop resumes: chat:start, tool_result on the paused turn, next turns.
+   */
+  private async answer(userId: string, sessionId: string, a: Answer) {
+    const status = await this.deps.executor.status(userId, sessionId);
+    if (!status) throw Errors.notFound('session');
+    if (status === 'running') throw Errors.sessionBusy();
+    const stored = await this.deps.turns.list(sessionId);
+    const turn = stored.map((s) => s.turn).find((t) => t.tool_calls.some((c) => c.id === a.tool_call_id && c.status === 'awaiting_answer'));
+    if (status !== 'waiting_for_input' || !turn) throw new AppError(409, 'NO_PENDING_QUESTION', `no pending question with tool_call_id ${a.tool_call_id}`);
+    const call = turn.tool_calls.find((c) => c.id === a.tool_call_id)!;
+    const questions = (JSON.parse(call.arguments) as { questions: Question[] }).questions;
+    const text = answerText(questions, a);
+    let opts!: RunOptions;
+    return this.deps.executor.run(
+      userId,
+      sessionId,
+      ['waiting_for_input'],
+      async (state, claimed) => {
+        opts = { mode: claimed.mode, headless: false, resumeFrom: turn };
+        state.emit('chat:start', { mode: claimed.mode, headless: false });
+        state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: 'done', duration_ms: 0 } });
+        if (!hasOpenCalls(turn)) turn.status = 'completed';
+        await this.deps.turns.update(turn);
+        return { turn_id: null };
+      },
+      (state, claimed) => this.execute(state, claimed, opts),
+    );
+  }
+
+  stop(userId: string, sessionId: string) {
+    return this.deps.executor.stop(userId, sessionId);
+  }
+
+  systemPrompt(mode: string): string {
+    return mode === 'planning' ? `${asset('templates/prompts/system.md')}\n\n${asset('templates/prompts/planning.md')}` : asset('templates/prompts/system.md');
+  }
+
+  /** The body of a run: the root loop (or the resumed chain), structured output, the outcome. */
+  private async execute(state: RunState, claimed: Claimed, opts: RunOptions): Promise<RunEnd> {
+    const deps: LoopDeps = {
+      model: this.deps.model,
+      registry: this.deps.tools,
+      workspace: this.deps.workspaces.forSession(state.userId, state.sessionId),
+      env: claimed.env ?? undefined,
+      loopServices: this.deps.loopServices,
+    };
+    let out: LoopOutcome;
+    const messages: ModelMessage[] = [{ role: 'system', content: this.systemPrompt(opts.mode) }];
+    if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
+    else {
+      messages.push(...toModelMessages(await this.deps.turns.list(state.sessionId)));
+      const tools = opts.mode === 'planning' ? [] : this.deps.tools.allowed(claimed.disable_tools);
+      out = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
+    }
+    if (out.kind === 'done' && opts.schema) out = { kind: 'done', text: JSON.stringify(await this.structured(state, deps, messages, out.text, opts.schema)) };
+    if (out.kind === 'paused') return { status: 'completed', finish_reason: 'tool_question', result: null, sessionStatus: 'waiting_for_input' };
+    let result: unknown = null;
+    if (opts.headless) result = opts.schema ? { output: JSON.parse(out.text), schema: opts.schema } : { output: out.text };
+    return { status: 'completed', finish_reason: out.kind === 'max_turns' ? 'max_turns' : 'stop', result, sessionStatus: 'completed' };
+  }
+
+  /**
+   * Continue from a turn whose question was answered: run its loop on; when a sub-agent loop
+   * finishes, its answer becomes the parent fork call's result and the parent loop continues.
+   */
+  private async resumeChain(state: RunState, deps: LoopDeps, claimed: Claimed, from: Turn): Promise<LoopOutcome> {
+    const max = this.deps.config.model.maxForkDepth;
+    const allowed = this.deps.tools.allowed(claimed.disable_tools);
+    let turn = from;
+    for (;;) {
+      if (hasOpenCalls(turn)) return { kind: 'paused' };
+      const stored = await this.deps.turns.list(state.sessionId);
+      const owner = (callId: string) => stored.find((s) => s.turn.tool_calls.some((c) => c.id === callId))?.turn;
+      let depth = 0;
+      for (let t: Turn | undefined = turn; t?.parent_fork_tool_call_id; t = owner(t.parent_fork_tool_call_id)) depth++;
+      const history = toModelMessages(stored, turn.loop_id);
+      let messages: ModelMessage[];
+      if (turn.loop_id === 'root') messages = [{ role: 'system', content: this.systemPrompt(claimed.mode) }, ...history];
+      else {
+        const fork = owner(turn.parent_fork_tool_call_id!)!.tool_calls.find((c) => c.id === turn.parent_fork_tool_call_id)!;
+        messages = [...subagentMessages((JSON.parse(fork.arguments) as { prompt: string }).prompt), ...history];
+      }
+      const out = await runLoop(state, deps, { loopId: turn.loop_id, parentCallId: turn.parent_fork_tool_call_id, depth, messages, tools: toolsAtDepth(allowed, depth, max) });
+      if (out.kind === 'paused' || turn.loop_id === 'root') return out;
+      const parent = owner(turn.parent_fork_tool_call_id!)!;
+      const result = out.kind === 'max_turns' ? `${out.text}\n\n[the sub-agent stopped at the bound on model calls per run]` : out.text || '(the sub-agent finished without a text answer)';
+      state.patch(parent, { patch_type: 'tool_result', data: { tool_call_id: turn.parent_fork_tool_call_id!, result, status: 'done', duration_ms: 0 } });
+      if (!hasOpenCalls(parent)) parent.status = 'completed';
+      await this.deps.turns.update(parent);
+      turn = parent;
+    }
+  }
+
+  /** Validate structured output; one repair round with the validator's message, then fail. */
+  private async structured(state: RunState, deps: LoopDeps, messages: ModelMessage[], text: string, schema: Record<string, unknown>): Promise<unknown> {
+    const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+    const check = (t: string): { ok: true; value: unknown } | { ok: false; why: string } => {
+      let value: unknown;
+      try {
+        value = JSON.parse(t.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
+      } catch (e) {
+        return { ok: false, why: `not valid JSON (${(e as Error).message})` };
+      }
+      if (!validate(value)) return { ok: false, why: (validate.errors ?? []).map((er) => `${er.instancePath || '(root)'} ${er.message}`).join('; ') };
+      return { ok: true, value };
+    };
+    let r = check(text);
+    if (r.ok) return r.value;
+    messages.push({ role: 'user', content: `Your answer does not match the required JSON Schema: ${r.why}. Reply with only the corrected JSON.` });
+    const again = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools: [], jsonSchema: schema });
+    if (again.kind === 'done') {
+      r = check(again.text);
+      if (r.ok) return r.value;
+    }
+    throw new ModelError('OUTPUT_SCHEMA_INVALID', `the model's output does not match output_schema: ${r.ok ? 'no answer' : r.why}`);
+  }
+}

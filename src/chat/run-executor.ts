@@ -1,0 +1,260 @@
+import type { Config } from '../config/index.js';
+import { randomToken } from '../lib/ids.js';
+import { errField, type Logger } from '../lib/logger.js';
+import { Errors } from '../server/errors.js';
+import type { EventLog } from './events.js';
+import { closeTurn } from './loop.js';
+import { ModelError } from './model.js';
+import { RunState } from './run-state.js';
+import type { Claimed, OrphanRow, RunStore } from './run-store.js';
+import type { TurnStore } from './turn-store.js';
+import { applyPatch, type Patch, type Turn } from './turns.js';
+
+/** How a run ended: chat:end's fields and the session's status afterwards. */
+export interface RunEnd {
+  status: 'completed' | 'failed' | 'interrupted';
+  finish_reason: string;
+  result: unknown;
+  sessionStatus: string;
+}
+
+export interface ExecutorDeps {
+  config: Config;
+  store: RunStore;
+  log: EventLog;
+  turns: TurnStore;
+  logger: Logger;
+}
+
+interface ActiveRun {
+  state: RunState;
+  abort: AbortController;
+  /** Settles when the run has fully ended: session released, chat:end sent, log flushed. */
+  ended: Promise<void>;
+}
+
+const interruptedEnd: RunEnd = { status: 'interrupted', finish_reason: 'interrupted', result: null, sessionStatus: 'interrupted' };
+
+/**
+ * The one owner of a session's run lifecycle in this process. A run's start (claim, open the event
+ * log) and its end (release the claim, chat:end, flush, forget) are serialised per session, so the
+ * next chat:send, sent the moment chat:end arrives, starts only after the previous run is wholly
+ * gone. Nothing a run throws escapes: it ends that run `failed` with system:error.
+ */
+export class RunExecutor {
+  readonly instanceId = `inst_${randomToken(16)}`;
+  private active = new Map<string, ActiveRun>();
+  /** Sessions between their claim and their entry in `active` (recovery must not take them). */
+  private claiming = new Set<string>();
+  private lanes = new Map<string, Promise<unknown>>();
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  async start() {
+    await this.deps.store.register(this.instanceId);
+    await this.recover();
+    this.heartbeat = setInterval(() => {
+      void this.deps.store
+        .heartbeat(this.instanceId)
+        .then(() => this.recover())
+        .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
+    }, 10_000);
+    this.heartbeat.unref();
+  }
+
+  status(userId: string, sessionId: string) {
+    return this.deps.store.status(userId, sessionId);
+  }
+
+  isRunning(sessionId: string) {
+    return this.active.has(sessionId);
+  }
+
+  liveTurns(sessionId: string): Turn[] {
+    return [...(this.active.get(sessionId)?.state.live.values() ?? [])];
+  }
+
+  /** Run `fn` after every earlier start/end transition of this session has finished. */
+  private exclusive<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.lanes.get(sessionId) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const tail = next.catch(() => {});
+    this.lanes.set(sessionId, tail);
+    void tail.then(() => {
+      if (this.lanes.get(sessionId) === tail) this.lanes.delete(sessionId);
+    });
+    return next;
+  }
+
+  /**
+   * Start a run: claim the session (from one of `from`), open its event log, then `prepare` (e.g.
+   * store the user turn) and answer its result; `body` goes on in the background. Whatever
+   * `prepare` or `body` throws ends the run `failed` (or `interrupted` when stopped) and releases
+   * the session.
+   */
+  async run<T>(
+    userId: string,
+    sessionId: string,
+    from: string[],
+    prepare: (state: RunState, claimed: Claimed) => Promise<T>,
+    body: (state: RunState, claimed: Claimed, prepared: T) => Promise<RunEnd>,
+  ): Promise<T> {
+    if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
+    const { state, claimed, entry, settle } = await this.exclusive(sessionId, async () => {
+      if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
+      this.claiming.add(sessionId);
+      try {
+        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser);
+        try {
+          await this.deps.log.open(sessionId);
+          const abort = new AbortController();
+          const model = claimed.model ?? this.deps.config.model.default;
+          const state = new RunState(sessionId, userId, model, this.deps.config, this.deps.log, this.deps.turns, abort.signal, await this.deps.turns.nextSequence(sessionId));
+          let settle!: () => void;
+          const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
+          this.active.set(sessionId, entry);
+          return { state, claimed, entry, settle };
+        } catch (e) {
+          // The claim is ours and nothing ran yet: give the session back as it was left, failed.
+          this.deps.log.release(sessionId);
+          await this.deps.store.release(sessionId, this.instanceId, 'failed').catch(() => {});
+          throw e;
+        }
+      } finally {
+        this.claiming.delete(sessionId);
+      }
+    });
+    let prepared: T;
+    try {
+      prepared = await prepare(state, claimed);
+    } catch (e) {
+      void this.end(entry, await this.failed(state, e)).finally(settle);
+      throw e;
+    }
+    void (async () => {
+      let end: RunEnd;
+      try {
+        end = await body(state, claimed, prepared);
+      } catch (e) {
+        end = await this.failed(state, e);
+      }
+      await this.end(entry, end);
+    })()
+      .catch((e) => this.deps.logger.error({ ...errField(e), session_id: sessionId }, 'ending a run failed'))
+      .finally(settle);
+    return prepared;
+  }
+
+  /** A run that threw: system:error (unless it was stopped), every live turn closed. Never throws. */
+  private async failed(state: RunState, e: unknown): Promise<RunEnd> {
+    const interrupted = state.signal.aborted;
+    if (!interrupted) {
+      const code = e instanceof ModelError ? e.code : (e as { code?: string }).code === 'RUNNER_UNAVAILABLE' ? 'RUNNER_UNAVAILABLE' : 'RUN_FAILED';
+      if (code === 'RUN_FAILED') this.deps.logger.error({ ...errField(e), session_id: state.sessionId }, 'run failed with an unexpected error');
+      try {
+        state.emit('system:error', { code, message: (e as Error)?.message ?? String(e) });
+      } catch (err) {
+        this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not send system:error');
+      }
+    }
+    for (const t of [...state.live.values()]) {
+      await closeTurn(state, t, interrupted ? 'interrupted' : 'failed').catch((err) =>
+        this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run'),
+      );
+    }
+    return interrupted ? interruptedEnd : { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed' };
+  }
+
+  /** Release the session, send chat:end, flush and forget: one ordered step, whatever fails in it. */
+  private end(entry: ActiveRun, end: RunEnd): Promise<void> {
+    const { state } = entry;
+    return this.exclusive(state.sessionId, async () => {
+      const ctx = { session_id: state.sessionId };
+      await this.deps.store.release(state.sessionId, this.instanceId, end.sessionStatus).catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not release a session'));
+      try {
+        state.emit('chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason });
+      } catch (e) {
+        this.deps.logger.error({ ...errField(e), ...ctx }, 'could not send chat:end');
+      }
+      await this.deps.log.flush().catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not write events'));
+      if (this.active.get(state.sessionId) === entry) this.active.delete(state.sessionId);
+      this.deps.log.release(state.sessionId);
+    });
+  }
+
+  /**
+   * chat:stop: a run of this process is aborted and has ended (`interrupted`) within 2 s; a session
+   * left `running` by nobody is closed now. `stopped` says whether a run was really ended.
+   */
+  async stop(userId: string, sessionId: string): Promise<{ stopped: boolean; status: string }> {
+    const a = this.active.get(sessionId);
+    if (a && a.state.userId === userId) {
+      a.abort.abort(new Error('stopped'));
+      await Promise.race([a.ended, new Promise((r) => setTimeout(r, 2000))]);
+      return { stopped: true, status: (await this.deps.store.status(userId, sessionId)) ?? 'interrupted' };
+    }
+    const status = await this.deps.store.status(userId, sessionId);
+    if (!status) throw Errors.notFound('session');
+    if (status === 'running') {
+      const closed = await this.recover();
+      if (closed.includes(sessionId)) return { stopped: true, status: 'interrupted' };
+    }
+    return { stopped: false, status };
+  }
+
+  /**
+   * Close runs that no live process owns (crashed or killed owner, or a claim this process lost):
+   * the streaming turn is rebuilt from its stored patches, its unfinished tool calls are
+   * cancelled, it ends `interrupted`, and chat:end goes out, so no session stays `running`.
+   */
+  async recover(): Promise<string[]> {
+    const mine = [...this.active.keys(), ...this.claiming];
+    const orphans = await this.deps.store.orphans(this.instanceId, mine);
+    const recovered: string[] = [];
+    for (const o of orphans) {
+      const done = await this.exclusive(o.id, () => this.closeOrphan(o)).catch((e) => {
+        this.deps.logger.error({ ...errField(e), session_id: o.id }, 'could not close an orphaned run');
+        return false;
+      });
+      if (done) recovered.push(o.id);
+    }
+    await this.deps.store.forgetDeadInstances();
+    return recovered;
+  }
+
+  private async closeOrphan(o: OrphanRow): Promise<boolean> {
+    if (this.active.has(o.id) || this.claiming.has(o.id)) return false;
+    const marker = `recovering:${o.run_owner ?? 'none'}:${this.instanceId}:${Date.now()}`;
+    if (!(await this.deps.store.takeOver(o, marker))) return false;
+    await this.deps.log.open(o.id);
+    try {
+      const state = new RunState(o.id, o.user_id, o.model ?? this.deps.config.model.default, this.deps.config, this.deps.log, this.deps.turns, AbortSignal.abort(), 0);
+      for (const { turn } of await this.deps.turns.list(o.id)) {
+        if (turn.status !== 'streaming') continue;
+        turn.blocks = [];
+        turn.tool_calls = [];
+        for (const p of await this.deps.store.turnPatches(o.id, turn.turn_id)) applyPatch(turn, p as Patch);
+        state.live.set(turn.id, turn);
+        await closeTurn(state, turn, 'interrupted');
+      }
+      state.emit('chat:end', { status: 'interrupted', result: null, finish_reason: 'interrupted' });
+      await this.deps.store.release(o.id, marker, 'interrupted');
+      await this.deps.log.flush();
+    } finally {
+      this.deps.log.release(o.id);
+    }
+    return true;
+  }
+
+  /** Shutdown: stop every run (they end `interrupted`), then forget this instance. */
+  async close() {
+    this.closed = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const runs = [...this.active.values()];
+    for (const a of runs) a.abort.abort(new Error('service shutting down'));
+    await Promise.all(runs.map((a) => a.ended));
+    await this.deps.store.unregister(this.instanceId).catch(() => {});
+  }
+}

@@ -1,0 +1,108 @@
+import type { Database } from '../db/index.js';
+import { AppError, Errors } from '../server/errors.js';
+
+/** What a claim of a session hands the run: the session's settings as stored. */
+export interface Claimed {
+  mode: 'planning' | 'executing';
+  model: string | null;
+  disable_tools: string[];
+  env: Record<string, string> | null;
+}
+
+export interface OrphanRow {
+  id: string;
+  user_id: string;
+  model: string | null;
+  run_owner: string | null;
+}
+
+/** How long an instance may miss heartbeats (every 10 s) before its runs count as orphaned. */
+export const STALE_SECONDS = 30;
+
+/**
+ * The SQL of run ownership, in one place: which process runs which session (sessions.run_owner),
+ * which processes are alive (service_instances heartbeats), and the atomic claim and release.
+ */
+export class RunStore {
+  constructor(private readonly db: Database) {}
+
+  private conn() {
+    return this.db.em().getConnection();
+  }
+
+  async register(instanceId: string) {
+    await this.conn().execute('insert into service_instances (id) values (?)', [instanceId]);
+  }
+
+  async heartbeat(instanceId: string) {
+    await this.conn().execute('update service_instances set heartbeat_at = now() where id = ?', [instanceId]);
+  }
+
+  async unregister(instanceId: string) {
+    await this.conn().execute('delete from service_instances where id = ?', [instanceId]);
+  }
+
+  async status(userId: string, sessionId: string): Promise<string | null> {
+    const [row] = await this.conn().execute<{ status: string }[]>('select status from sessions where id = ? and user_id = ?', [sessionId, userId]);
+    return row?.status ?? null;
+  }
+
+  /**
+   * Atomically move a session from one of `from` to `running`, owned by `owner`, while the user has
+   * fewer than `maxPerUser` running sessions. Throws NOT_FOUND, SESSION_BUSY, RATE_LIMITED or
+   * INVALID_STATE when it cannot.
+   */
+  async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number): Promise<Claimed> {
+    const rows = await this.conn().execute<Claimed[]>(
+      `update sessions set status = 'running', run_owner = ?, updated_at = now()
+       where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
+         and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
+       returning mode, model, disable_tools, env`,
+      [owner, sessionId, userId, ...from, userId, maxPerUser],
+    );
+    if (rows.length) return rows[0];
+    const status = await this.status(userId, sessionId);
+    if (!status) throw Errors.notFound('session');
+    if (status === 'running') throw Errors.sessionBusy();
+    if (from.includes(status)) throw new AppError(429, 'RATE_LIMITED', `at most ${maxPerUser} chats may run at once for one user; wait for one to end`);
+    throw new AppError(409, 'INVALID_STATE', `the session is ${status}`);
+  }
+
+  /** End the claim: the session takes its final status, unless another owner holds it by now. */
+  async release(sessionId: string, owner: string, status: string) {
+    await this.conn().execute('update sessions set status = ?, run_owner = null, updated_at = now() where id = ? and run_owner = ?', [status, sessionId, owner]);
+  }
+
+  /**
+   * Running sessions nobody runs: their owner stopped heartbeating, or the owner is `self` but the
+   * session is not among `selfActive` (a claim this process lost track of must not stay running).
+   */
+  async orphans(self: string, selfActive: string[]): Promise<OrphanRow[]> {
+    return this.conn().execute<OrphanRow[]>(
+      `select id, user_id, model, run_owner from sessions where status = 'running' and (
+         run_owner is null
+         or (run_owner = ? and not (id = any(string_to_array(?, ','))))
+         or (run_owner <> ? and run_owner not in (select id from service_instances where heartbeat_at > now() - interval '${STALE_SECONDS} seconds')))`,
+      [self, selfActive.join(','), self],
+    );
+  }
+
+  /** Take a run over for closing; two processes recovering at once must not both close it. */
+  async takeOver(o: OrphanRow, marker: string): Promise<boolean> {
+    const taken = await this.conn().execute(`update sessions set run_owner = ? where id = ? and status = 'running' and run_owner is not distinct from ? returning id`, [marker, o.id, o.run_owner]);
+    return taken.length > 0;
+  }
+
+  async forgetDeadInstances() {
+    await this.conn().execute(`delete from service_instances where heartbeat_at < now() - interval '1 day'`);
+  }
+
+  /** The stored patches of one turn, in order, to rebuild a turn that was streaming when its run died. */
+  async turnPatches(sessionId: string, turnId: string): Promise<{ patch_type: string; data: unknown }[]> {
+    const rows = await this.conn().execute<{ payload: { patch_type: string; data: unknown } }[]>(
+      `select payload from session_events where session_id = ? and name = 'turn:patch' and payload->>'turn_id' = ? order by seq`,
+      [sessionId, turnId],
+    );
+    return rows.map((r) => r.payload);
+  }
+}
