@@ -23,7 +23,6 @@ import { backgroundRoutes } from './tools/routes.js';
 import { computerRoutes } from './computers/routes.js';
 import { askUserQuestionTool } from './agents/question.js';
 import { agentTool } from './agents/fork.js';
-import { subagentServices } from './agents/subagents.js';
 import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
 import { loadPlugins } from './plugins/loader.js';
 import { RunExecutor } from './chat/run-executor.js';
@@ -124,7 +123,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const executor = new RunExecutor({ config, store: new RunStore(db), log, turns, logger });
     await executor.start();
     closers.unshift(() => executor.close());
-    const chat = new ChatService({ config, executor, turns, model, tools, workspaces, loopServices: subagentServices });
+    const chat = new ChatService({ config, executor, turns, model, tools, workspaces });
     const subs = new Subscriptions(log.bus);
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');

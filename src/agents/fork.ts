@@ -1,15 +1,5 @@
 import { ToolError, type Tool } from '../tools/types.js';
 
-/** Thrown through the tool layer when a sub-agent paused on a question: its fork call stays pending. */
-export class SubAgentPaused extends Error {
-  readonly isPause = true;
-}
-
-export interface ForkService {
-  /** Run a sub-agent to its end; resolves with its final answer. Throws SubAgentPaused. */
-  fork(input: { description: string; prompt: string; subagent_type?: string }): Promise<string>;
-}
-
 export const agentTool: Tool<{ description: string; prompt: string; subagent_type?: string }> = {
   name: 'Agent',
   displayName: 'Sub-agent',
@@ -18,6 +8,7 @@ export const agentTool: Tool<{ description: string; prompt: string; subagent_typ
     'works until done, and its final answer is this tool\'s result. Give it a complete prompt: it does not see this conversation. ' +
     'Several Agent calls in one message run in parallel.',
   provider: 'fork',
+  parallel: true,
   parameters: {
     type: 'object',
     properties: {
@@ -29,8 +20,7 @@ export const agentTool: Tool<{ description: string; prompt: string; subagent_typ
     additionalProperties: false,
   },
   async execute(args, ctx) {
-    const svc = ctx.loop as ForkService | undefined;
-    if (!svc) throw new ToolError('sub-agents are not available here');
-    return svc.fork(args);
+    if (!ctx.fork) throw new ToolError('sub-agents are not available here');
+    return ctx.fork.fork(args);
   },
 };

@@ -26,6 +26,7 @@ export const askUserQuestionTool: Tool = {
     'Each question has 2-6 options (label + optional description); set multiSelect for several choices. ' +
     'The user may also answer in free text. The run pauses until they answer; the result states their choices.',
   provider: 'builtin',
+  pauses: true,
   parameters: {
     type: 'object',
     properties: {

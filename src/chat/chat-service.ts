@@ -14,7 +14,7 @@ import { ChatSend, issues } from './send-schema.js';
 import type { TurnStore } from './turn-store.js';
 import { hasOpenCalls, type Turn } from './turns.js';
 import { answerText, type Question } from '../agents/question.js';
-import { subagentMessages, toolsAtDepth } from '../agents/subagents.js';
+import { forkResult, forkService, subagentMessages, toolsAtDepth } from './forks.js';
 
 export interface ChatDeps {
   config: Config;
@@ -23,7 +23,6 @@ export interface ChatDeps {
   model: ModelPort;
   tools: ToolRegistry;
   workspaces: Workspaces;
-  loopServices?: LoopDeps['loopServices'];
 }
 
 interface RunOptions {
@@ -124,7 +123,7 @@ export class ChatService {
       registry: this.deps.tools,
       workspace: this.deps.workspaces.forSession(state.userId, state.sessionId),
       env: claimed.env ?? undefined,
-      loopServices: this.deps.loopServices,
+      forks: forkService,
     };
     let out: LoopOutcome;
     const messages: ModelMessage[] = [{ role: 'system', content: this.systemPrompt(opts.mode) }];
@@ -165,7 +164,7 @@ export class ChatService {
       const out = await runLoop(state, deps, { loopId: turn.loop_id, parentCallId: turn.parent_fork_tool_call_id, depth, messages, tools: toolsAtDepth(allowed, depth, max) });
       if (out.kind === 'paused' || turn.loop_id === 'root') return out;
       const parent = owner(turn.parent_fork_tool_call_id!)!;
-      const result = out.kind === 'max_turns' ? `${out.text}\n\n[the sub-agent stopped at the bound on model calls per run]` : out.text || '(the sub-agent finished without a text answer)';
+      const result = forkResult(out);
       state.patch(parent, { patch_type: 'tool_result', data: { tool_call_id: turn.parent_fork_tool_call_id!, result, status: 'done', duration_ms: 0 } });
       if (!hasOpenCalls(parent)) parent.status = 'completed';
       await this.deps.turns.update(parent);

@@ -1,4 +1,4 @@
-import type { Tool, ToolContext } from '../tools/types.js';
+import type { ForkService, Tool, ToolContext } from '../tools/types.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { newId } from '../lib/ids.js';
 import type { SessionWorkspace } from '../tools/types.js';
@@ -7,8 +7,6 @@ import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
 import { isOpen, type ToolCall, type Turn } from './turns.js';
 import { executeTool } from './tool-exec.js';
-
-export const QUESTION_TOOL = 'AskUserQuestion';
 
 export interface LoopSpec {
   loopId: string;
@@ -28,8 +26,8 @@ export interface LoopDeps {
   registry: ToolRegistry;
   workspace: SessionWorkspace;
   env?: Record<string, string>;
-  /** Services for tools that steer the loop (fork); passed as ctx.loop. */
-  loopServices?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => unknown;
+  /** ctx.fork for the calls of a loop (sub-agents); absent where forking is not offered. */
+  forks?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => ForkService;
 }
 
 interface PendingCall {
@@ -119,7 +117,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     }
     const id = newId('tc');
     // A well-formed question pauses the loop; a malformed one gets the schema error like any tool.
-    const question = p.name === QUESTION_TOOL && !error && spec.tools.some((t) => t.name === QUESTION_TOOL) && !deps.registry.validate(p.name, args);
+    const question = !error && !!spec.tools.find((t) => t.name === p.name)?.pauses && !deps.registry.validate(p.name, args);
     let shownArgs = p.args || '{}';
     if (question && spec.loopId !== 'root') {
       // The client needs to know the question comes from a sub-agent (SPEC.md: source_loop).
@@ -139,7 +137,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
 
   const runnable = calls.filter((c) => c.call.status === 'pending');
   // Sub-agents and read-only tools run side by side; anything else runs in the model's order.
-  const parallel = (c: { call: ToolCall }) => ['fork', 'search', 'webfetch'].includes(deps.registry.get(c.call.tool_name)?.provider ?? '') || ['Read', 'Glob', 'Grep'].includes(c.call.tool_name);
+  const parallel = (c: { call: ToolCall }) => !!deps.registry.get(c.call.tool_name)?.parallel;
   let i = 0;
   let subPaused = false;
   while (i < runnable.length) {
@@ -156,17 +154,24 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
 async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
   if (run.signal.aborted) throw run.signal.reason;
   const t0 = performance.now();
+  let lastProgress = 0;
   const ctx: ToolContext = {
     userId: run.userId,
     sessionId: run.sessionId,
     callId: call.id,
     loopId: spec.loopId,
     signal: run.signal,
-    progress: () => {},
+    // Progress notes reach clients as update_tool_call patches, at most 4 a second per call.
+    progress: (message) => {
+      const now = performance.now();
+      if (now - lastProgress < 250 || call.status !== 'pending' || run.signal.aborted) return;
+      lastProgress = now;
+      run.patch(turn, { patch_type: 'update_tool_call', data: { id: call.id, status: 'pending', progress: String(message).slice(0, 500) } });
+    },
     workspace: deps.workspace,
     env: deps.env,
     llm: deps.model,
-    loop: deps.loopServices?.(run, deps, spec, call),
+    fork: deps.forks?.(run, deps, spec, call),
   };
   const allowed = new Set(spec.tools.map((t) => t.name));
   const r = await executeTool(deps.registry, allowed, call.tool_name, args, ctx, run.config.limits.toolOutput);

@@ -63,7 +63,8 @@ export type Patch =
   | { patch_type: 'add_content'; data: { text_delta: string } }
   | { patch_type: 'add_thinking'; data: { text_delta: string } }
   | { patch_type: 'add_tool_call'; data: { id: string; tool_name: string; display_name: string; arguments: string; status: ToolCallStatus } }
-  | { patch_type: 'update_tool_call'; data: { id: string; status: ToolCallStatus } }
+  /** `progress`: a note from a long tool (e.g. "Fetching <url>") for clients; not part of the projection. */
+  | { patch_type: 'update_tool_call'; data: { id: string; status: ToolCallStatus; progress?: string } }
   | { patch_type: 'tool_result'; data: { tool_call_id: string; result: string; status: ToolCallStatus; duration_ms: number } }
   | { patch_type: 'usage'; data: Usage };
 

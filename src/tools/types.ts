@@ -42,8 +42,14 @@ export interface ToolContext {
   /** The session's environment variables (PUT .../env), for commands. */
   env?: Record<string, string>;
   llm: CompletionPort;
-  /** Loop services for tools that steer the loop itself (fork, questions, tasks). */
-  loop?: unknown;
+  /** Sub-agents: set for the Agent tool's calls while forking is allowed at this depth. */
+  fork?: ForkService;
+}
+
+/** Runs a sub-agent loop nested under the current tool call (the Agent tool). */
+export interface ForkService {
+  /** Run a sub-agent to its end; resolves with its final answer. Throws ToolPause when it asked the user. */
+  fork(input: { description: string; prompt: string; subagent_type?: string }): Promise<string>;
 }
 
 export interface ToolResult {
@@ -60,6 +66,10 @@ export interface Tool<A = any> {
   provider: ToolProvider;
   /** JSON Schema of the arguments; they are validated before execute runs. */
   parameters: JsonSchema;
+  /** Only reads: may run side by side with other parallel-safe calls of the same message. */
+  parallel?: boolean;
+  /** A well-formed call pauses the run for the user (AskUserQuestion): it is never executed. */
+  pauses?: boolean;
   execute(args: A, ctx: ToolContext): Promise<string | ToolResult>;
 }
 
@@ -69,4 +79,9 @@ export interface Tool<A = any> {
  */
 export class ToolError extends Error {
   readonly isToolError = true;
+}
+
+/** Thrown through the tool layer when the call waits for the user (a sub-agent asked a question): the call stays pending. */
+export class ToolPause extends Error {
+  readonly isPause = true;
 }

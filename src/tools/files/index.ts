@@ -36,6 +36,7 @@ export const readTool: Tool<{ file_path: string; offset?: number; limit?: number
   description:
     'Read a text file of the workspace. Returns numbered lines (cat -n format). Use offset (1-based line) and limit for large files; at most 2000 lines and 2000 characters per line are returned.',
   provider: 'file_ops',
+  parallel: true,
   parameters: {
     type: 'object',
     properties: {
@@ -113,6 +114,7 @@ export const globTool: Tool<{ pattern: string; path?: string }> = {
   name: 'Glob',
   description: 'Find files by glob pattern (e.g. "**/*.ts", "src/*.{js,ts}"), newest first. Returns workspace-relative paths.',
   provider: 'file_ops',
+  parallel: true,
   parameters: {
     type: 'object',
     properties: { pattern: { type: 'string', minLength: 1 }, path: { type: 'string', description: 'Folder to search (default: workspace root)' } },
@@ -136,6 +138,7 @@ export const grepTool: Tool<{ pattern: string; path?: string; glob?: string; out
   description:
     'Search file contents with a regular expression (JavaScript syntax). output_mode: files_with_matches (default), content (matching lines; -n adds line numbers) or count. Filter files with glob; -i ignores case.',
   provider: 'file_ops',
+  parallel: true,
   parameters: {
     type: 'object',
     properties: {

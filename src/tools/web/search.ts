@@ -227,6 +227,7 @@ export function createWebSearchTool(backend: SearchBackend, opts: WebSearchOptio
     displayName: 'Web search',
     description: DESCRIPTION,
     provider: 'search',
+    parallel: true,
     parameters: {
       type: 'object',
       properties: {

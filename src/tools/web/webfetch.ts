@@ -69,6 +69,7 @@ export function createWebFetchTool(cfg: WebFetchConfig): Tool<WebFetchArgs> {
     displayName: 'Web fetch',
     description: DESCRIPTION,
     provider: 'webfetch',
+    parallel: true,
     parameters: {
       type: 'object',
       properties: {
