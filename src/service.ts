@@ -28,6 +28,7 @@ import { loadPlugins } from './plugins/loader.js';
 import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
+import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
 import { LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
@@ -42,6 +43,7 @@ export interface Service {
   tools: ToolRegistry;
   executor: RunExecutor;
   chat: ChatService;
+  prompt: SystemPrompt;
   turns: TurnStore;
   runner: Runner;
   background: BackgroundTasks;
@@ -123,7 +125,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const executor = new RunExecutor({ config, store: new RunStore(db), log, turns, logger });
     await executor.start();
     closers.unshift(() => executor.close());
-    const chat = new ChatService({ config, executor, turns, model, tools, workspaces });
+    const prompt = new SystemPrompt(logger);
+    prompt.add(basePrompt);
+    prompt.add(planningPrompt);
+    const chat = new ChatService({ config, executor, turns, model, tools, workspaces, prompt });
     const subs = new Subscriptions(log.bus);
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
@@ -183,6 +188,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       tools,
       executor,
       chat,
+      prompt,
       turns,
       runner,
       background,

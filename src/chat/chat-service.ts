@@ -3,11 +3,11 @@ import type { Config } from '../config/index.js';
 import { AppError, Errors } from '../server/errors.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspaces } from '../files/workspace.js';
-import { asset } from '../lib/assets.js';
 import { toModelMessages } from './history.js';
 import { runLoop, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
+import type { SystemPrompt } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
 import type { RunEnd, RunExecutor } from './run-executor.js';
 import { ChatSend, issues } from './send-schema.js';
@@ -23,6 +23,7 @@ export interface ChatDeps {
   model: ModelPort;
   tools: ToolRegistry;
   workspaces: Workspaces;
+  prompt: SystemPrompt;
 }
 
 interface RunOptions {
@@ -112,8 +113,8 @@ export class ChatService {
     return this.deps.executor.stop(userId, sessionId);
   }
 
-  systemPrompt(mode: string): string {
-    return mode === 'planning' ? `${asset('templates/prompts/system.md')}\n\n${asset('templates/prompts/planning.md')}` : asset('templates/prompts/system.md');
+  systemPrompt(userId: string, sessionId: string, mode: string): Promise<string> {
+    return this.deps.prompt.build({ userId, sessionId, mode });
   }
 
   /** The body of a run: the root loop (or the resumed chain), structured output, the outcome. */
@@ -126,7 +127,7 @@ export class ChatService {
       forks: forkService,
     };
     let out: LoopOutcome;
-    const messages: ModelMessage[] = [{ role: 'system', content: this.systemPrompt(opts.mode) }];
+    const messages: ModelMessage[] = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, opts.mode) }];
     if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
     else {
       messages.push(...toModelMessages(await this.deps.turns.list(state.sessionId)));
@@ -156,7 +157,7 @@ export class ChatService {
       for (let t: Turn | undefined = turn; t?.parent_fork_tool_call_id; t = owner(t.parent_fork_tool_call_id)) depth++;
       const history = toModelMessages(stored, turn.loop_id);
       let messages: ModelMessage[];
-      if (turn.loop_id === 'root') messages = [{ role: 'system', content: this.systemPrompt(claimed.mode) }, ...history];
+      if (turn.loop_id === 'root') messages = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, claimed.mode) }, ...history];
       else {
         const fork = owner(turn.parent_fork_tool_call_id!)!.tool_calls.find((c) => c.id === turn.parent_fork_tool_call_id)!;
         messages = [...subagentMessages((JSON.parse(fork.arguments) as { prompt: string }).prompt), ...history];

@@ -1,8 +1,7 @@
-import type { ModelMessage } from './model.js';
+import type { ModelContent, ModelMessage } from './model.js';
 import type { StoredTurn } from './turn-store.js';
 import { turnText, type Turn } from './turns.js';
 
-export type MessageContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } })[];
 
 const CANCELLED = 'cancelled: the tool call did not finish';
 
@@ -14,7 +13,7 @@ export function assistantMessages(turn: Turn): ModelMessage[] {
     {
       role: 'assistant',
       content: text || null,
-      tool_calls: turn.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.tool_name, arguments: c.arguments } })),
+      tool_calls: turn.tool_calls.map((c) => ({ id: c.id, name: c.tool_name, arguments: c.arguments })),
     },
   ];
   // The stored list is valid for the model: every call gets exactly one result.
@@ -31,7 +30,7 @@ export function toModelMessages(stored: StoredTurn[], loopId = 'root'): ModelMes
       if (turn.summary_full) out.push({ role: 'user', content: `Summary of the earlier conversation:\n${turn.summary_full}` });
       continue;
     }
-    if (turn.role === 'user') out.push({ role: 'user', content: (content as MessageContent) ?? turnText(turn) });
+    if (turn.role === 'user') out.push({ role: 'user', content: (content as ModelContent) ?? turnText(turn) });
     else if (turn.role === 'assistant') out.push(...assistantMessages(turn));
   }
   return out;

@@ -74,7 +74,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
   const stream = deps.model.stream({
     model: run.model,
     messages: spec.messages,
-    tools: spec.tools.length ? ToolRegistry.toOpenAI(spec.tools) : undefined,
+    tools: spec.tools.length ? ToolRegistry.specs(spec.tools) : undefined,
     jsonSchema: spec.jsonSchema,
     signal: run.signal,
   });

@@ -1,9 +1,29 @@
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/index.js';
-import type { CompletionPort } from '../tools/types.js';
+import type { CompletionPort, ToolSpec } from '../tools/types.js';
 
-export type { ChatCompletionMessageParam as ModelMessage, ChatCompletionTool as ModelTool };
+/** Our own message shape: the model port is not tied to one SDK's types. */
+export type ModelContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } })[];
+
+export type ModelMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: ModelContent }
+  | { role: 'assistant'; content: string | null; tool_calls?: { id: string; name: string; arguments: string }[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Chat Completions wire form of our messages. */
+export function toOpenAIMessages(messages: ModelMessage[]): ChatCompletionMessageParam[] {
+  return messages.map((m) => {
+    if (m.role !== 'assistant' || !m.tool_calls?.length) return m as ChatCompletionMessageParam;
+    return { role: 'assistant', content: m.content, tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) };
+  });
+}
+
+/** Chat Completions wire form of tool specs (also what token counts of `tools` measure). */
+export function toOpenAITools(tools: ToolSpec[]): ChatCompletionTool[] {
+  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+}
 
 export type ModelDelta =
   | { type: 'text'; text: string }
@@ -14,8 +34,8 @@ export type ModelDelta =
 
 export interface ModelRequest {
   model: string;
-  messages: ChatCompletionMessageParam[];
-  tools?: ChatCompletionTool[];
+  messages: ModelMessage[];
+  tools?: ToolSpec[];
   /** JSON Schema for structured output (response_format json_schema). */
   jsonSchema?: Record<string, unknown>;
   signal: AbortSignal;
@@ -59,11 +79,11 @@ export class OpenAIModel implements ModelPort {
     };
     const params: ChatCompletionCreateParamsStreaming = {
       model: req.model,
-      messages: req.messages,
+      messages: toOpenAIMessages(req.messages),
       stream: true,
       stream_options: { include_usage: true },
     };
-    if (req.tools?.length) params.tools = req.tools;
+    if (req.tools?.length) params.tools = toOpenAITools(req.tools);
     if (req.jsonSchema) params.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: req.jsonSchema, strict: false } };
     let finished = false;
     try {

@@ -5,6 +5,7 @@ import type { SessionService } from '../sessions/service.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { ChatService } from './chat-service.js';
 import type { RunExecutor } from './run-executor.js';
+import { toOpenAITools } from './model.js';
 import { countTokens, TOKENIZER_MODEL } from './tokens.js';
 import type { TurnStore } from './turn-store.js';
 import { turnText, type Turn } from './turns.js';
@@ -109,9 +110,9 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
 
   async function promptCosts(sessionId: string, userId: string) {
     const s = await deps.sessions.getOwned(userId, sessionId);
-    const system = deps.chat.systemPrompt(s.mode);
+    const system = await deps.chat.systemPrompt(userId, sessionId, s.mode);
     const tools = s.mode === 'planning' ? [] : deps.tools.allowed(s.disableTools);
-    return { s, system_prompt_tokens: countTokens(system), tools_tokens: countTokens(JSON.stringify(ToolRegistry.toOpenAI(tools))) };
+    return { s, system_prompt_tokens: countTokens(system), tools_tokens: countTokens(JSON.stringify(toOpenAITools(ToolRegistry.specs(tools)))) };
   }
 
   app.get('/api/sessions/:session_id/history', { schema: { tags, params: Params, response: { 200: History } } }, async (req) => {

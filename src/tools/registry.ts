@@ -1,6 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Tool } from './types.js';
+import type { Tool, ToolSpec } from './types.js';
 
 /**
  * Every tool the loop can offer. Arguments are validated against the tool's JSON Schema before
@@ -52,7 +51,8 @@ export class ToolRegistry {
     return `Invalid arguments for ${name}: ${problems.join('; ')}. Fix the call to match the tool's schema and try again.`;
   }
 
-  static toOpenAI(tools: Tool[]): ChatCompletionTool[] {
-    return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  /** What the model is told of these tools. */
+  static specs(tools: Tool[]): ToolSpec[] {
+    return tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   }
 }

@@ -22,6 +22,13 @@ export interface SessionWorkspace {
   computer(): Promise<Computer>;
 }
 
+/** What the model is told of a tool. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
 /** One-shot model completion, for tools that need the model (WebFetch answers its prompt). */
 export interface CompletionPort {
   complete(input: { system: string; user: string; signal?: AbortSignal; maxTokens?: number }): Promise<string>;
