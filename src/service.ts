@@ -10,7 +10,9 @@ import { bootstrapAdmin } from './users/bootstrap.js';
 import { KEY_REVOKED_CHANNEL, UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { EventLog, MemoryBus } from './chat/events.js';
+import { EventLog } from './chat/events.js';
+import { EventStore } from './chat/event-store.js';
+import { MemoryBus } from './infra/event-bus.js';
 import { TurnStore } from './chat/turn-store.js';
 import { OpenAIModel, type ModelPort } from './chat/model.js';
 import { ToolRegistry } from './tools/registry.js';
@@ -84,7 +86,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   try {
     const users = new UserService(db.em);
     const sessions = new SessionService(db.em, { home: config.home, defaultModel: config.model.default, models: config.model.models });
-    const log = new EventLog(db, new MemoryBus(), { ttlHours: config.replayTtlHours, logger });
+    const events = new EventStore(db);
+    const log = new EventLog(events, new MemoryBus(), { ttlHours: config.replayTtlHours, logger });
     closers.push(() => log.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new OpenAIModel(config.model);
@@ -114,15 +117,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await loadPlugins(config.plugins, tools, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.home, runner);
     const clearMemo = async (userId: string) => {
-      const rows = await db.em().getConnection().execute<{ id: string }[]>('select id from sessions where user_id = ?', [userId]);
       let n = 0;
-      for (const { id } of rows) {
+      for (const id of await sessions.idsOf(userId)) {
         n += background.list(id).length;
         await background.stopSession(id);
       }
       return n;
     };
-    const executor = new RunExecutor({ config, store: new RunStore(db), log, turns, logger });
+    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger });
     await executor.start();
     closers.unshift(() => executor.close());
     const prompt = new SystemPrompt(logger);

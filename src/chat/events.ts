@@ -1,6 +1,8 @@
-import type { Database } from '../db/index.js';
-import { storableJson } from '../lib/json.js';
+import type { EventBus, SessionEvent } from '../infra/event-bus.js';
 import { errField, type Logger } from '../lib/logger.js';
+import type { EventStore } from './event-store.js';
+
+export type { SessionEvent } from '../infra/event-bus.js';
 
 /**
  * Session events: every event gets the session's next `seq`, is published at once to live
@@ -8,33 +10,6 @@ import { errField, type Logger } from '../lib/logger.js';
  * streaming run costs one INSERT per ~20 ms rather than one per text delta. Replay first flushes,
  * so nothing published is missing from the log it reads.
  */
-
-export interface SessionEvent {
-  name: string;
-  payload: { session_id: string; seq: number; [k: string]: unknown };
-}
-
-/** The bus port: in-process by default; a Redis adapter fans events out across nodes. */
-export interface EventBus {
-  publish(ev: SessionEvent): void;
-  subscribe(fn: (ev: SessionEvent) => void): () => void;
-  close(): Promise<void>;
-}
-
-export class MemoryBus implements EventBus {
-  private fns = new Set<(ev: SessionEvent) => void>();
-  publish(ev: SessionEvent) {
-    for (const fn of this.fns) fn(ev);
-  }
-  subscribe(fn: (ev: SessionEvent) => void) {
-    this.fns.add(fn);
-    return () => this.fns.delete(fn);
-  }
-  async close() {
-    this.fns.clear();
-  }
-}
-
 export class EventLog {
   private seqs = new Map<string, number>();
   private pending: SessionEvent[] = [];
@@ -43,7 +18,7 @@ export class EventLog {
   private purgeTimer: NodeJS.Timeout;
 
   constructor(
-    private readonly db: Database,
+    private readonly store: EventStore,
     readonly bus: EventBus,
     private readonly opts: { ttlHours: number; flushMs?: number; maxBatch?: number; logger?: Logger },
   ) {
@@ -55,8 +30,7 @@ export class EventLog {
   async open(sessionId: string): Promise<number> {
     const known = this.seqs.get(sessionId);
     if (known !== undefined) return known;
-    const rows = await this.db.em().getConnection().execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
-    const seq = Math.max(rows[0].m, this.seqs.get(sessionId) ?? 0);
+    const seq = Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0);
     this.seqs.set(sessionId, seq);
     return seq;
   }
@@ -75,8 +49,7 @@ export class EventLog {
     const live = this.seqs.get(sessionId);
     if (live !== undefined) return live;
     await this.flush();
-    const [r] = await this.db.em().getConnection().execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
-    return Math.max(r.m, this.seqs.get(sessionId) ?? 0);
+    return Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0);
   }
 
   emit(sessionId: string, name: string, data: Record<string, unknown> = {}): SessionEvent {
@@ -99,27 +72,11 @@ export class EventLog {
     this.pending = [];
     this.flushing = this.flushing.then(async () => {
       if (!batch.length) return;
-      // Four array parameters bound by the server (knex -> pg), not a query string built in JS:
-      // formatting thousands of values client-side blocked the event loop under load.
-      const cols = [batch.map((e) => e.payload.session_id), batch.map((e) => e.payload.seq), batch.map((e) => e.name), batch.map((e) => storableJson(e.payload))];
       try {
-        await this.db
-          .em()
-          .getConnection()
-          .getKnex()
-          .raw(
-            'insert into session_events (session_id, seq, name, payload) select * from unnest(?::text[], ?::int[], ?::text[], ?::jsonb[]) on conflict do nothing',
-            cols,
-          );
+        await this.store.appendBatch(batch);
       } catch {
         // A session deleted mid-run loses its events by design (FK); others are retried one by one.
-        for (const ev of batch) {
-          await this.db
-            .em()
-            .getConnection()
-            .execute('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [ev.payload.session_id, ev.payload.seq, ev.name, storableJson(ev.payload)])
-            .catch((e) => this.onDropped(ev, e));
-        }
+        for (const ev of batch) await this.store.append(ev).catch((e) => this.onDropped(ev, e));
       }
     });
     return this.flushing;
@@ -131,25 +88,18 @@ export class EventLog {
    */
   async replay(sessionId: string, since: number, onPage: (events: SessionEvent[]) => void, pageSize = 1000): Promise<'ok' | 'too_old'> {
     await this.flush();
-    const conn = this.db.em().getConnection();
     let cursor = since;
     for (;;) {
-      const rows = await conn.execute<{ name: string; payload: SessionEvent['payload'] }[]>(
-        'select name, payload from session_events where session_id = ? and seq > ? order by seq limit ?',
-        [sessionId, cursor, pageSize],
-      );
+      const events = await this.store.page(sessionId, cursor, pageSize);
       if (cursor === since) {
-        const first = rows[0]?.payload.seq;
+        const first = events[0]?.payload.seq;
         if (first !== undefined && first !== since + 1) return 'too_old';
-        if (first === undefined) {
-          const [{ m }] = await conn.execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
-          if (Math.max(m, this.seqs.get(sessionId) ?? 0) > since) return 'too_old';
-        }
+        if (first === undefined && Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0) > since) return 'too_old';
       }
-      if (!rows.length) return 'ok';
-      onPage(rows.map((r) => ({ name: r.name, payload: r.payload })));
-      cursor = rows[rows.length - 1].payload.seq;
-      if (rows.length < pageSize) return 'ok';
+      if (!events.length) return 'ok';
+      onPage(events);
+      cursor = events[events.length - 1].payload.seq;
+      if (events.length < pageSize) return 'ok';
     }
   }
 
@@ -160,7 +110,7 @@ export class EventLog {
   }
 
   async purge() {
-    await this.db.em().getConnection().execute(`delete from session_events where created_at < now() - (? || ' hours')::interval`, [String(this.opts.ttlHours)]);
+    await this.store.purgeOlderThan(this.opts.ttlHours);
   }
 
   async close() {

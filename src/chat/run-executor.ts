@@ -3,6 +3,7 @@ import { randomToken } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
 import { Errors } from '../server/errors.js';
 import type { EventLog } from './events.js';
+import type { EventStore } from './event-store.js';
 import { closeTurn } from './loop.js';
 import { ModelError } from './model.js';
 import { RunState } from './run-state.js';
@@ -21,6 +22,7 @@ export interface RunEnd {
 export interface ExecutorDeps {
   config: Config;
   store: RunStore;
+  events: EventStore;
   log: EventLog;
   turns: TurnStore;
   logger: Logger;
@@ -235,7 +237,7 @@ export class RunExecutor {
         if (turn.status !== 'streaming') continue;
         turn.blocks = [];
         turn.tool_calls = [];
-        for (const p of await this.deps.store.turnPatches(o.id, turn.turn_id)) applyPatch(turn, p as Patch);
+        for (const p of await this.deps.events.turnPatches(o.id, turn.turn_id)) applyPatch(turn, p as Patch);
         state.live.set(turn.id, turn);
         await closeTurn(state, turn, 'interrupted');
       }

@@ -96,13 +96,4 @@ export class RunStore {
   async forgetDeadInstances() {
     await this.conn().execute(`delete from service_instances where heartbeat_at < now() - interval '1 day'`);
   }
-
-  /** The stored patches of one turn, in order, to rebuild a turn that was streaming when its run died. */
-  async turnPatches(sessionId: string, turnId: string): Promise<{ patch_type: string; data: unknown }[]> {
-    const rows = await this.conn().execute<{ payload: { patch_type: string; data: unknown } }[]>(
-      `select payload from session_events where session_id = ? and name = 'turn:patch' and payload->>'turn_id' = ? order by seq`,
-      [sessionId, turnId],
-    );
-    return rows.map((r) => r.payload);
-  }
 }

@@ -1,5 +1,5 @@
 import type { AppSocket } from '../server/gateway.js';
-import type { EventBus, SessionEvent } from './events.js';
+import type { EventBus, SessionEvent } from '../infra/event-bus.js';
 
 interface Sub {
   socket: AppSocket;

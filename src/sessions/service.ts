@@ -92,6 +92,12 @@ export class SessionService {
     private readonly opts?: SessionServiceOptions,
   ) {}
 
+  /** Ids of every session of a user. */
+  async idsOf(userId: string): Promise<string[]> {
+    const rows = await this.em().find(Session, { userId }, { fields: ['id'] });
+    return rows.map((r) => r.id);
+  }
+
   async getOwned(userId: string, id: string, em: EntityManager = this.em()): Promise<Session> {
     const s = await em.findOne(Session, { id, userId });
     if (!s) throw Errors.notFound('session');
