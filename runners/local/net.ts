@@ -50,8 +50,11 @@ export async function attachNetwork(t: NetTools, pid: number, asRoot: boolean, s
     if (r.code !== 0) throw new Error(`cannot fence the sandbox network (${dest}): ${r.stderr || `exit ${r.code}`}`);
   }
   const args = ['--config-net', '-q', '-f', '-t', 'none', '-u', 'none', '-T', 'none', '-U', 'none', '--no-map-gw'];
-  if (asRoot) args.push('--runas', String(sandboxUid));
-  const pasta = spawn(t.pasta, [...args, String(pid)], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+  // Root joins the network namespace alone. A non-root service joins the user namespace it owns
+  // first (the outer one bwrap made; the command's nested one has no rights over the network).
+  if (asRoot) args.push('--runas', String(sandboxUid), '--netns', `/proc/${pid}/ns/net`, '--netns-only');
+  else args.push('--userns', `/proc/${pid}/ns/user`, '--netns', `/proc/${pid}/ns/net`);
+  const pasta = spawn(t.pasta, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
   let stderr = '';
   pasta.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   pasta.on('error', () => {});

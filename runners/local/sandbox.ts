@@ -122,6 +122,8 @@ export function confineArgs(s: ConfineSpec): string[] {
   a.push('--proc', '/proc', '--dev', '/dev', '--size', String(s.limits.tmpBytes), '--tmpfs', '/tmp');
   a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp', '--dir', '/run');
   a.push('--bind-fd', String(s.fds.workspace), s.root, '--chdir', s.cwd);
+  // The root built above (/etc, /var, the folders leading to the workspace) is read-only too.
+  a.push('--remount-ro', '/');
   a.push('--clearenv');
   for (const [k, v] of s.env) a.push('--setenv', k, v);
   a.push(...(s.extra ?? []));
