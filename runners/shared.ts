@@ -75,6 +75,46 @@ export async function resolveCwd(hostRoot: string, root: string, cwd: string | u
   return { host, inner: rel ? posix.join(root, rel.split('\\').join('/')) : root };
 }
 
+/**
+ * A command the runner will not run. `isToolError`: the tool layer (src/chat/tool-exec.ts) shows
+ * it to the model as a tool error it can act on, unlike RunnerUnavailableError, which fails the run.
+ */
+export class SandboxRefusal extends Error {
+  readonly isToolError = true;
+  constructor(
+    readonly code: 'ENV_NOT_ALLOWED' | 'SANDBOX_UNAVAILABLE',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/**
+ * Variables that change how the loader or a shell starts (code from a file named by the value) and
+ * the runner's own AGENTSVC_* markers. User variables only ever reach processes inside the sandbox,
+ * so this is defence in depth there; it matters where the operator allowed unconfined commands.
+ * PATH stays allowed: inside the sandbox it can only name system folders or the user's own files.
+ */
+const ENV_RESERVED = /^(LD_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GCONV_PATH|GLIBC_TUNABLES|LOCPATH|NLSPATH|HOSTALIASES|RESOLV_HOST_CONF|MALLOC_.*|AGENTSVC_.*)$/;
+
+/** The session's variables, checked: a bad one refuses the whole command with a clear message. */
+export function checkUserEnv(env: Record<string, string> | undefined): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [name, value] of Object.entries(env ?? {})) {
+    if (!ENV_NAME.test(name)) throw new SandboxRefusal('ENV_NOT_ALLOWED', `environment variable name ${JSON.stringify(name)} is not valid: use letters, digits and _`);
+    if (ENV_RESERVED.test(name)) {
+      throw new SandboxRefusal(
+        'ENV_NOT_ALLOWED',
+        `environment variable ${name} is not allowed: loader and shell start-up variables (LD_*, BASH_ENV, ENV, GCONV_PATH, GLIBC_TUNABLES, ...) and AGENTSVC_* are refused; remove it from the session's env`,
+      );
+    }
+    if (typeof value !== 'string' || value.includes('\0')) throw new SandboxRefusal('ENV_NOT_ALLOWED', `environment variable ${name} must be a string without NUL characters`);
+    out.push([name, value]);
+  }
+  return out;
+}
+
 export interface Owner {
   uid: number;
   gid: number;
@@ -98,26 +138,63 @@ export async function writeWorkspaceFile(hostRoot: string, root: string, path: s
   for (let d = dirname(host); made && within(made, d); d = dirname(d)) await chown(d, owner.uid, owner.gid);
 }
 
-/** Keeps at most `max` bytes of each stream, streams decoded text to onOutput as it arrives. */
+/** Length of the longest prefix of `b` that does not end inside a UTF-8 sequence. */
+function completeUpTo(b: Buffer): number {
+  let i = b.length - 1;
+  while (i >= 0 && i > b.length - 4 && (b[i] & 0xc0) === 0x80) i--;
+  if (i < 0 || b[i] < 0xc0) return b.length;
+  const need = b[i] >= 0xf0 ? 4 : b[i] >= 0xe0 ? 3 : 2;
+  return i + need > b.length ? i : b.length;
+}
+
+/**
+ * Keeps at most `max` bytes of each stream (its first and last max/2, with a marker saying how much
+ * was left out between them) and streams decoded text to onOutput as it arrives. Everything past
+ * the cap is read and discarded, never stored, so a command printing gigabytes costs the service
+ * CPU time (bounded by the exec's timeout), not memory, and still ends with its own exit code.
+ */
 export class OutputCollector {
-  private readonly chunks: Record<OutputStream, Buffer[]> = { stdout: [], stderr: [] };
-  private readonly kept: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  private readonly heads: Record<OutputStream, Buffer[]> = { stdout: [], stderr: [] };
+  private readonly tails: Record<OutputStream, Buffer[]> = { stdout: [], stderr: [] };
+  private readonly headBytes: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  private readonly tailBytes: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  private readonly total: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
   private readonly decoders: Record<OutputStream, StringDecoder> = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  private readonly headMax: number;
+  private readonly tailMax: number;
   truncated = false;
 
   constructor(
-    private readonly max: number,
+    max: number,
     private readonly onOutput?: (stream: OutputStream, chunk: string) => void,
-  ) {}
+  ) {
+    this.headMax = Math.ceil(Math.max(0, max) / 2);
+    this.tailMax = Math.max(0, max) - this.headMax;
+  }
 
   push(stream: OutputStream, data: Buffer): void {
-    const room = this.max - this.kept[stream];
-    if (data.length > room) this.truncated = true;
+    this.total[stream] += data.length;
+    let rest = data;
+    const room = this.headMax - this.headBytes[stream];
     if (room > 0) {
-      const part = data.length > room ? data.subarray(0, room) : data;
-      this.chunks[stream].push(part);
-      this.kept[stream] += part.length;
+      const part = rest.subarray(0, room);
+      this.heads[stream].push(part);
+      this.headBytes[stream] += part.length;
+      rest = rest.subarray(part.length);
     }
+    if (rest.length && this.tailMax > 0) {
+      // Keep only the newest tailMax bytes: drop whole old chunks, then trim the oldest one kept.
+      const tail = this.tails[stream];
+      tail.push(rest.length > this.tailMax ? Buffer.from(rest.subarray(rest.length - this.tailMax)) : Buffer.from(rest));
+      this.tailBytes[stream] += Math.min(rest.length, this.tailMax);
+      while (this.tailBytes[stream] - tail[0].length >= this.tailMax) this.tailBytes[stream] -= tail.shift()!.length;
+      const over = this.tailBytes[stream] - this.tailMax;
+      if (over > 0) {
+        tail[0] = tail[0].subarray(over);
+        this.tailBytes[stream] -= over;
+      }
+    }
+    if (this.total[stream] > this.headMax + this.tailMax) this.truncated = true;
     if (this.onOutput) {
       const text = this.decoders[stream].write(data);
       if (text) this.safeCallback(stream, text);
@@ -136,7 +213,15 @@ export class OutputCollector {
       const rest = this.decoders[stream].end();
       if (rest) this.safeCallback(stream, rest);
     }
-    return Buffer.concat(this.chunks[stream]).toString('utf8');
+    const head = Buffer.concat(this.heads[stream]);
+    const tail = Buffer.concat(this.tails[stream]);
+    const omitted = this.total[stream] - head.length - tail.length;
+    if (omitted <= 0) return Buffer.concat([head, tail]).toString('utf8');
+    // Cut on character boundaries: no U+FFFD where a multi-byte character was split.
+    const end = completeUpTo(head);
+    let start = 0;
+    while (start < tail.length && start < 3 && (tail[start] & 0xc0) === 0x80) start++;
+    return `${head.subarray(0, end).toString('utf8')}\n[... ${omitted + (head.length - end) + start} bytes omitted ...]\n${tail.subarray(start).toString('utf8')}`;
   }
 }
 

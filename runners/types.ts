@@ -70,6 +70,8 @@ export interface RunnerCheck {
   warning?: string;
   /** Set when the runner cannot work at all (e.g. Docker daemon unreachable). */
   error?: string;
+  /** One line saying how commands are confined, for `up` (e.g. "commands confined by bubblewrap: ..."). */
+  summary?: string;
 }
 
 export interface Runner {

@@ -103,7 +103,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             idleStopMs: config.runner.idleMs,
             network: config.runner.network,
           })
-        : createRunner('local', { home: config.home, network: config.runner.network });
+        : createRunner('local', { home: config.home, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
     closers.push(() => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import type { ExecOptions, ExecResult, OutputStream } from '../types.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, OutputCollector, finishResult, watchdog } from '../shared.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, OutputCollector, checkUserEnv, finishResult, watchdog } from '../shared.js';
 
 const MARKER = 'AGENTSVC_EXEC';
 
@@ -74,7 +74,8 @@ export async function runExec(t: ExecTarget, command: string, workingDir: string
   const started = Date.now();
   const mark = randomBytes(8).toString('hex');
   // HOME in the workspace, as on the local runner: dotfiles (git config, pip --user) persist.
-  const env = Object.entries({ HOME: '/workspace', ...o.env, [MARKER]: mark }).map(([k, v]) => `${k}=${v}`);
+  // Exec Env only reaches processes in the container; the same names as on the local runner are refused.
+  const env = [['HOME', '/workspace'], ...checkUserEnv(o.env), [MARKER, mark]].map(([k, v]) => `${k}=${v}`);
   const exec = await t.api(
     t.container.exec({ Cmd: ['sh', '-c', WRAPPER, command], AttachStdout: true, AttachStderr: true, WorkingDir: workingDir, Env: env }),
     'exec create',

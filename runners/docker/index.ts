@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, rm, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { chmod, chown, mkdir, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
 import { readWorkspaceFile, resolveCwd, withTimeout, workspaceHostDir, writeWorkspaceFile, type Owner } from '../shared.js';
@@ -165,7 +165,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     p = (async () => {
       await reachable();
       const hostRoot = workspaceHostDir(home, userId);
-      await mkdir(hostRoot, { recursive: true });
+      // Private: the daemon binds the workspace; nobody else on the host needs to list or enter it.
+      await mkdir(join(home, 'workspaces'), { recursive: true, mode: 0o700 });
+      await chmod(join(home, 'workspaces'), 0o700);
+      await mkdir(hostRoot, { recursive: true, mode: 0o700 });
       const [found] = await findContainers(userId);
       const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot);
       await startIt(container);

@@ -1,39 +1,50 @@
 /**
- * The local runner: tools run as subprocesses of the service in <home>/workspaces/<user>. When
- * bubblewrap works, each command is confined (read-only host, writable workspace, fresh /tmp, own
- * pid namespace, no network unless allowed); otherwise commands run unconfined and check() says so.
+ * The local runner: tools run as subprocesses of the service in <home>/workspaces/<user>, each one
+ * confined by bubblewrap (runners/local/sandbox.ts says what the sandbox sees). Where bubblewrap
+ * cannot run, commands are refused with a tool error naming the cause, unless the operator allowed
+ * unconfined commands (AGENTSVC_ALLOW_UNCONFINED=1); check() says which it is.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
-import { mkdir, realpath, rm } from 'node:fs/promises';
-import { userInfo } from 'node:os';
+import { accessSync, closeSync, constants, existsSync, openSync } from 'node:fs';
+import { chmod, chown, lchown, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import type { Computer, ExecOptions, ExecResult, Runner, RunnerCheck } from '../types.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
   OutputCollector,
+  SandboxRefusal,
+  checkUserEnv,
   finishResult,
   readWorkspaceFile,
   resolveCwd,
   watchdog,
   workspaceHostDir,
   writeWorkspaceFile,
+  type Owner,
 } from '../shared.js';
+import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
+import { attachNetwork, type NetTools } from './net.js';
 
 export interface LocalRunnerOptions {
   /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user>. */
   home: string;
-  /** Let confined commands reach the network (default false). Unconfined commands always can. */
+  /** Give confined commands network access through pasta (default false). */
   network?: boolean;
   /** bwrap binary; undefined = look it up on PATH, null = never confine. */
   bwrapPath?: string | null;
+  /** Run commands unconfined where bubblewrap cannot run, instead of refusing them (default false). */
+  allowUnconfined?: boolean;
+  limits?: Partial<SandboxLimits>;
 }
 
 /** After a kill, how long to wait for stragglers (e.g. a setsid'd child) to let go of the pipes. */
 const KILL_GRACE_MS = 2000;
+/** Child fds of a confined command (stdio 0-2 first). */
+const FD = { passwd: 3, group: 4, workspace: 5, info: 6, block: 7 };
 
 function onPath(name: string): string | null {
-  for (const dir of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).concat(['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin'])) {
+    if (!dir) continue;
     const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
@@ -43,50 +54,101 @@ function onPath(name: string): string | null {
   return null;
 }
 
-function run(file: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (e) => done({ code: null, stderr: e.message }));
-    child.on('close', (code) => done({ code, stderr: stderr.trim() }));
-  });
+/** Hand a workspace made by an earlier version (or by root) to the sandbox's host uid, all of it. */
+async function chownTree(dir: string, o: Owner): Promise<void> {
+  await chown(dir, o.uid, o.gid);
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) await chownTree(p, o);
+    else await lchown(p, o.uid, o.gid);
+  }
+}
+
+interface Probe {
+  bwrap: string | null;
+  home: string;
+  check: RunnerCheck;
+  /** Why commands are refused, when they are. */
+  refusal?: string;
+  net?: NetTools;
 }
 
 export function createLocalRunner(opts: LocalRunnerOptions): Runner {
   const network = opts.network ?? false;
+  const limits: SandboxLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const running = new Map<string, Set<ChildProcess>>();
+  const id = hostIdentity();
+  // A root service hands workspaces to the unprivileged uid bubblewrap runs as (see hostIdentity);
+  // the probe falls back to root itself when that uid cannot reach AGENTSVC_HOME (and says so).
+  let owner: Owner | undefined = id.root ? { uid: id.uid, gid: id.gid } : undefined;
+  let spawnId: { uid?: number; gid?: number } = id.root ? { uid: id.uid, gid: id.gid } : {};
   // The first shell found wins: bash -l gives tools the login PATH they expect; sh is the fallback.
   const bash = onPath('bash');
   const shell = bash ? [bash, '-lc'] : [onPath('sh') ?? '/bin/sh', '-c'];
-  let probed: Promise<{ bwrap: string | null; home: string; check: RunnerCheck }> | null = null;
+  const prlimit = onPath('prlimit');
+  let probed: Promise<Probe> | null = null;
 
-  /**
-   * Confinement for one command. Order matters in bwrap: the home folder (keys, database, other
-   * users' workspaces) and /run (the Docker socket stays connectable on a read-only mount) are
-   * hidden under empty tmpfs first, then only this user's workspace is bound back, writable.
-   */
-  function confineArgs(home: string, hostRoot: string, cwd: string): string[] {
-    const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run'];
-    args.push('--tmpfs', home, '--bind', hostRoot, hostRoot, '--chdir', cwd);
-    args.push('--unshare-pid', '--unshare-ipc', '--die-with-parent');
-    if (!network) args.push('--unshare-net');
-    return args;
+  function innerEnv(hostRoot: string, user: [string, string][]): [string, string][] {
+    const base: Record<string, string> = { PATH: SANDBOX_PATH, HOME: hostRoot, USER: 'agent', LOGNAME: 'agent', SHELL: shell[0], LANG: 'C.UTF-8', TERM: 'dumb' };
+    for (const [k, v] of user) base[k] = v;
+    return Object.entries(base);
   }
 
-  function probe() {
+  /** The command line inside: resource limits first, then the shell. */
+  function inner(command: string): string[] {
+    return [...(prlimit ? limitArgs(prlimit, limits) : []), ...shell, command];
+  }
+
+  function probe(): Promise<Probe> {
     probed ??= (async () => {
-      await mkdir(join(opts.home, 'workspaces'), { recursive: true });
+      const ws = join(opts.home, 'workspaces');
+      // Private: only the service lists it. A root service's bwrap (nobody) must still traverse it to
+      // bind a workspace (each workspace is 0700 and nobody's), hence 0711 then.
+      const mode = id.root ? 0o711 : 0o700;
+      await mkdir(ws, { recursive: true, mode });
+      await chmod(ws, mode);
       const home = await realpath(resolve(opts.home));
-      const unconfined = (why: string) => ({ bwrap: null, home, check: { ok: true, warning: `${why}: tools run unconfined in the workspace` } });
-      if (opts.bwrapPath === null) return unconfined('bubblewrap disabled');
+      const fallback = (why: string): Probe => {
+        if (opts.allowUnconfined) {
+          return { bwrap: null, home, check: { ok: true, warning: `UNCONFINED: ${why}; AGENTSVC_ALLOW_UNCONFINED=1 lets every command run as ${id.root ? 'nobody' : 'the service user'} with no sandbox` } };
+        }
+        const refusal = `${why}: commands are refused (install bubblewrap 0.8 or newer and allow user namespaces, or set AGENTSVC_ALLOW_UNCONFINED=1 to run them unconfined)`;
+        return { bwrap: null, home, refusal, check: { ok: false, error: refusal } };
+      };
+      if (opts.bwrapPath === null) return fallback('bubblewrap disabled');
       const bwrap = opts.bwrapPath ?? onPath('bwrap');
-      if (!bwrap) return unconfined('bubblewrap not found');
+      if (!bwrap) return fallback('bubblewrap not found');
+      if (!prlimit) return fallback('prlimit (util-linux) not found, so no resource limits');
+      let net: NetTools | undefined;
+      if (network) {
+        const [pasta, nsenter, ip] = ['pasta', 'nsenter', 'ip'].map(onPath);
+        if (!pasta || !nsenter || !ip) return fallback(`AGENTSVC_RUNNER_NETWORK needs pasta (package passt), nsenter and ip; missing: ${[pasta ? '' : 'pasta', nsenter ? '' : 'nsenter', ip ? '' : 'ip'].filter(Boolean).join(', ')}`);
+        net = { pasta, nsenter, ip };
+      }
+      const p: Probe = { bwrap, home, net, check: { ok: true } };
       // Run the real thing once: bwrap may be installed yet refused (no user namespaces, seccomp).
-      const ws = join(home, 'workspaces');
-      const r = await run(bwrap, [...confineArgs(home, ws, ws), 'true'], 5000);
-      if (r.code !== 0) return unconfined(`bubblewrap not usable (${r.stderr || `exit ${r.code}`})`);
-      return { bwrap, home, check: { ok: true } as RunnerCheck };
+      const tryIt = async () => {
+        const dir = join(ws, '.probe');
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        if (owner) await chown(dir, owner.uid, owner.gid);
+        const r = await spawnOne(p, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }).catch((e) => ({ exitCode: null, signal: null, stderr: e.message }) as unknown as ExecResult);
+        await rm(dir, { recursive: true, force: true });
+        return r;
+      };
+      let r = await tryIt();
+      let rootNote = '';
+      if (r.exitCode !== 0 && id.root) {
+        // nobody cannot traverse to AGENTSVC_HOME (e.g. under /root): bwrap runs as root then.
+        owner = undefined;
+        spawnId = {};
+        r = await tryIt();
+        rootNote = `the service runs as root and ${home} is not reachable by nobody, so sandboxed commands map to host root and RLIMIT_NPROC is not enforced (run the service as a non-root user, or let nobody traverse AGENTSVC_HOME)`;
+      }
+      if (r.exitCode !== 0) return fallback(`bubblewrap not usable (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
+      const as = owner ? ' (nobody on the host)' : id.root ? ' (host root)' : '';
+      p.check = { ok: true, summary: `commands confined by bubblewrap: no capabilities, uid 1000 in a user namespace${as}, only the workspace writable, ${network ? 'network through pasta (host services unreachable)' : 'no network'}` };
+      if (rootNote) p.check.warning = rootNote;
+      return p;
     })();
     return probed;
   }
@@ -98,50 +160,109 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     } catch {}
   }
 
-  async function exec(userId: string, hostRoot: string, command: string, o: ExecOptions = {}): Promise<ExecResult> {
+  /** Start one command, confined when the probe found bubblewrap; the caller tracks the child. */
+  function start(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][]): ChildProcess {
+    const env = innerEnv(hostRoot, user);
+    if (!p.bwrap) {
+      const [file, ...args] = inner(command);
+      // Unconfined (allowed by the operator): still a scrubbed environment and the limits.
+      return spawn(file, args, { cwd, env: Object.fromEntries(env), detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...spawnId });
+    }
+    // The workspace goes in as an open fd: bwrap (nobody, for a root service) needs no path to it.
+    const ws = openSync(hostRoot, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      const extra = p.net ? ['--info-fd', String(FD.info), '--block-fd', String(FD.block)] : [];
+      const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra });
+      const stdio = ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : [])] as ('ignore' | 'pipe' | number)[];
+      const child = spawn(p.bwrap, [...args, ...inner(command)], { cwd: '/', env: BWRAP_ENV, detached: true, stdio, ...spawnId });
+      for (const [fd, text] of [[FD.passwd, passwdFile(hostRoot)], [FD.group, groupFile()]] as const) {
+        const w = child.stdio[fd] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
+        w.on('error', () => {});
+        w.end(text);
+      }
+      return child;
+    } finally {
+      closeSync(ws);
+    }
+  }
+
+  /** With network: once bwrap reports its pid, fence and attach the namespace, then let it go on. */
+  async function connect(p: Probe, child: ChildProcess): Promise<ChildProcess> {
+    const info = child.stdio[FD.info] as NodeJS.ReadableStream;
+    const pid = await new Promise<number>((done, fail) => {
+      let text = '';
+      info.on('data', (d: Buffer) => {
+        text += d.toString();
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        if (m) done(Number(m[1]));
+      });
+      info.on('error', () => {});
+      info.on('end', () => fail(new Error(`bubblewrap did not report its pid: ${text}`)));
+    });
+    const pasta = await attachNetwork(p.net!, pid, id.root, 0);
+    const block = child.stdio[FD.block] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
+    block.on('error', () => {});
+    block.end('1');
+    return pasta;
+  }
+
+  async function spawnOne(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][], o: ExecOptions, track?: Set<ChildProcess>): Promise<ExecResult> {
     const started = Date.now();
-    const { bwrap, home } = await probe();
-    // After a reset the next command gets a fresh workspace folder, as on the docker runner.
-    await mkdir(hostRoot, { recursive: true });
-    const cwd = await resolveCwd(hostRoot, hostRoot, o.cwd);
-    // A minimal environment: the service's own (API keys, DATABASE_URL) must not leak to tools.
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOME: hostRoot,
-      USER: userInfo().username,
-      LANG: 'C.UTF-8',
-      TERM: 'dumb',
-      ...o.env,
-    };
-    const [file, ...args] = bwrap ? [bwrap, ...confineArgs(home, hostRoot, cwd.host), ...shell, command] : [...shell, command];
-    const child = spawn(file, args, { cwd: cwd.host, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const mine = running.get(userId) ?? new Set();
-    running.set(userId, mine.add(child));
+    const child = start(p, hostRoot, cwd, command, user);
+    track?.add(child);
     const out = new OutputCollector(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, o.onOutput);
     child.stdout!.on('data', (d: Buffer) => out.push('stdout', d));
     child.stderr!.on('data', (d: Buffer) => out.push('stderr', d));
     let grace: NodeJS.Timeout | undefined;
+    let pasta: ChildProcess | null = null;
     const dog = watchdog(o, () => {
       killGroup(child);
       // Whatever escaped the group and still holds our pipes must not keep the caller waiting.
       grace = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
+        for (const s of child.stdio) (s as { destroy?: () => void } | null)?.destroy?.();
       }, KILL_GRACE_MS);
     });
     try {
-      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done, fail) => {
-        let exited: [number | null, NodeJS.Signals | null] | null = null;
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((done, fail) => {
+        let exit: [number | null, NodeJS.Signals | null] | null = null;
         child.once('error', fail);
-        child.once('exit', (c, s) => (exited = [c, s]));
-        child.once('close', (c, s) => done(exited ?? [c, s]));
+        child.once('exit', (c, s) => (exit = [c, s]));
+        child.once('close', (c, s) => done(exit ?? [c, s]));
       });
+      if (p.net) {
+        pasta = await Promise.race([connect(p, child), exited.then(() => null)]).catch((e) => {
+          killGroup(child);
+          throw e;
+        });
+      }
+      const [code, signal] = await exited;
       return finishResult(out, dog, started, code, signal);
     } finally {
       dog.dispose();
       clearTimeout(grace);
-      mine.delete(child);
+      pasta?.kill('SIGKILL');
+      track?.delete(child);
     }
+  }
+
+  async function exec(userId: string, hostRoot: string, command: string, o: ExecOptions = {}): Promise<ExecResult> {
+    const p = await probe();
+    if (p.refusal) throw new SandboxRefusal('SANDBOX_UNAVAILABLE', p.refusal);
+    const user = checkUserEnv(o.env);
+    // After a reset the next command gets a fresh workspace folder, as on the docker runner.
+    await prepare(hostRoot);
+    const cwd = await resolveCwd(hostRoot, hostRoot, o.cwd);
+    const mine = running.get(userId) ?? new Set();
+    running.set(userId, mine);
+    return spawnOne(p, hostRoot, cwd.host, command, user, o, mine);
+  }
+
+  /** The user's workspace: private (0700) and owned by the uid commands run as. */
+  async function prepare(hostRoot: string): Promise<void> {
+    await mkdir(hostRoot, { recursive: true, mode: 0o700 });
+    const st = await lstat(hostRoot);
+    if ((st.mode & 0o777) !== 0o700) await chmod(hostRoot, 0o700);
+    if (owner && st.uid !== owner.uid) await chownTree(hostRoot, owner);
   }
 
   const runner: Runner = {
@@ -151,15 +272,19 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     },
     async acquire(userId): Promise<Computer> {
       const hostRoot = workspaceHostDir((await probe()).home, userId);
-      await mkdir(hostRoot, { recursive: true });
+      await prepare(hostRoot);
       // Local processes see the host filesystem, so the computer's root is the host folder itself.
       return {
         userId,
         root: hostRoot,
         hostRoot,
+        owner,
         exec: (command, o) => exec(userId, hostRoot, command, o),
         readFile: (path) => readWorkspaceFile(hostRoot, hostRoot, path),
-        writeFile: (path, data) => writeWorkspaceFile(hostRoot, hostRoot, path, data),
+        writeFile: async (path, data) => {
+          await prepare(hostRoot);
+          await writeWorkspaceFile(hostRoot, hostRoot, path, data, owner);
+        },
       };
     },
     async reset(userId) {

@@ -20,6 +20,8 @@ export default class Up extends BaseCommand<typeof Up> {
   async run(): Promise<void> {
     const service = await startService(this.cfg).catch((e) => this.fail(e));
     for (const w of service.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
+    const sandbox = await service.runner.check();
+    if (sandbox.summary) this.log(`agentsvc: ${service.runner.kind} runner: ${sandbox.summary}`);
     if (service.adminKeyCreated) this.log(`agentsvc: created user admin; its key is in ${this.cfg.home}/admin.key`);
     this.log(`agentsvc listening on ${service.url}`);
 

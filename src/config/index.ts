@@ -43,6 +43,7 @@ const settings = {
   AGENTSVC_RUNNER: z.enum(['local', 'docker']).default('local'),
   AGENTSVC_RUNNER_IMAGE: z.string().min(1).default('agentsvc-runner:latest'),
   AGENTSVC_RUNNER_NETWORK: bool.default(false),
+  AGENTSVC_ALLOW_UNCONFINED: bool.default(false),
   AGENTSVC_RUNNER_IDLE_MS: int(1000).default(30 * 60 * 1000),
   AGENTSVC_RUNNER_MEMORY_MB: int(64).default(2048),
   AGENTSVC_RUNNER_CPUS: z.coerce.number().positive().default(1),
@@ -89,6 +90,8 @@ export interface Config {
     kind: 'local' | 'docker';
     image: string;
     network: boolean;
+    /** Local runner without bubblewrap: run commands unconfined instead of refusing them. */
+    allowUnconfined: boolean;
     idleMs: number;
     memoryBytes: number;
     nanoCpus: number;
@@ -193,6 +196,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       kind: v.AGENTSVC_RUNNER,
       image: v.AGENTSVC_RUNNER_IMAGE,
       network: v.AGENTSVC_RUNNER_NETWORK,
+      allowUnconfined: v.AGENTSVC_ALLOW_UNCONFINED,
       idleMs: v.AGENTSVC_RUNNER_IDLE_MS,
       memoryBytes: v.AGENTSVC_RUNNER_MEMORY_MB * MiB,
       nanoCpus: Math.round(v.AGENTSVC_RUNNER_CPUS * 1e9),

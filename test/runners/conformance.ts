@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
 import type { Computer, Runner } from '../../runners/types.js';
+import { runAudit, type AuditOptions } from './audit.js';
 
 /** Unique per test run and process, so parallel test files and reruns never share a computer. */
 export function uniqueUser(tag: string): string {
@@ -52,7 +53,14 @@ async function noneLeft(c: Computer, cmdline: string): Promise<number> {
   return n;
 }
 
-export async function runConformance(t: Test, makeRunner: () => Promise<Runner>): Promise<void> {
+export interface ConformanceOptions {
+  /** Run the sandbox audit too (not for an unconfined runner). */
+  audit?: AuditOptions;
+  /** Bytes the huge-output test prints (the docker exec stream is slower than a pipe). */
+  hugeOutputBytes?: number;
+}
+
+export async function runConformance(t: Test, makeRunner: () => Promise<Runner>, o: ConformanceOptions = {}): Promise<void> {
   const runner = await makeRunner();
   const user = tracked(t, runner);
   const shared = await runner.acquire(user('main'));
@@ -147,11 +155,25 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>)
       maxOutputBytes: 1000,
       onOutput: (s, chunk) => s === 'stdout' && (streamed += chunk.length),
     });
-    t.equal(r.stdout, 'a'.repeat(1000));
+    t.match(r.stdout, /^a{500}\n\[\.\.\. 4000 bytes omitted \.\.\.\]\na{500}$/, 'head and tail kept, the middle counted');
     t.equal(r.stderr, 'tail\n');
     t.ok(r.truncated);
     t.equal(streamed, 5000);
     t.notOk((await shared.exec('echo short', { maxOutputBytes: 1000 })).truncated);
+  });
+
+  await t.test('huge output: bounded service memory, head and tail kept, the command completes', async (t) => {
+    const bytes = o.hugeOutputBytes ?? 1_000_000_000;
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const r = await shared.exec(`yes | head -c ${bytes}; echo end`, { timeoutMs: 120_000 }).finally(() => clearInterval(sample));
+    t.equal(r.exitCode, 0, `completed in ${r.durationMs} ms`);
+    t.ok(r.truncated);
+    t.ok(r.stdout.startsWith('y\ny\n'), 'head kept');
+    t.ok(r.stdout.endsWith('y\nend\n'), 'tail kept');
+    t.ok(r.stdout.length < 2 * 1024 * 1024, `result is ${r.stdout.length} characters`);
+    t.ok(peak - before < 200 * 1024 * 1024, `service memory grew ${Math.round((peak - before) / 1048576)} MiB for ${bytes} bytes of output`);
   });
 
   await t.test('readFile and writeFile, binary, seen by exec and back', async (t) => {
@@ -203,6 +225,8 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>)
     await runner.reset(u);
     t.equal((await c.exec('echo still')).stdout, 'still\n', 'a computer held across a reset works again');
   });
+
+  if (o.audit) await runAudit(t, runner, shared, await runner.acquire(user('audit-other')), o.audit);
 
   await t.test('version and check answer', async (t) => {
     t.ok((await runner.check()).ok);

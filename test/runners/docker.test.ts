@@ -66,7 +66,9 @@ async function only(t: Tap, userId: string): Promise<string> {
   return list[0]?.Id ?? '';
 }
 
-t.test('conformance', { skip }, (t) => runConformance(t, async () => createDockerRunner(opts)));
+t.test('conformance and audit', { skip }, (t) =>
+  runConformance(t, async () => createDockerRunner(opts), { audit: { home, nonRootUid: false }, hugeOutputBytes: 200_000_000 }),
+);
 
 t.test('container: limits, labels, found again after a restart', { skip }, async (t) => {
   const runner = createDockerRunner(opts);
