@@ -96,7 +96,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * so this is defence in depth there; it matters where the operator allowed unconfined commands.
  * PATH stays allowed: inside the sandbox it can only name system folders or the user's own files.
  */
-const ENV_RESERVED = /^(LD_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GCONV_PATH|GLIBC_TUNABLES|LOCPATH|NLSPATH|HOSTALIASES|RESOLV_HOST_CONF|MALLOC_.*|AGENTSVC_.*)$/;
+/** Loader and shell start-up variables, and our own settings: never passed into a sandbox. */
+export const ENV_RESERVED = /^(LD_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GCONV_PATH|GLIBC_TUNABLES|LOCPATH|NLSPATH|HOSTALIASES|RESOLV_HOST_CONF|MALLOC_.*|AGENTSVC_.*)$/;
 
 /** The session's variables, checked: a bad one refuses the whole command with a clear message. */
 export function checkUserEnv(env: Record<string, string> | undefined): [string, string][] {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENV_RESERVED } from '../../runners/shared.js';
 
 /**
  * Request and response shapes of the Sessions REST API (SPEC.md "Sessions"). Bodies are strict:
@@ -22,7 +23,14 @@ const refId = text(256).nullish();
 export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const ENV_MAX_ENTRIES = 200;
 export const EnvMap = z
-  .record(z.string().max(256).regex(ENV_KEY, 'env names match ^[A-Za-z_][A-Za-z0-9_]*$'), text(65536))
+  .record(
+    z
+      .string()
+      .max(256)
+      .regex(ENV_KEY, 'env names match ^[A-Za-z_][A-Za-z0-9_]*$')
+      .refine((k) => !ENV_RESERVED.test(k), 'loader and shell start-up variables (LD_*, BASH_ENV, ENV, GCONV_PATH, GLIBC_TUNABLES, ...) and AGENTSVC_* are not allowed'),
+    text(65536),
+  )
   .refine((env) => Object.keys(env).length <= ENV_MAX_ENTRIES, `at most ${ENV_MAX_ENTRIES} entries`);
 
 export const Mode = z.enum(['planning', 'executing']);

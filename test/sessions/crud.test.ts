@@ -139,7 +139,7 @@ t.test('sessions: create, read, change', async (t) => {
     const tooMany = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`K${i}`, 'v']));
     const max = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`K${i}`, 'v']));
     t.equal((await app.api(`/api/sessions/${id}/env`, { method: 'PUT', json: { env: max } })).status, 200, '200 entries allowed');
-    for (const json of [{ env: tooMany }, { env: { '1ABC': 'x' } }, { env: { A: null } }, { env: ['A'] }, {}, { env: {}, more: 1 }, { env: { A: 'nul\u0000' } }]) {
+    for (const json of [{ env: tooMany }, { env: { '1ABC': 'x' } }, { env: { A: null } }, { env: ['A'] }, {}, { env: {}, more: 1 }, { env: { A: 'nul\u0000' } }, { env: { LD_PRELOAD: '/w/evil.so' } }, { env: { BASH_ENV: 'x' } }, { env: { AGENTSVC_HOME: '/' } }]) {
       const bad = await app.api(`/api/sessions/${id}/env`, { method: 'PUT', json });
       t.equal(bad.status, 422, JSON.stringify(json).slice(0, 60));
       t.equal((await bad.json()).code, 'VALIDATION_ERROR');
