@@ -34,7 +34,8 @@ import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.j
 import { LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
-import { chatRoutes, mergedMessages } from './chat/routes.js';
+import { chatRoutes } from './chat/routes.js';
+import { Conversation } from './chat/conversation.js';
 import { fileRoutes } from './files/routes.js';
 
 export interface Service {
@@ -127,10 +128,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger });
     await executor.start();
     closers.unshift(() => executor.close());
+    const conversation = new Conversation(turns, executor);
     const prompt = new SystemPrompt(logger);
     prompt.add(basePrompt);
     prompt.add(planningPrompt);
-    const chat = new ChatService({ config, executor, turns, model, tools, workspaces, prompt });
+    const chat = new ChatService({ config, executor, conversation, turns, model, tools, workspaces, prompt });
     const subs = new Subscriptions(log.bus);
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
@@ -148,7 +150,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       logger: logFile ? { level: config.logLevel, file: logFile } : false,
       routes: [
         { plugin: sessionRoutes, opts: { config, sessions } },
-        { plugin: chatRoutes, opts: { config, sessions, turns, executor, chat, tools } },
+        { plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools } },
         { plugin: fileRoutes, opts: { config, sessions } },
         { plugin: backgroundRoutes, opts: { sessions, background } },
         { plugin: computerRoutes, opts: { runner, clearMemo } },
@@ -164,12 +166,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           chat,
           log,
           logger,
-          turns,
           sessions,
           subs,
           maxMessageBytes: config.limits.socketMessage,
           maxSubscriptions: config.chat.subscriptionsPerSocket,
-          messages: (id) => mergedMessages(turns, executor, id),
+          conversation,
         }),],
     });
     // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.

@@ -4,6 +4,7 @@ import { AppError, Errors } from '../server/errors.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspaces } from '../files/workspace.js';
 import { toModelMessages } from './history.js';
+import type { Conversation } from './conversation.js';
 import { runLoop, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
@@ -19,6 +20,7 @@ import { forkResult, forkService, subagentMessages, toolsAtDepth } from './forks
 export interface ChatDeps {
   config: Config;
   executor: RunExecutor;
+  conversation: Conversation;
   turns: TurnStore;
   model: ModelPort;
   tools: ToolRegistry;
@@ -86,8 +88,8 @@ export class ChatService {
     const status = await this.deps.executor.status(userId, sessionId);
     if (!status) throw Errors.notFound('session');
     if (status === 'running') throw Errors.sessionBusy();
-    const stored = await this.deps.turns.list(sessionId);
-    const turn = stored.map((s) => s.turn).find((t) => t.tool_calls.some((c) => c.id === a.tool_call_id && c.status === 'awaiting_answer'));
+    const stored = await this.deps.conversation.turns(sessionId);
+    const turn = stored.find((t) => t.tool_calls.some((c) => c.id === a.tool_call_id && c.status === 'awaiting_answer'));
     if (status !== 'waiting_for_input' || !turn) throw new AppError(409, 'NO_PENDING_QUESTION', `no pending question with tool_call_id ${a.tool_call_id}`);
     const call = turn.tool_calls.find((c) => c.id === a.tool_call_id)!;
     const questions = (JSON.parse(call.arguments) as { questions: Question[] }).questions;
@@ -130,7 +132,7 @@ export class ChatService {
     const messages: ModelMessage[] = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, opts.mode) }];
     if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
     else {
-      messages.push(...toModelMessages(await this.deps.turns.list(state.sessionId)));
+      messages.push(...(await this.deps.conversation.modelHistory(state.sessionId)));
       const tools = opts.mode === 'planning' ? [] : this.deps.tools.allowed(claimed.disable_tools);
       out = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
     }
@@ -151,7 +153,7 @@ export class ChatService {
     let turn = from;
     for (;;) {
       if (hasOpenCalls(turn)) return { kind: 'paused' };
-      const stored = await this.deps.turns.list(state.sessionId);
+      const stored = await this.deps.conversation.stored(state.sessionId);
       const owner = (callId: string) => stored.find((s) => s.turn.tool_calls.some((c) => c.id === callId))?.turn;
       let depth = 0;
       for (let t: Turn | undefined = turn; t?.parent_fork_tool_call_id; t = owner(t.parent_fork_tool_call_id)) depth++;

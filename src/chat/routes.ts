@@ -4,10 +4,9 @@ import { me } from '../server/auth.js';
 import type { SessionService } from '../sessions/service.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { ChatService } from './chat-service.js';
-import type { RunExecutor } from './run-executor.js';
+import type { Conversation } from './conversation.js';
 import { toOpenAITools } from './model.js';
 import { countTokens, TOKENIZER_MODEL } from './tokens.js';
-import type { TurnStore } from './turn-store.js';
 import { turnText, type Turn } from './turns.js';
 import type { Config } from '../config/index.js';
 import { SessionParams as Params } from '../sessions/schemas.js';
@@ -15,8 +14,7 @@ import { SessionParams as Params } from '../sessions/schemas.js';
 export interface ChatRouteDeps {
   config: Config;
   sessions: SessionService;
-  turns: TurnStore;
-  executor: RunExecutor;
+  conversation: Conversation;
   chat: ChatService;
   tools: ToolRegistry;
 }
@@ -92,16 +90,10 @@ function turnTokens(t: Turn): number {
   return countTokens(turnText(t)) + t.tool_calls.reduce((n, c) => n + countTokens(c.tool_name + c.arguments) + countTokens(c.result ?? ''), 0);
 }
 
-/** Stored turns, with the in-flight state of turns this process is streaming. */
-export async function mergedMessages(turns: TurnStore, runs: Pick<RunExecutor, 'liveTurns'>, sessionId: string): Promise<Turn[]> {
-  const live = new Map(runs.liveTurns(sessionId).map((t) => [t.id, t]));
-  return (await turns.list(sessionId)).map(({ turn }) => live.get(turn.id) ?? turn);
-}
-
 export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps) => {
   const tags = ['chat'];
 
-  const messages = (sessionId: string) => mergedMessages(deps.turns, deps.executor, sessionId);
+  const messages = (sessionId: string) => deps.conversation.turns(sessionId);
 
   app.get('/api/sessions/:session_id/messages', { schema: { tags, params: Params, response: { 200: z.array(TurnSchema) } } }, async (req) => {
     await deps.sessions.getOwned(me(req).id, req.params.session_id);

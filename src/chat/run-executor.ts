@@ -6,7 +6,7 @@ import type { EventLog } from './events.js';
 import type { EventStore } from './event-store.js';
 import { closeTurn } from './loop.js';
 import { ModelError } from './model.js';
-import { RunState } from './run-state.js';
+import { RunState, TurnJournal } from './run-state.js';
 import type { Claimed, OrphanRow, RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, type Patch, type Turn } from './turns.js';
@@ -66,6 +66,10 @@ export class RunExecutor {
     this.heartbeat.unref();
   }
 
+  private journal(sessionId: string) {
+    return new TurnJournal(sessionId, this.deps.log, this.deps.turns);
+  }
+
   status(userId: string, sessionId: string) {
     return this.deps.store.status(userId, sessionId);
   }
@@ -113,7 +117,8 @@ export class RunExecutor {
           await this.deps.log.open(sessionId);
           const abort = new AbortController();
           const model = claimed.model ?? this.deps.config.model.default;
-          const state = new RunState(sessionId, userId, model, this.deps.config, this.deps.log, this.deps.turns, abort.signal, await this.deps.turns.nextSequence(sessionId));
+          const sequence = await this.deps.turns.nextSequence(sessionId);
+          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence }, this.deps.config, this.journal(sessionId));
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
           this.active.set(sessionId, entry);
@@ -232,7 +237,8 @@ export class RunExecutor {
     if (!(await this.deps.store.takeOver(o, marker))) return false;
     await this.deps.log.open(o.id);
     try {
-      const state = new RunState(o.id, o.user_id, o.model ?? this.deps.config.model.default, this.deps.config, this.deps.log, this.deps.turns, AbortSignal.abort(), 0);
+      const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0 };
+      const state = new RunState(id, this.deps.config, this.journal(o.id));
       for (const { turn } of await this.deps.turns.list(o.id)) {
         if (turn.status !== 'streaming') continue;
         turn.blocks = [];

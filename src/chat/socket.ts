@@ -6,8 +6,7 @@ import { errField, type Logger } from '../lib/logger.js';
 import type { ChatService } from './chat-service.js';
 import { issues, SessionRef, Subscribe } from './send-schema.js';
 import type { Subscriptions } from './subscriptions.js';
-import type { TurnStore } from './turn-store.js';
-import type { Turn } from './turns.js';
+import type { Conversation } from './conversation.js';
 
 type Ack = (r: unknown) => void;
 
@@ -26,11 +25,10 @@ export interface ChatSocketDeps {
   log: EventLog;
   logger: Logger;
   maxSubscriptions: number;
-  turns: TurnStore;
   sessions: SessionService;
   subs: Subscriptions;
   maxMessageBytes: number;
-  messages(sessionId: string): Promise<Turn[]>;
+  conversation: Conversation;
 }
 
 /** Client events of SPEC.md: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop. */
@@ -68,7 +66,7 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
         } else {
           if ((await deps.log.replay(session_id, since_seq, sub.replay)) === 'too_old') {
             const seq = await deps.log.latest(session_id);
-            socket.emit('session:resync', { session_id, seq, turns: await deps.messages(session_id) });
+            socket.emit('session:resync', { session_id, seq, turns: await deps.conversation.turns(session_id) });
             sub.setCursor(seq);
           }
         }
