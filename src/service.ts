@@ -86,7 +86,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const removeLastResort = keepServing(logger);
   try {
     const users = new UserService(db.em);
-    const sessions = new SessionService(db.em, { home: config.home, defaultModel: config.model.default, models: config.model.models });
+    const sessions = new SessionService(db.em, { home: config.home, defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
     const events = new EventStore(db);
     const log = new EventLog(events, new MemoryBus(), { ttlHours: config.replayTtlHours, logger });
     closers.push(() => log.close());

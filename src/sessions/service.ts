@@ -14,6 +14,8 @@ export interface SessionServiceOptions {
   defaultModel: string;
   /** Models a session may name at creation. */
   models: string[];
+  /** memory_enabled of a session created without one (AGENTSVC_MEMORY_ENABLED). */
+  memoryEnabled: boolean;
 }
 
 /**
@@ -124,7 +126,7 @@ export class SessionService {
       primarySkillId: input.primary_skill_id ?? null,
       softwareFactoryId: input.software_factory_id ?? null,
       workspaceId: input.workspace_id ?? null,
-      memoryEnabled: input.memory_enabled ?? false,
+      memoryEnabled: input.memory_enabled ?? this.opts?.memoryEnabled ?? false,
       isPersistent: input.is_persistent,
       env: input.env ?? null,
       disableTools: input.disable_tools ?? [],

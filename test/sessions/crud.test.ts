@@ -26,7 +26,7 @@ t.test('sessions: create, read, change', async (t) => {
       model: 'alpha',
       shared: false,
       is_pinned: false,
-      memory_enabled: false,
+      memory_enabled: true, // the config default, AGENTSVC_MEMORY_ENABLED (true)
       is_persistent: false,
       replay_state: null,
       mode: 'executing',
@@ -220,4 +220,12 @@ t.test('sessions: create, read, change', async (t) => {
       t.ok(doc.paths[path]?.[method]?.responses?.['200'], `${method.toUpperCase()} ${path}`);
     }
   });
+});
+
+t.test('memory_enabled of a new session follows AGENTSVC_MEMORY_ENABLED unless the body sets it', async (t) => {
+  const app = await build(t, { AGENTSVC_MEMORY_ENABLED: 'false' });
+  const off = await (await app.api('/api/sessions', { method: 'POST', json: {} })).json();
+  t.equal((await (await app.api(`/api/sessions/${off.session_id}`)).json()).memory_enabled, false);
+  const on = await (await app.api('/api/sessions', { method: 'POST', json: { memory_enabled: true } })).json();
+  t.equal((await (await app.api(`/api/sessions/${on.session_id}`)).json()).memory_enabled, true);
 });
