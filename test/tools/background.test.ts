@@ -86,17 +86,23 @@ t.test('finished tasks are forgotten beyond twice the per-user limit, oldest fir
   t.same(bg.list('s1').map((x) => x.id), ids.slice(-4));
 });
 
-t.test('deleting a session stops its background tasks', async (t) => {
-  const { app, model } = await buildWithModel(t);
+/** The app, with one session whose model has started `command` as a background task. */
+async function startedInBackground(t: Parameters<typeof buildWithModel>[0], command: string, env: Record<string, string> = {}) {
+  const { app, model } = await buildWithModel(t, env);
   const sid = await createSession(app);
   const sock = app.socket();
   await next(sock, 'connect');
   const seen = record(sock);
   await subscribe(sock, sid);
-  model.script({ toolCalls: [{ name: 'Bash', args: { command: 'echo up; sleep 60', run_in_background: true } }] }, { text: ['started'] });
-  await request(sock, 'chat:send', { session_id: sid, message: 'serve' });
+  model.script({ toolCalls: [{ name: 'Bash', args: { command, run_in_background: true } }] }, { text: ['started'] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'start it' });
   await untilEnd(seen, sid);
   const [task] = app.service.background.list(sid);
+  return { app, sid, task };
+}
+
+t.test('deleting a session stops its background tasks', async (t) => {
+  const { app, sid, task } = await startedInBackground(t, 'echo up; sleep 60');
   t.equal(task.status, 'running');
   t.equal((await app.api(`/api/sessions/${sid}`, { method: 'DELETE' })).status, 200);
   t.equal(task.status, 'killed', 'stopped by the delete');
@@ -104,16 +110,7 @@ t.test('deleting a session stops its background tasks', async (t) => {
 });
 
 t.test('a real command flooding output without newlines keeps only the tail', async (t) => {
-  const { app, model } = await buildWithModel(t, { AGENTSVC_BACKGROUND_OUTPUT_BYTES: '65536' });
-  const sid = await createSession(app);
-  const sock = app.socket();
-  await next(sock, 'connect');
-  const seen = record(sock);
-  await subscribe(sock, sid);
-  model.script({ toolCalls: [{ name: 'Bash', args: { command: 'head -c 40000000 /dev/zero | tr "\\0" x', run_in_background: true } }] }, { text: ['ok'] });
-  await request(sock, 'chat:send', { session_id: sid, message: 'flood' });
-  await untilEnd(seen, sid);
-  const [{ id }] = app.service.background.list(sid);
+  const { app, sid, task: { id } } = await startedInBackground(t, 'head -c 40000000 /dev/zero | tr "\\0" x', { AGENTSVC_BACKGROUND_OUTPUT_BYTES: '65536' });
   let task: any;
   for (let i = 0; i < 300; i++) {
     task = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}?tail=5`)).json();
