@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { compileGlob, globTool } from '../../src/tools/files/glob.js';
 import { GREP_LIMITS, grepTool } from '../../src/tools/files/grep.js';
 import type { ToolContext } from '../../src/tools/types.js';
+import { withLoopWatch } from '../web/fixtures/loop-watch.js';
 
 /** A tool context on a temporary folder (the real confinement is tested in agent-tools.test.ts). */
 function workspace(t: { teardown(fn: () => unknown): void }, files: Record<string, string>): ToolContext {
@@ -19,26 +20,6 @@ function workspace(t: { teardown(fn: () => unknown): void }, files: Record<strin
     workspace: { hostDir: dir, computerDir: '/w', resolve: async (p: string) => resolve(dir, p), computer: async () => { throw new Error('no computer'); } },
     llm: { complete: async () => '' },
   };
-}
-
-/** Runs `fn` while a 10 ms interval ticks; returns its result and the longest gap between ticks. */
-async function withLoopWatch<T>(fn: () => Promise<T>): Promise<{ value: T | Error; maxGapMs: number }> {
-  let last = performance.now();
-  let maxGapMs = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    maxGapMs = Math.max(maxGapMs, now - last);
-    last = now;
-  }, 10);
-  let value: T | Error;
-  try {
-    value = await fn();
-  } catch (e) {
-    value = e as Error;
-  }
-  clearInterval(tick);
-  maxGapMs = Math.max(maxGapMs, performance.now() - last);
-  return { value, maxGapMs };
 }
 
 t.test('a backtracking Grep pattern runs off the event loop and is stopped at the time limit', async (t) => {
