@@ -14,8 +14,10 @@ export const TOKENIZER_MODEL = 'o200k_base';
  */
 export const LONG_PIECE_CHARS = 64;
 
-let enc: Tiktoken | null = null;
-let pieces: RegExp | null = null;
+// Built at import (during boot, before the service listens): parsing the rank table takes about a
+// second, which a lazy first call made the first /history request stall every user for.
+const enc = new Tiktoken(o200k);
+const pieces = new RegExp(o200k.pat_str, 'gu');
 const utf8 = new TextEncoder();
 
 /** The library's own rank table ("b1,b2,..." → rank); js-tiktoken is pinned, so this shape is fixed. */
@@ -25,7 +27,7 @@ function ranks(): Map<string, number> {
 
 /** Exact count of a span; special-token text (`<|endoftext|>`) is counted as plain text, never thrown on. */
 function encodeLength(text: string): number {
-  return text ? enc!.encode(text, [], []).length : 0;
+  return text ? enc.encode(text, [], []).length : 0;
 }
 
 /**
@@ -97,7 +99,7 @@ function bpeCount(bytes: Uint8Array): number {
     tok[i] = i < n ? table.get(String(bytes[i])) ?? -1 : -1;
   }
   // Every byte is a token in o200k; anything else would need the library's slow path.
-  if (tok.subarray(0, n).includes(-1)) return enc!.encode(new TextDecoder().decode(bytes), [], []).length;
+  if (tok.subarray(0, n).includes(-1)) return enc.encode(new TextDecoder().decode(bytes), [], []).length;
   const rankOf = (s: number): number => {
     const e = next[s];
     if (e >= n) return -1;
@@ -158,8 +160,6 @@ export function countTokens(text: string): number {
 }
 
 function count(text: string): number {
-  enc ??= new Tiktoken(o200k);
-  pieces ??= new RegExp(o200k.pat_str, 'gu');
   let n = 0;
   let from = 0;
   // Spans between long pieces go through the library whole; only long pieces take the heap path.
