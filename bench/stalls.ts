@@ -84,7 +84,8 @@ async function measure(name: string, work: () => Promise<number>) {
   const waited = performance.now() - t0;
   // Polls still unanswered at a timeout count as at least as slow as the wait.
   const max = result ? Math.max(...lat) : Math.max(waited, ...lat);
-  console.log(`${name.padEnd(34)} tool ${tool.padEnd(26)} health max ${max.toFixed(0).padStart(6)} ms  p99 ${pct(lat, 99).toFixed(0).padStart(6)} ms  (${lat.length} polls)`);
+  const p99 = result ? pct(lat, 99) : max;
+  console.log(`${name.padEnd(36)} tool ${tool.padEnd(26)} health max ${max.toFixed(0).padStart(6)} ms  p99 ${p99.toFixed(0).padStart(6)} ms  (${lat.length} polls answered)`);
   return !!result;
 }
 
@@ -114,7 +115,7 @@ if (alive) await new Promise((r) => child.once('exit', r));
 else {
   // A killed service cannot stop its embedded PostgreSQL (its own process group): stop it here.
   try {
-    process.kill(Number(readFileSync(join(home, 'db', 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGTERM');
+    process.kill(Number(readFileSync(join(home, 'db', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGTERM');
   } catch {}
   await new Promise((r) => setTimeout(r, 2000));
 }
