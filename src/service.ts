@@ -109,7 +109,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
     if (check.error) warnings.push(`${config.runner.kind} runner unavailable: ${check.error} (runs that use tools will fail until it is back)`);
-    const background = new BackgroundTasks();
+    const background = new BackgroundTasks(config.background);
+    sessions.onDelete = (id) => background.stopSession(id);
     closers.push(() => background.close());
     const tools = new ToolRegistry();
     registerDefaultTools(tools, config, background);

@@ -55,6 +55,9 @@ const settings = {
   AGENTSVC_SOCKET_MESSAGE_LIMIT: int(1024).default(10 * MiB),
   AGENTSVC_TOOL_OUTPUT_LIMIT: int(1024).default(30000),
   AGENTSVC_BASH_TIMEOUT_MS: int(1000).default(120000),
+  AGENTSVC_BACKGROUND_MAX_TASKS: int(1, 1000).default(8),
+  AGENTSVC_BACKGROUND_MAX_MS: int(1000).default(4 * 3600 * 1000),
+  AGENTSVC_BACKGROUND_OUTPUT_BYTES: int(1024, 64 * MiB).default(1 * MiB),
   AGENTSVC_WEBFETCH_ALLOW_PRIVATE: bool.default(false),
   AGENTSVC_SEARCH_BACKEND: z.enum(['searxng', 'brave', 'tavily']).optional(),
   AGENTSVC_SEARCH_URL: url(['http:', 'https:']).optional(),
@@ -99,6 +102,7 @@ export interface Config {
     dockerHost?: string;
   };
   limits: { body: number; file: number; upload: number; socketMessage: number; toolOutput: number; bashTimeoutMs: number };
+  background: { maxTasks: number; maxLifetimeMs: number; outputBytes: number };
   web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
   /** Per-user and per-socket bounds of the chat gateway. */
   chat: { runsPerUser: number; subscriptionsPerSocket: number };
@@ -211,6 +215,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       toolOutput: v.AGENTSVC_TOOL_OUTPUT_LIMIT,
       bashTimeoutMs: v.AGENTSVC_BASH_TIMEOUT_MS,
     },
+    background: { maxTasks: v.AGENTSVC_BACKGROUND_MAX_TASKS, maxLifetimeMs: v.AGENTSVC_BACKGROUND_MAX_MS, outputBytes: v.AGENTSVC_BACKGROUND_OUTPUT_BYTES },
     web: {
       allowPrivate: v.AGENTSVC_WEBFETCH_ALLOW_PRIVATE,
       searchBackend: v.AGENTSVC_SEARCH_BACKEND,

@@ -89,6 +89,9 @@ const toExtra = (r: ExtraRow): ExtraInfoT => ({
 
 /** Sessions of one user; another user's session is NOT_FOUND (its existence is not revealed). */
 export class SessionService {
+  /** Called after a session's row is deleted, before its folder goes (stops its background tasks). */
+  onDelete?: (sessionId: string) => Promise<void>;
+
   constructor(
     private readonly em: () => EntityManager,
     private readonly opts?: SessionServiceOptions,
@@ -215,6 +218,7 @@ export class SessionService {
       await this.getOwned(userId, id, em);
       throw Errors.sessionBusy();
     }
+    await this.onDelete?.(id);
     try {
       await this.removeFolder(userId, id);
       return { folderError: null };

@@ -33,7 +33,7 @@ export function createBashTool(opts: BashOptions): Tool<{ command: string; timeo
       await ctx.workspace.resolve('.');
       const cwd = ctx.workspace.computerDir;
       if (run_in_background) {
-        const task = opts.background.start(ctx.sessionId, computer, command, { cwd, env: ctx.env, description });
+        const task = opts.background.start(ctx.sessionId, computer, command, { userId: ctx.userId, cwd, env: ctx.env, description });
         return `Started background task ${task.id}. It keeps running after this turn; its output is available under background-tasks/${task.id}.`;
       }
       const limit = timeout ?? opts.defaultTimeoutMs;

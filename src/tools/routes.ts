@@ -27,7 +27,7 @@ export const backgroundRoutes: FastifyPluginAsyncZod<{ sessions: SessionService;
   });
   app.get(
     '/api/sessions/:session_id/background-tasks/:task_id',
-    { schema: { tags, params: TaskParams, querystring: z.object({ tail: z.coerce.number().int().min(1).max(10000).default(100) }), response: { 200: Task.extend({ output: z.string(), total_lines: z.number().int() }) } } },
+    { schema: { tags, params: TaskParams, querystring: z.object({ tail: z.coerce.number().int().min(1).max(10000).default(100) }), response: { 200: Task.extend({ output: z.string(), total_lines: z.number().int(), output_bytes: z.number().int(), dropped_bytes: z.number().int() }) } } },
     async (req) => {
       await sessions.getOwned(me(req).id, req.params.session_id);
       const t = background.get(req.params.session_id, req.params.task_id, req.query.tail);

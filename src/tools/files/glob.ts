@@ -1,36 +1,139 @@
 import { readdir, lstat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { ToolError, type Tool, type ToolContext } from '../types.js';
 
-/** Glob pattern to RegExp: `**` any depth, `*` within a segment, `?`, `{a,b}`, `[...]`. */
-export function globToRegExp(pattern: string): RegExp {
-  let re = '';
-  let inBrace = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '*') {
-      if (pattern[i + 1] === '*') {
-        const slash = pattern[i + 2] === '/';
-        re += slash ? '(?:.*/)?' : '.*';
-        i += slash ? 2 : 1;
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else if (c === '{') {
-      inBrace++;
-      re += '(?:';
-    } else if (c === '}' && inBrace) {
-      inBrace--;
-      re += ')';
-    } else if (c === ',' && inBrace) re += '|';
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 1);
-      if (end < 0) re += '\\[';
-      else {
-        re += '[' + pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\') + ']';
-        i = end;
+/**
+ * Globs are matched by a set-of-positions simulation, never by a backtracking RegExp: the old
+ * translation to `(?:.*\/)?` groups took seconds per path for patterns with many `**` segments.
+ * Cost per path is O(path length × pattern tokens), with the pattern bounded below.
+ */
+export const MAX_GLOB_CHARS = 512;
+export const MAX_GLOB_SEGMENTS = 64;
+/** Brace alternatives after expansion, and their total tokens. */
+export const MAX_GLOB_ALTERNATIVES = 64;
+const MAX_GLOB_TOKENS = 2048;
+
+type Tok =
+  | { k: 'lit'; c: string }
+  | { k: 'one' } // ?
+  | { k: 'star' } // * within a segment
+  | { k: 'any' } // ** not followed by /
+  | { k: 'dirs' } // **/ : empty, or anything ending with /
+  | { k: 'class'; neg: boolean; ranges: [number, number][] };
+
+/** Index of the `]` closing a class opened at `i`, or -1. */
+const classEnd = (p: string, i: number) => {
+  const end = p.indexOf(']', i + 1);
+  return end > i + 1 ? end : -1; // `[]` is two literal characters
+};
+
+/** `{a,b}` alternatives, nested, expanded; a `{` without its `}` is literal. */
+function expandBraces(p: string, out: string[]): void {
+  let depth = 0;
+  let open = -1;
+  const commas: number[] = [];
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === '[' && classEnd(p, i) > 0) i = classEnd(p, i);
+    else if (c === '{' && depth++ === 0) open = i;
+    else if (c === ',' && depth === 1) commas.push(i);
+    else if (c === '}' && depth > 0 && --depth === 0) {
+      const cuts = [open, ...commas, i];
+      for (let j = 0; j + 1 < cuts.length; j++) {
+        expandBraces(p.slice(0, open) + p.slice(cuts[j] + 1, cuts[j + 1]) + p.slice(i + 1), out);
+        if (out.length > MAX_GLOB_ALTERNATIVES) throw new ToolError(`glob has more than ${MAX_GLOB_ALTERNATIVES} brace alternatives; use fewer {a,b} groups`);
       }
-    } else re += c.replace(/[.+^$()|\\]/g, '\\$&');
+      return;
+    }
   }
-  return new RegExp(`^${re}$`);
+  if (depth > 0 && open >= 0) {
+    // Unclosed `{`: literal, but braces after it may still be real groups.
+    const rest: string[] = [];
+    expandBraces(p.slice(open + 1), rest);
+    for (const r of rest) out.push(p.slice(0, open + 1) + r);
+    return;
+  }
+  out.push(p);
+}
+
+function tokenize(p: string): Tok[] {
+  const toks: Tok[] = [];
+  const chars = Array.from(p);
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i];
+    if (c === '*') {
+      if (chars[i + 1] === '*') {
+        const slash = chars[i + 2] === '/';
+        toks.push({ k: slash ? 'dirs' : 'any' });
+        i += slash ? 2 : 1;
+      } else toks.push({ k: 'star' });
+    } else if (c === '?') toks.push({ k: 'one' });
+    else if (c === '[' && chars.indexOf(']', i + 1) > i + 1) {
+      const end = chars.indexOf(']', i + 1);
+      const body = chars.slice(i + 1, end);
+      const neg = body[0] === '!' || body[0] === '^';
+      const ranges: [number, number][] = [];
+      for (let j = neg ? 1 : 0; j < body.length; j++) {
+        const lo = body[j].codePointAt(0)!;
+        if (body[j + 1] === '-' && j + 2 < body.length) {
+          ranges.push([lo, body[j + 2].codePointAt(0)!]);
+          j += 2;
+        } else ranges.push([lo, lo]);
+      }
+      toks.push({ k: 'class', neg, ranges });
+      i = end;
+    } else toks.push({ k: 'lit', c });
+  }
+  return toks;
+}
+
+function matchTokens(toks: Tok[], path: string): boolean {
+  const m = toks.length;
+  let cur = new Uint8Array(m + 1);
+  let nxt = new Uint8Array(m + 1);
+  // Zero-width moves only go forward, so one ascending pass closes a state set.
+  const close = (s: Uint8Array) => {
+    for (let i = 0; i < m; i++) if (s[i] && (toks[i].k === 'star' || toks[i].k === 'any' || toks[i].k === 'dirs')) s[i + 1] = 1;
+  };
+  cur[0] = 1;
+  close(cur);
+  for (const c of path) {
+    nxt.fill(0);
+    let alive = false;
+    for (let i = 0; i < m; i++) {
+      if (!cur[i]) continue;
+      const t = toks[i];
+      const slash = c === '/';
+      let stay = false, advance = false;
+      if (t.k === 'lit') advance = t.c === c;
+      else if (t.k === 'one') advance = !slash;
+      else if (t.k === 'class') {
+        const cp = c.codePointAt(0)!;
+        advance = !slash && t.ranges.some(([lo, hi]) => cp >= lo && cp <= hi) !== t.neg;
+      } else if (t.k === 'star') stay = !slash;
+      else if (t.k === 'any') stay = true;
+      else (stay = true), (advance = slash); // dirs
+      if (stay) nxt[i] = 1;
+      if (advance) nxt[i + 1] = 1;
+      alive ||= stay || advance;
+    }
+    if (!alive) return false;
+    close(nxt);
+    [cur, nxt] = [nxt, cur];
+  }
+  return cur[m] === 1;
+}
+
+/** Compile a glob (`**` any depth, `*` within a segment, `?`, `{a,b}`, `[...]`) to a linear-time matcher. */
+export function compileGlob(pattern: string): (path: string) => boolean {
+  if (pattern.length > MAX_GLOB_CHARS) throw new ToolError(`glob is ${pattern.length} characters long; at most ${MAX_GLOB_CHARS} are allowed`);
+  if (pattern.split('/').length > MAX_GLOB_SEGMENTS) throw new ToolError(`glob has more than ${MAX_GLOB_SEGMENTS} path segments; use a shorter pattern or the path argument`);
+  const alternatives: string[] = [];
+  expandBraces(pattern, alternatives);
+  const compiled = alternatives.map(tokenize);
+  if (compiled.reduce((n, t) => n + t.length, 0) > MAX_GLOB_TOKENS) throw new ToolError('glob is too complex once its {a,b} groups are expanded; simplify it');
+  return (path) => compiled.some((toks) => matchTokens(toks, path));
 }
 
 const SKIP = new Set(['.git', 'node_modules']);
@@ -66,3 +169,52 @@ export async function mtime(path: string): Promise<number> {
     return 0;
   }
 }
+
+/**
+ * Gives the event loop a turn once `sliceMs` of synchronous work has piled up, so a long search
+ * delays other users' requests by at most about one slice.
+ */
+export function slicer(sliceMs = 10): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < sliceMs) return;
+    await yieldToLoop();
+    since = performance.now();
+  };
+}
+
+/** Workspace-relative display path (what the model should use next time). */
+export function shown(ctx: ToolContext, host: string): string {
+  return relative(ctx.workspace.hostDir, host).split(sep).join('/') || '.';
+}
+
+export const globTool: Tool<{ pattern: string; path?: string }> = {
+  name: 'Glob',
+  description: 'Find files by glob pattern (e.g. "**/*.ts", "src/*.{js,ts}"), newest first. Returns workspace-relative paths.',
+  provider: 'file_ops',
+  parallel: true,
+  parameters: {
+    type: 'object',
+    properties: {
+      pattern: { type: 'string', minLength: 1, maxLength: MAX_GLOB_CHARS },
+      path: { type: 'string', description: 'Folder to search (default: workspace root)' },
+    },
+    required: ['pattern'],
+    additionalProperties: false,
+  },
+  async execute({ pattern, path = '.' }, ctx) {
+    const base = await ctx.workspace.resolve(path);
+    const matches = compileGlob(pattern.replace(/^\.\//, ''));
+    const hits: { p: string; m: number }[] = [];
+    const breathe = slicer();
+    for await (const rel of walk(base, { max: 50_000 })) {
+      if (matches(rel)) hits.push({ p: join(base, rel), m: await mtime(join(base, rel)) });
+      await breathe();
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+    }
+    if (!hits.length) return 'No files found';
+    hits.sort((a, b) => b.m - a.m);
+    const list = hits.slice(0, 100).map((h) => shown(ctx, h.p));
+    return hits.length > 100 ? `${list.join('\n')}\n\n[${hits.length - 100} more files; use a narrower pattern or path]` : list.join('\n');
+  },
+};

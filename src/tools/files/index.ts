@@ -1,7 +1,8 @@
 import { readFile, writeFile, mkdir, stat, chown } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { ToolError, type Tool, type ToolContext } from '../types.js';
-import { globToRegExp, mtime, walk } from './glob.js';
+import { globTool } from './glob.js';
+import { grepTool } from './grep.js';
 
 /** Workspace-relative display path (what the model should use next time). */
 function shown(ctx: ToolContext, host: string): string {
@@ -107,82 +108,6 @@ export const editTool: Tool<{ file_path: string; old_string: string; new_string:
     if (count > 1 && !replace_all) throw new ToolError(`old_string occurs ${count} times in ${file_path}; add surrounding context to make it unique, or set replace_all`);
     await writeFile(host, replace_all ? text.split(old_string).join(new_string) : text.replace(old_string, () => new_string));
     return `Edited ${shown(ctx, host)}: ${replace_all ? count : 1} replacement(s)`;
-  },
-};
-
-export const globTool: Tool<{ pattern: string; path?: string }> = {
-  name: 'Glob',
-  description: 'Find files by glob pattern (e.g. "**/*.ts", "src/*.{js,ts}"), newest first. Returns workspace-relative paths.',
-  provider: 'file_ops',
-  parallel: true,
-  parameters: {
-    type: 'object',
-    properties: { pattern: { type: 'string', minLength: 1 }, path: { type: 'string', description: 'Folder to search (default: workspace root)' } },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
-  async execute({ pattern, path = '.' }, ctx) {
-    const base = await ctx.workspace.resolve(path);
-    const re = globToRegExp(pattern.replace(/^\.\//, ''));
-    const hits: { p: string; m: number }[] = [];
-    for await (const rel of walk(base, { max: 50_000 })) if (re.test(rel)) hits.push({ p: join(base, rel), m: await mtime(join(base, rel)) });
-    if (!hits.length) return 'No files found';
-    hits.sort((a, b) => b.m - a.m);
-    const list = hits.slice(0, 100).map((h) => shown(ctx, h.p));
-    return hits.length > 100 ? `${list.join('\n')}\n\n[${hits.length - 100} more files; use a narrower pattern or path]` : list.join('\n');
-  },
-};
-
-export const grepTool: Tool<{ pattern: string; path?: string; glob?: string; output_mode?: 'content' | 'files_with_matches' | 'count'; '-i'?: boolean; '-n'?: boolean; head_limit?: number }> = {
-  name: 'Grep',
-  description:
-    'Search file contents with a regular expression (JavaScript syntax). output_mode: files_with_matches (default), content (matching lines; -n adds line numbers) or count. Filter files with glob; -i ignores case.',
-  provider: 'file_ops',
-  parallel: true,
-  parameters: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', minLength: 1 },
-      path: { type: 'string' },
-      glob: { type: 'string' },
-      output_mode: { type: 'string', enum: ['content', 'files_with_matches', 'count'] },
-      '-i': { type: 'boolean' },
-      '-n': { type: 'boolean' },
-      head_limit: { type: 'integer', minimum: 1 },
-    },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
-  async execute(args, ctx) {
-    let re: RegExp;
-    try {
-      re = new RegExp(args.pattern, args['-i'] ? 'i' : '');
-    } catch (e) {
-      throw new ToolError(`invalid regular expression: ${(e as Error).message}`);
-    }
-    const base = await ctx.workspace.resolve(args.path ?? '.');
-    const filter = args.glob ? globToRegExp(args.glob.includes('/') ? args.glob : `**/${args.glob}`) : null;
-    const mode = args.output_mode ?? 'files_with_matches';
-    const limit = args.head_limit ?? 500;
-    const out: string[] = [];
-    const isFile = await stat(base).then((s) => s.isFile(), () => false);
-    const files = isFile ? [''] : walk(base, { max: 50_000, skipHeavy: true });
-    for await (const rel of files as AsyncIterable<string> | string[]) {
-      if (filter && rel && !filter.test(rel)) continue;
-      const host = rel ? join(base, rel) : base;
-      const buf = await readFile(host).catch(() => null);
-      if (!buf || buf.subarray(0, 8000).includes(0)) continue;
-      const lines = buf.toString('utf8').split('\n');
-      const matches = lines.flatMap((l, i) => (re.test(l) ? [[i + 1, l] as const] : []));
-      if (!matches.length) continue;
-      const name = shown(ctx, host);
-      if (mode === 'files_with_matches') out.push(name);
-      else if (mode === 'count') out.push(`${name}:${matches.length}`);
-      else for (const [n, l] of matches) out.push(`${name}:${args['-n'] ? `${n}:` : ''}${l.slice(0, MAX_LINE)}`);
-      if (out.length >= limit) break;
-    }
-    if (!out.length) return 'No matches found';
-    return out.length >= limit ? `${out.slice(0, limit).join('\n')}\n\n[stopped at ${limit} results; narrow the pattern, path or glob]` : out.join('\n');
   },
 };
 

@@ -1,5 +1,5 @@
 import { ToolError, type Tool, type ToolContext } from '../types.js';
-import { decodeEntities } from './html-to-markdown.js';
+import { decodeEntities, stripTags } from './html-to-markdown.js';
 
 /**
  * Web search through an operator-configured backend. The backends call URLs the operator set
@@ -49,7 +49,7 @@ function joinUrl(base: string, path: string): URL {
 
 /** HTML (Brave's <strong> highlights) and entities out, whitespace collapsed, length bounded. */
 export function cleanSnippet(s: unknown, max = 500): string {
-  const text = decodeEntities(String(s ?? '').replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim();
+  const text = decodeEntities(stripTags(String(s ?? ''))).replace(/\s+/g, ' ').trim();
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ToolError, type Tool, type ToolContext } from '../types.js';
-import { toMarkdown } from './html-to-markdown.js';
+import { convertOffThread } from './convert.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, FetchError, safeFetch, SsrfError, type AddressPolicy } from './safe-fetch.js';
 
 // Read once at load; the build must copy src/**/*.md next to the compiled .js for this to resolve.
@@ -101,7 +101,7 @@ export function createWebFetchTool(cfg: WebFetchConfig): Tool<WebFetchArgs> {
       if (res.status >= 400) {
         throw new ToolError(`HTTP ${res.status} fetching ${res.url}${res.url !== url ? ` (redirected from ${url})` : ''}`);
       }
-      const converted = toMarkdown(res.body, res.contentType, res.url);
+      const converted = await convertOffThread(res.body, res.contentType, res.url, ctx.signal);
       const content = cap(converted.markdown, maxContentChars, res.truncated, maxBytes);
       ctx.progress?.(`Reading ${res.url}`);
       let answer: string;
