@@ -112,11 +112,15 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const background = new BackgroundTasks(config.background);
     sessions.onDelete = (id) => background.stopSession(id);
     closers.push(() => background.close());
-    const tools = new ToolRegistry();
+    const tools = new ToolRegistry(logger);
+    closers.push(() => tools.close());
     registerDefaultTools(tools, config, background);
     const tasks = new TaskStore(db);
     for (const t of [askUserQuestionTool, agentTool, ...createTaskTools(tasks)]) tools.register(t);
-    await loadPlugins(config.plugins, tools, config, (m) => warnings.push(m));
+    const prompt = new SystemPrompt(logger);
+    prompt.add(basePrompt);
+    prompt.add(planningPrompt);
+    await loadPlugins(config.plugins, { registry: tools, prompt }, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.home, runner);
     const clearMemo = async (userId: string) => {
       let n = 0;
@@ -130,9 +134,6 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
-    const prompt = new SystemPrompt(logger);
-    prompt.add(basePrompt);
-    prompt.add(planningPrompt);
     const chat = new ChatService({ config, executor, conversation, turns, model, tools, workspaces, prompt });
     const subs = new Subscriptions(log.bus);
     const admin = await bootstrapAdmin(config.home, users);

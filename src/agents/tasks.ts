@@ -4,6 +4,7 @@ import type { Database } from '../db/index.js';
 import { me } from '../server/auth.js';
 import type { SessionService } from '../sessions/service.js';
 import { SessionParams } from '../sessions/schemas.js';
+import { defineTool } from '../tools/define.js';
 import { ToolError, type Tool } from '../tools/types.js';
 
 export interface SessionTask {
@@ -66,46 +67,44 @@ export class TaskStore {
 const listing = (tasks: SessionTask[]) => (tasks.length ? tasks.map((t) => `#${t.id} [${t.status}] ${t.subject}`).join('\n') : 'No tasks');
 
 export function createTaskTools(store: TaskStore): Tool[] {
-  const create: Tool<{ subject: string; description: string }> = {
+  const create = defineTool({
     name: 'TaskCreate',
     description: 'Add a task to the session task list (for multi-step work; the user sees the list). Mark tasks in_progress and completed with TaskUpdate as you go.',
     provider: 'builtin',
-    parameters: { type: 'object', properties: { subject: { type: 'string', minLength: 1, maxLength: 200 }, description: { type: 'string', maxLength: 5000 } }, required: ['subject', 'description'], additionalProperties: false },
+    input: z.object({ subject: z.string().min(1).max(200), description: z.string().max(5000) }).strict(),
     async execute({ subject, description }, ctx) {
       const t = await store.create(ctx.sessionId, ctx.loopId, subject, description);
       return `Created task #${t.id}: ${t.subject}`;
     },
-  };
-  const update: Tool<{ taskId: string; status?: string; subject?: string; description?: string }> = {
+  });
+  const update = defineTool({
     name: 'TaskUpdate',
     description: 'Update a task of the session task list: status pending | in_progress | completed | deleted, or its subject/description.',
     provider: 'builtin',
-    parameters: {
-      type: 'object',
-      properties: {
-        taskId: { type: 'string', pattern: '^[0-9]+$' },
-        status: { type: 'string', enum: ['pending', 'in_progress', 'completed', 'deleted'] },
-        subject: { type: 'string', minLength: 1, maxLength: 200 },
-        description: { type: 'string', maxLength: 5000 },
-      },
-      required: ['taskId'],
-      additionalProperties: false,
-    },
+    input: z
+      .object({
+        taskId: z.string().regex(/^[0-9]+$/),
+        status: z.enum(['pending', 'in_progress', 'completed', 'deleted']).optional(),
+        subject: z.string().min(1).max(200).optional(),
+        description: z.string().max(5000).optional(),
+      })
+      .strict(),
     async execute({ taskId, ...patch }, ctx) {
       const t = await store.update(ctx.sessionId, taskId, patch);
       if (!t) throw new ToolError(`no task #${taskId}; TaskList shows the existing ones`);
       return `Task #${t.id} is now [${t.status}] ${t.subject}`;
     },
-  };
-  const list: Tool<Record<string, never>> = {
+  });
+  const list = defineTool({
     name: 'TaskList',
     description: 'Show the session task list.',
     provider: 'builtin',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    parallel: true,
+    input: z.object({}).strict(),
     async execute(_args, ctx) {
       return listing(await store.list(ctx.sessionId));
     },
-  };
+  });
   return [create, update, list];
 }
 

@@ -133,7 +133,7 @@ export class ChatService {
     if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
     else {
       messages.push(...(await this.deps.conversation.modelHistory(state.sessionId)));
-      const tools = opts.mode === 'planning' ? [] : this.deps.tools.allowed(claimed.disable_tools);
+      const tools = opts.mode === 'planning' ? [] : await this.deps.tools.forSession(state, claimed.disable_tools);
       out = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
     }
     if (out.kind === 'done' && opts.schema) out = { kind: 'done', text: JSON.stringify(await this.structured(state, deps, messages, out.text, opts.schema)) };
@@ -149,7 +149,7 @@ export class ChatService {
    */
   private async resumeChain(state: RunState, deps: LoopDeps, claimed: Claimed, from: Turn): Promise<LoopOutcome> {
     const max = this.deps.config.model.maxForkDepth;
-    const allowed = this.deps.tools.allowed(claimed.disable_tools);
+    const allowed = await this.deps.tools.forSession(state, claimed.disable_tools);
     let turn = from;
     for (;;) {
       if (hasOpenCalls(turn)) return { kind: 'paused' };

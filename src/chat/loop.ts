@@ -117,7 +117,8 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     }
     const id = newId('tc');
     // A well-formed question pauses the loop; a malformed one gets the schema error like any tool.
-    const question = !error && !!spec.tools.find((t) => t.name === p.name)?.pauses && !deps.registry.validate(p.name, args);
+    const offered = spec.tools.find((t) => t.name === p.name);
+    const question = !error && !!offered?.pauses && !deps.registry.validate(offered, args);
     let shownArgs = p.args || '{}';
     if (question && spec.loopId !== 'root') {
       // The client needs to know the question comes from a sub-agent (SPEC.md: source_loop).
@@ -137,7 +138,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
 
   const runnable = calls.filter((c) => c.call.status === 'pending');
   // Sub-agents and read-only tools run side by side; anything else runs in the model's order.
-  const parallel = (c: { call: ToolCall }) => !!deps.registry.get(c.call.tool_name)?.parallel;
+  const parallel = (c: { call: ToolCall }) => !!spec.tools.find((t) => t.name === c.call.tool_name)?.parallel;
   let i = 0;
   let subPaused = false;
   while (i < runnable.length) {
@@ -173,8 +174,7 @@ async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn,
     llm: deps.model,
     fork: deps.forks?.(run, deps, spec, call),
   };
-  const allowed = new Set(spec.tools.map((t) => t.name));
-  const r = await executeTool(deps.registry, allowed, call.tool_name, args, ctx, run.config.limits.toolOutput);
+  const r = await executeTool(deps.registry, spec.tools, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;
   if (r === 'paused') return 'paused';
   if (call.status !== 'pending') return 'done'; // closed meanwhile (e.g. cancelled)

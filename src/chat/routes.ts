@@ -103,7 +103,7 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
   async function promptCosts(sessionId: string, userId: string) {
     const s = await deps.sessions.getOwned(userId, sessionId);
     const system = await deps.chat.systemPrompt(userId, sessionId, s.mode);
-    const tools = s.mode === 'planning' ? [] : deps.tools.allowed(s.disableTools);
+    const tools = s.mode === 'planning' ? [] : await deps.tools.forSession({ userId, sessionId }, s.disableTools);
     return { s, system_prompt_tokens: countTokens(system), tools_tokens: countTokens(JSON.stringify(toOpenAITools(ToolRegistry.specs(tools)))) };
   }
 

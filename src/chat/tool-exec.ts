@@ -1,5 +1,5 @@
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ToolContext } from '../tools/types.js';
+import type { Tool, ToolContext } from '../tools/types.js';
 import { PathEscapeError } from '../files/workspace.js';
 
 /** Keep the head and tail of long output, with a note the model can act on. */
@@ -17,17 +17,17 @@ export function truncateOutput(text: string, limit: number): string {
  */
 export async function executeTool(
   registry: ToolRegistry,
-  allowed: Set<string>,
+  offered: Tool[],
   name: string,
   args: unknown,
   ctx: ToolContext,
   outputLimit: number,
 ): Promise<{ output: string; status: 'done' | 'error' } | 'paused'> {
-  const tool = registry.get(name);
-  if (!tool || !allowed.has(name)) {
-    return { output: `Unknown or unavailable tool "${name}". Available tools: ${[...allowed].join(', ') || 'none'}.`, status: 'error' };
+  const tool = offered.find((t) => t.name === name);
+  if (!tool) {
+    return { output: `Unknown or unavailable tool "${name}". Available tools: ${offered.map((t) => t.name).join(', ') || 'none'}.`, status: 'error' };
   }
-  const invalid = registry.validate(name, args);
+  const invalid = registry.validate(tool, args);
   if (invalid) return { output: invalid, status: 'error' };
   try {
     const r = await tool.execute(args, ctx);

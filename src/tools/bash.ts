@@ -1,4 +1,6 @@
-import { ToolError, type Tool } from './types.js';
+import { z } from 'zod';
+import { defineTool } from './define.js';
+import { ToolError } from './types.js';
 import type { BackgroundTasks } from './background.js';
 
 export interface BashOptions {
@@ -7,9 +9,9 @@ export interface BashOptions {
   background: BackgroundTasks;
 }
 
-export function createBashTool(opts: BashOptions): Tool<{ command: string; timeout?: number; run_in_background?: boolean; description?: string }> {
+export function createBashTool(opts: BashOptions) {
   const max = opts.maxTimeoutMs ?? 600_000;
-  return {
+  return defineTool({
     name: 'Bash',
     description:
       `Run a shell command in the session workspace (the current directory) inside the sandboxed computer. ` +
@@ -17,17 +19,14 @@ export function createBashTool(opts: BashOptions): Tool<{ command: string; timeo
       `run_in_background starts it as a background task and returns its id at once (for servers and long jobs); ` +
       `its output can be read by the user in the background tasks view. Output over the size bound is truncated in the middle.`,
     provider: 'bash',
-    parameters: {
-      type: 'object',
-      properties: {
-        command: { type: 'string', minLength: 1 },
-        timeout: { type: 'integer', minimum: 100, maximum: max },
-        run_in_background: { type: 'boolean' },
-        description: { type: 'string', description: 'What the command does, in 5-10 words' },
-      },
-      required: ['command'],
-      additionalProperties: false,
-    },
+    input: z
+      .object({
+        command: z.string().min(1),
+        timeout: z.number().int().min(100).max(max).optional(),
+        run_in_background: z.boolean().optional(),
+        description: z.string().describe('What the command does, in 5-10 words').optional(),
+      })
+      .strict(),
     async execute({ command, timeout, run_in_background, description }, ctx) {
       const computer = await ctx.workspace.computer();
       await ctx.workspace.resolve('.');
@@ -46,5 +45,5 @@ export function createBashTool(opts: BashOptions): Tool<{ command: string; timeo
       if (r.exitCode !== 0) return { output: `${out}${out ? '\n' : ''}[exit code ${r.exitCode ?? r.signal}]`, status: 'error' };
       return out || '(no output)';
     },
-  };
+  });
 }

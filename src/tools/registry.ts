@@ -1,12 +1,19 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { Tool, ToolSpec } from './types.js';
+import { errField, type Logger } from '../lib/logger.js';
+import type { ProviderHealth, Tool, ToolProvider, ToolScope, ToolSpec } from './types.js';
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * Every tool the loop can offer. Arguments are validated against the tool's JSON Schema before
- * execute; the message is written for the model, so it can fix its call.
+ * Every tool the loop can offer: tools registered at start (the builtin provider) and the tools of
+ * providers (skills, MCP, integrations), listed per session at run start. Arguments are validated
+ * against the tool's JSON Schema before execute; the message is written for the model, so it can
+ * fix its call.
  */
 export class ToolRegistry {
-  private tools = new Map<string, { tool: Tool; validate: ValidateFunction }>();
+  private tools = new Map<string, Tool>();
+  private providers = new Map<string, ToolProvider>();
+  private validators = new WeakMap<Tool, ValidateFunction>();
   private ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true }).addFormat('uri', (s: string) => {
     try {
       return !!new URL(s).protocol;
@@ -15,40 +22,114 @@ export class ToolRegistry {
     }
   });
 
+  constructor(private readonly logger?: Logger) {}
+
   register(tool: Tool): void {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`invalid tool name ${tool.name}`);
-    this.tools.set(tool.name, { tool, validate: this.ajv.compile(tool.parameters) });
+    if (!TOOL_NAME.test(tool.name)) throw new Error(`invalid tool name ${tool.name}`);
+    this.validators.set(tool, this.ajv.compile(tool.parameters));
+    this.tools.set(tool.name, tool);
   }
 
   unregister(name: string): void {
     this.tools.delete(name);
   }
 
+  /** Add a provider; its tools are listed per session. Returns the function that removes it. */
+  addProvider(provider: ToolProvider): () => void {
+    if (this.providers.has(provider.name)) throw new Error(`a tool provider named ${provider.name} already exists`);
+    this.providers.set(provider.name, provider);
+    return () => {
+      if (this.providers.get(provider.name) === provider) this.providers.delete(provider.name);
+    };
+  }
+
+  providerList(): ToolProvider[] {
+    return [...this.providers.values()];
+  }
+
   get(name: string): Tool | undefined {
-    return this.tools.get(name)?.tool;
+    return this.tools.get(name);
   }
 
   all(): Tool[] {
-    return [...this.tools.values()].map((t) => t.tool);
+    return [...this.tools.values()];
   }
 
-  /** Tools a session may use: `disable_tools` removes tools by name or by provider. */
+  /** Registered tools a session may use: `disable_tools` removes tools by name or by provider. */
   allowed(disabled: string[] = []): Tool[] {
     const off = new Set(disabled);
     return this.all().filter((t) => !off.has(t.name) && !off.has(t.provider));
   }
 
+  /**
+   * Every tool offered in a session now: registered tools, then each provider's. A provider that
+   * fails, or offers a malformed tool or a name already taken, is logged and left out.
+   */
+  async forSession(scope: ToolScope, disabled: string[] = []): Promise<Tool[]> {
+    const off = new Set(disabled);
+    const out = this.allowed(disabled);
+    const names = new Set(this.tools.keys());
+    for (const p of this.providers.values()) {
+      let listed: Tool[];
+      try {
+        listed = await p.tools(scope);
+      } catch (e) {
+        this.logger?.error({ ...errField(e), provider: p.name, session_id: scope.sessionId }, 'a tool provider failed to list its tools; left out');
+        continue;
+      }
+      for (const t of listed) {
+        if (off.has(t.name) || off.has(t.provider) || off.has(p.name)) continue;
+        if (!TOOL_NAME.test(t.name) || names.has(t.name) || !this.validator(t)) {
+          this.logger?.warn({ provider: p.name, tool: t.name }, 'a provider tool with a bad or duplicate name or schema was left out');
+          continue;
+        }
+        names.add(t.name);
+        out.push(t);
+      }
+    }
+    return out;
+  }
+
+  private validator(tool: Tool): ValidateFunction | null {
+    let v = this.validators.get(tool);
+    if (!v) {
+      try {
+        v = this.ajv.compile(tool.parameters);
+      } catch {
+        return null;
+      }
+      this.validators.set(tool, v);
+    }
+    return v;
+  }
+
   /** null when valid, else a message for the model. */
-  validate(name: string, args: unknown): string | null {
-    const entry = this.tools.get(name);
-    if (!entry) return `unknown tool ${name}`;
-    if (entry.validate(args)) return null;
-    const problems = (entry.validate.errors ?? []).map((e) => {
+  validate(tool: Tool | string, args: unknown): string | null {
+    const t = typeof tool === 'string' ? this.tools.get(tool) : tool;
+    const v = t && this.validator(t);
+    if (!t || !v) return `unknown tool ${typeof tool === 'string' ? tool : tool.name}`;
+    if (v(args)) return null;
+    const problems = (v.errors ?? []).map((e) => {
       const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
       const extra = e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
       return `${where} ${e.message}${extra}`;
     });
-    return `Invalid arguments for ${name}: ${problems.join('; ')}. Fix the call to match the tool's schema and try again.`;
+    return `Invalid arguments for ${t.name}: ${problems.join('; ')}. Fix the call to match the tool's schema and try again.`;
+  }
+
+  /** Health of every provider that reports one (for /api/env/check). */
+  async health(): Promise<{ provider: string; health: ProviderHealth }[]> {
+    const out: { provider: string; health: ProviderHealth }[] = [];
+    for (const p of this.providers.values()) {
+      if (!p.health) continue;
+      const health = await p.health().catch((e: Error) => ({ status: 'fail' as const, detail: e.message }));
+      out.push({ provider: p.name, health });
+    }
+    return out;
+  }
+
+  async close() {
+    for (const p of this.providers.values()) await p.close?.().catch((e) => this.logger?.error({ ...errField(e), provider: p.name }, 'closing a tool provider failed'));
   }
 
   /** What the model is told of these tools. */

@@ -1,7 +1,7 @@
 import type { Computer } from '../../runners/types.js';
 
 /** Classification of tools (SPEC.md "Tool providers"). */
-export type ToolProvider =
+export type ProviderKind =
   | 'bash' | 'file_ops' | 'builtin' | 'fork' | 'search' | 'webfetch' | 'skill' | 'mcp' | 'integration';
 
 export type JsonSchema = Record<string, unknown>;
@@ -70,7 +70,7 @@ export interface Tool<A = any> {
   displayName?: string;
   /** What the model reads; long texts live in a sibling .md file. */
   description: string;
-  provider: ToolProvider;
+  provider: ProviderKind;
   /** JSON Schema of the arguments; they are validated before execute runs. */
   parameters: JsonSchema;
   /** Only reads: may run side by side with other parallel-safe calls of the same message. */
@@ -78,6 +78,38 @@ export interface Tool<A = any> {
   /** A well-formed call pauses the run for the user (AskUserQuestion): it is never executed. */
   pauses?: boolean;
   execute(args: A, ctx: ToolContext): Promise<string | ToolResult>;
+}
+
+/** Whom a provider lists its tools for. */
+export interface ToolScope {
+  userId: string;
+  sessionId: string;
+}
+
+export interface ProviderHealth {
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+}
+
+/**
+ * A source of tools that may change while the service runs: builtin tools, skills, MCP servers,
+ * integrations. The registry asks it for its tools at every run start, so tools can come and
+ * go without a restart.
+ */
+export interface ToolProvider {
+  /** Unique, e.g. `builtin`, `skills`, `mcp:github`. */
+  name: string;
+  /** The tools offered in this session now. */
+  tools(scope: ToolScope): Tool[] | Promise<Tool[]>;
+  /** Re-read the tool list (e.g. an MCP server's tools/list_changed). */
+  refresh?(): Promise<void>;
+  /** For /api/env/check: is the provider usable? */
+  health?(): Promise<ProviderHealth>;
+  /** A run of this session starts / the session is deleted. */
+  sessionStart?(scope: ToolScope): Promise<void>;
+  sessionEnd?(scope: ToolScope): Promise<void>;
+  /** Release what it holds (processes, connections); called on shutdown. */
+  close?(): Promise<void>;
 }
 
 /**

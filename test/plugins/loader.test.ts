@@ -36,3 +36,46 @@ t.test('plugins from the config list: loaded, shape-checked, broken ones skipped
   const results = seen.filter((e) => e.payload.patch_type === 'tool_result').map((e) => e.payload.data.result);
   t.equal(results[1], 'a.txt: 3 words');
 });
+
+t.test('a plugin provider: tools listed per session and changing between runs, a prompt section, no secrets in its config', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-plugins-'));
+  const file = join(dir, 'provider.mjs');
+  writeFileSync(
+    file,
+    `export const seen = {};
+     let version = 1;
+     export default { name: 'dyn', register(api) {
+       seen.config = api.config;
+       api.addPromptContributor({ name: 'dyn', contribute: () => 'The dyn plugin is here.' });
+       api.registerProvider({
+         name: 'dyn',
+         tools: (scope) => [{ name: 'Dyn' + version, description: 'v' + version, provider: 'integration', parameters: { type: 'object' },
+           execute: async () => { version++; return 'ran for ' + scope.sessionId; } }],
+         health: async () => ({ status: 'ok', detail: 'v' + version }),
+       });
+       api.registerProvider({ name: 'broken', tools: () => { throw new Error('cannot list'); } });
+     } };`,
+  );
+  const { app, model } = await buildWithModel(t, { AGENTSVC_PLUGINS: file, OPENAI_API_KEY: 'sk-secret-model-key' });
+  const mod = await import(file);
+  t.notMatch(JSON.stringify(mod.seen.config), /sk-secret-model-key|postgres:\/\//, 'the plugin config carries no secret');
+  t.equal(mod.seen.config.model.default, 'fake-model');
+  t.ok(Object.isFrozen(mod.seen.config));
+  const sid = await createSession(app);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const seen = record(sock);
+  await subscribe(sock, sid);
+  model.script({ toolCalls: [{ name: 'Dyn1', args: {} }] }, { text: ['ok'] }, { text: ['ok'] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'one' });
+  await untilEnd(seen, sid);
+  const offered = (i: number) => (model.requests[i].tools ?? []).map((x: any) => x.function.name);
+  t.ok(offered(0).includes('Dyn1'), 'the provider tool is offered');
+  t.match(model.requests[0].messages[0].content, /The dyn plugin is here\./);
+  t.equal(seen.filter((e) => e.payload.patch_type === 'tool_result').at(-1)?.payload.data.result, `ran for ${sid}`);
+  await request(sock, 'chat:send', { session_id: sid, message: 'two' });
+  await untilEnd(seen, sid, 20_000, 2);
+  t.ok(offered(2).includes('Dyn2') && !offered(2).includes('Dyn1'), 'the next run sees the changed tool list');
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } }, 'a provider that fails to list is left out, the run goes on');
+  t.same(await app.service.tools.health(), [{ provider: 'dyn', health: { status: 'ok', detail: 'v2' } }]);
+});
