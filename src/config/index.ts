@@ -52,6 +52,8 @@ const settings = {
   AGENTSVC_FILE_LIMIT: int(1024).default(10 * MiB),
   AGENTSVC_UPLOAD_LIMIT: int(1024).default(100 * MiB),
   AGENTSVC_SOCKET_MESSAGE_LIMIT: int(1024).default(10 * MiB),
+  AGENTSVC_MAX_SOCKETS_PER_USER: int(1).default(500),
+  AGENTSVC_RATE_LIMIT_PER_MINUTE: int(0).default(6000),
   AGENTSVC_TOOL_OUTPUT_LIMIT: int(1024).default(30000),
   AGENTSVC_BASH_TIMEOUT_MS: int(1000).default(120000),
   AGENTSVC_WEBFETCH_ALLOW_PRIVATE: bool.default(false),
@@ -93,7 +95,18 @@ export interface Config {
     pidsLimit: number;
     dockerHost?: string;
   };
-  limits: { body: number; file: number; upload: number; socketMessage: number; toolOutput: number; bashTimeoutMs: number };
+  limits: {
+    body: number;
+    file: number;
+    upload: number;
+    socketMessage: number;
+    toolOutput: number;
+    bashTimeoutMs: number;
+    /** Open Socket.IO connections per user and process. */
+    socketsPerUser: number;
+    /** REST requests per user and minute (0: unlimited). */
+    ratePerMinute: number;
+  };
   web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
   replayTtlHours: number;
   plugins: string[];
@@ -202,6 +215,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       socketMessage: v.AGENTSVC_SOCKET_MESSAGE_LIMIT,
       toolOutput: v.AGENTSVC_TOOL_OUTPUT_LIMIT,
       bashTimeoutMs: v.AGENTSVC_BASH_TIMEOUT_MS,
+      socketsPerUser: v.AGENTSVC_MAX_SOCKETS_PER_USER,
+      ratePerMinute: v.AGENTSVC_RATE_LIMIT_PER_MINUTE,
     },
     web: {
       allowPrivate: v.AGENTSVC_WEBFETCH_ALLOW_PRIVATE,
