@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
@@ -113,9 +114,19 @@ export function self(role: Owner['role']): Owner {
   return { pid: process.pid, start: procStat(process.pid)?.start ?? 0, role };
 }
 
+// As root, AGENTSVC_HOME/db belongs to the postgres user: the owner file is read without following
+// a symlink and replaced by rename of a file created exclusively, so that user cannot point root's
+// write at another file.
 export function readOwner(base: string): Owner | null {
   try {
-    const o = JSON.parse(readFileSync(ownerFile(base), 'utf8')) as Owner;
+    const fd = openSync(ownerFile(base), constants.O_RDONLY | constants.O_NOFOLLOW);
+    let text: string;
+    try {
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
+    const o = JSON.parse(text) as Owner;
     return typeof o.pid === 'number' ? o : null;
   } catch {
     return null;
@@ -123,7 +134,9 @@ export function readOwner(base: string): Owner | null {
 }
 
 export function writeOwner(base: string, o: Owner) {
-  writeFileSync(ownerFile(base), JSON.stringify(o) + '\n', { mode: 0o600 });
+  const tmp = `${ownerFile(base)}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(tmp, JSON.stringify(o) + '\n', { mode: 0o600, flag: 'wx' });
+  renameSync(tmp, ownerFile(base));
 }
 
 /** The owner still runs: the same process (pid and start time), not a later one with its pid. */

@@ -33,6 +33,9 @@ t.test('public or not is decided on the matched route, not the raw URL', async (
     const res = await raw(app.url, 'GET', path);
     t.ok(res.status < 400, `${path} is public (${res.status})`);
   }
+  // HEAD routes fastify derives from GET ones carry the same decision.
+  t.equal((await raw(app.url, 'HEAD', '/api/health')).status, 200, 'HEAD of a public route');
+  t.equal((await raw(app.url, 'HEAD', '/%61pi/config/models')).status, 401, 'HEAD of a key-only route');
   // Public is per route and method: a key-only method on a public path still needs the key.
   t.equal((await raw(app.url, 'POST', '/api/config')).status, 401, 'unmatched method without a key');
 

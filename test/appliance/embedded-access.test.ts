@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -74,3 +74,17 @@ t.test(
     t.not(other.status, 0, 'another local user still cannot get in');
   },
 );
+
+t.test('the owner file cannot be pointed elsewhere by whoever owns the db folder', async (t) => {
+  const { readOwner, writeOwner, ownerFile, self } = await import('../../src/db/pg-process.js');
+  const base = mkdtempSync(join(tmpdir(), 'agentsvc-owner-'));
+  t.teardown(() => rmSync(base, { recursive: true, force: true }));
+  const victim = join(base, 'victim');
+  writeFileSync(victim, 'keep me\n');
+  symlinkSync(victim, ownerFile(base));
+  t.equal(readOwner(base), null, 'a symlinked owner file is not read');
+  writeOwner(base, self('up'));
+  t.equal(readFileSync(victim, 'utf8'), 'keep me\n', 'the link target is untouched');
+  t.notOk(lstatSync(ownerFile(base)).isSymbolicLink(), 'the link was replaced');
+  t.equal(readOwner(base)?.pid, process.pid);
+});
