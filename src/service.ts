@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import type { Config } from './config/index.js';
 import { openDatabase, type Database } from './db/index.js';
 import { buildApp } from './server/app.js';
-import { createGateway, disconnectKey, type AppServer } from './server/gateway.js';
+import { createGateway, watchRevocations, type AppServer } from './server/gateway.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
-import { KEY_REVOKED_CHANNEL, UserService } from './users/service.js';
+import { UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { EventLog } from './chat/events.js';
@@ -64,16 +63,6 @@ export interface StartOptions {
   db?: Database;
   /** Replace the model port (benchmarks measure the service without a model in between). */
   model?: ModelPort;
-}
-
-/** Listen for key deletions made by any process (CLI, another node) and drop their sockets. */
-async function listenRevocations(url: string, onRevoked: (keyId: string) => void): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  client.on('notification', (n) => n.channel === KEY_REVOKED_CHANNEL && n.payload && onRevoked(n.payload));
-  client.on('error', () => {});
-  await client.query(`listen ${KEY_REVOKED_CHANNEL}`);
-  return client;
 }
 
 /** The composition root: builds every adapter once and passes it down. */
@@ -178,8 +167,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
     closers.splice(1, 0, () => io.close(), () => app.close());
     closers.push(async () => subs.close());
-    const listener = await listenRevocations(db.url, (keyId) => disconnectKey(io, keyId));
-    closers.push(() => listener.end());
+    const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
+    closers.push(() => listener.close());
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

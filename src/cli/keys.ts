@@ -12,7 +12,7 @@ export abstract class KeysCommand<T extends typeof Command> extends BaseCommand<
   };
 
   protected async service(): Promise<UserService> {
-    const db = await openDatabase(this.cfg, { migrate: true, poolMax: 2 }).catch((e) => this.fail(e));
+    const db = await openDatabase(this.cfg, { migrate: true, poolMax: 2, role: 'cli' }).catch((e) => this.fail(e));
     this.onClose(() => db.close());
     return new UserService(db.em);
   }

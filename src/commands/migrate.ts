@@ -7,7 +7,7 @@ export default class Migrate extends BaseCommand<typeof Migrate> {
   static examples = ['<%= config.bin %> migrate', 'DATABASE_URL=postgres://u:p@db/agentsvc <%= config.bin %> migrate'];
 
   async run(): Promise<void> {
-    const db = await openDatabase(this.cfg).catch((e) => this.fail(e));
+    const db = await openDatabase(this.cfg, { role: 'cli' }).catch((e) => this.fail(e));
     this.onClose(() => db.close());
     const applied = await migrate(db);
     this.log(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}` : 'database is up to date');

@@ -19,6 +19,8 @@ export default class Up extends BaseCommand<typeof Up> {
 
   async run(): Promise<void> {
     const service = await startService(this.cfg).catch((e) => this.fail(e));
+    // One line when the embedded database was left behind by a crash or an `up` that is gone.
+    if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);
     for (const w of service.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
     const sandbox = await service.runner.check();
     if (sandbox.summary) this.log(`agentsvc: ${service.runner.kind} runner: ${sandbox.summary}`);

@@ -53,6 +53,8 @@ const settings = {
   AGENTSVC_FILE_LIMIT: int(1024).default(10 * MiB),
   AGENTSVC_UPLOAD_LIMIT: int(1024).default(100 * MiB),
   AGENTSVC_SOCKET_MESSAGE_LIMIT: int(1024).default(10 * MiB),
+  AGENTSVC_MAX_SOCKETS_PER_USER: int(1).default(500),
+  AGENTSVC_RATE_LIMIT_PER_MINUTE: int(0).default(6000),
   AGENTSVC_TOOL_OUTPUT_LIMIT: int(1024).default(30000),
   AGENTSVC_BASH_TIMEOUT_MS: int(1000).default(120000),
   AGENTSVC_BACKGROUND_MAX_TASKS: int(1, 1000).default(8),
@@ -101,7 +103,18 @@ export interface Config {
     pidsLimit: number;
     dockerHost?: string;
   };
-  limits: { body: number; file: number; upload: number; socketMessage: number; toolOutput: number; bashTimeoutMs: number };
+  limits: {
+    body: number;
+    file: number;
+    upload: number;
+    socketMessage: number;
+    toolOutput: number;
+    bashTimeoutMs: number;
+    /** Open Socket.IO connections per user and process. */
+    socketsPerUser: number;
+    /** REST requests per user and minute (0: unlimited). */
+    ratePerMinute: number;
+  };
   background: { maxTasks: number; maxLifetimeMs: number; outputBytes: number };
   web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
   /** Per-user and per-socket bounds of the chat gateway. */
@@ -214,6 +227,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       socketMessage: v.AGENTSVC_SOCKET_MESSAGE_LIMIT,
       toolOutput: v.AGENTSVC_TOOL_OUTPUT_LIMIT,
       bashTimeoutMs: v.AGENTSVC_BASH_TIMEOUT_MS,
+      socketsPerUser: v.AGENTSVC_MAX_SOCKETS_PER_USER,
+      ratePerMinute: v.AGENTSVC_RATE_LIMIT_PER_MINUTE,
     },
     background: { maxTasks: v.AGENTSVC_BACKGROUND_MAX_TASKS, maxLifetimeMs: v.AGENTSVC_BACKGROUND_MAX_MS, outputBytes: v.AGENTSVC_BACKGROUND_OUTPUT_BYTES },
     web: {

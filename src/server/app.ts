@@ -3,7 +3,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config/index.js';
-import { authPlugin } from './auth.js';
+import { authPlugin, publicRoute } from './auth.js';
+import { RateLimiter } from './rate-limit.js';
 import { installErrorHandler } from './error-handler.js';
 import type { UserService } from '../users/service.js';
 import { userRoutes } from '../users/routes.js';
@@ -45,10 +46,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The docs page is public on purpose (CONTRACT.md section 2): every route of the swagger-ui
+  // plugin, and only those, is marked public where it is registered.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, ...publicRoute };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/api/docs' });
+  });
+  app.get('/api/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(authPlugin, { users: deps.users });
+  await app.register(authPlugin, { users: deps.users, limiter: new RateLimiter(deps.config.limits.ratePerMinute) });
   await app.register(metaRoutes, { config: deps.config, health: deps.health });
   await app.register(userRoutes, { users: deps.users });
   for (const r of deps.routes ?? []) await app.register(r.plugin, r.opts);

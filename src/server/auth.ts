@@ -3,15 +3,24 @@ import fp from 'fastify-plugin';
 import type { User } from '../db/entities.js';
 import type { UserService } from '../users/service.js';
 import { Errors } from './errors.js';
+import type { RateLimiter } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     identity: { user: User; keyId: string } | null;
   }
+  interface FastifyContextConfig {
+    /** Reachable without a key (CONTRACT.md section 2). Set only on the routes of that list. */
+    public?: boolean;
+  }
 }
 
-/** Paths reachable without a key (CONTRACT.md section 2), and the docs page. */
-const PUBLIC = [/^\/api\/health\/?$/, /^\/healthz\/?$/, /^\/api\/config\/?$/, /^\/api\/share\/[^/]+\/?$/, /^\/api\/docs(\/|$)/, /^\/api\/openapi\.json$/];
+/**
+ * Route config of the public routes: `app.get(path, { config: publicRoute, ... })`. The decision
+ * is made on the route fastify matched, so no spelling of a URL (percent-encoding, slashes) can
+ * turn a key-only route into a public one; a route without it requires a key.
+ */
+export const publicRoute = { public: true } as const;
 
 export function bearer(header: string | undefined): string | undefined {
   if (!header) return undefined;
@@ -25,14 +34,21 @@ export function me(req: FastifyRequest): User {
 }
 
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { users: UserService }) => {
+  async (app: FastifyInstance, opts: { users: UserService; limiter?: RateLimiter }) => {
     app.decorateRequest('identity', null);
-    app.addHook('onRequest', async (req) => {
-      const path = req.url.split('?')[0];
-      if (!path.startsWith('/api') || PUBLIC.some((re) => re.test(path))) return;
+    // onRequest runs before the body is read or parsed, so a request without a valid key is 401
+    // whatever its body (never 413/400/415). An unmatched route is not public either: without a
+    // key it is 401 too, which tells an anonymous client nothing about which routes exist.
+    app.addHook('onRequest', async (req, reply) => {
+      if (req.routeOptions.config?.public) return;
       const identity = await opts.users.authenticate(bearer(req.headers.authorization));
       if (!identity) throw Errors.unauthorized();
       req.identity = identity;
+      const wait = opts.limiter?.take(identity.user.id) ?? 0;
+      if (wait > 0) {
+        reply.header('retry-after', String(wait));
+        throw Errors.rateLimited(wait);
+      }
     });
   },
   { name: 'auth' },

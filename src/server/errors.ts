@@ -29,4 +29,6 @@ export const Errors = {
   tooLarge: (detail = 'request over the size limit') => new AppError(413, 'PAYLOAD_TOO_LARGE', detail),
   badRequest: (code: string, detail: string) => new AppError(400, code, detail),
   unavailable: (code: string, detail: string) => new AppError(503, code, detail),
+  rateLimited: (retryAfterSeconds: number) =>
+    new AppError(429, 'RATE_LIMITED', `too many requests for this user; retry after ${retryAfterSeconds}s (AGENTSVC_RATE_LIMIT_PER_MINUTE)`),
 };

@@ -3,6 +3,7 @@ import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config/index.js';
 import type { User } from '../db/entities.js';
 import type { UserService } from '../users/service.js';
+import { RevocationListener } from '../users/revocations.js';
 
 export interface SocketData {
   user: User;
@@ -15,6 +16,15 @@ export type AppServer = Server<any, any, any, SocketData>;
 export type SocketModule = (socket: AppSocket, io: AppServer) => void;
 
 export const keyRoom = (keyId: string) => `key:${keyId}`;
+export const userRoom = (userId: string) => `user:${userId}`;
+
+/** What a user over AGENTSVC_MAX_SOCKETS_PER_USER is told, in connect_error or in system:error. */
+function tooMany(cap: number) {
+  return {
+    code: 'TOO_MANY_CONNECTIONS',
+    message: `too many connections: this user already has ${cap} open Socket.IO connections (AGENTSVC_MAX_SOCKETS_PER_USER); close one and retry`,
+  };
+}
 
 /**
  * Socket.IO on the same HTTP server at /socket.io/. The handshake's `auth.token` is checked like a
@@ -29,11 +39,17 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
     cors: { origin: true, credentials: true },
     serveClient: false,
   });
+  const cap = deps.config.limits.socketsPerUser;
+  const openFor = (userId: string) => io.of('/').adapter.rooms.get(userRoom(userId))?.size ?? 0;
   io.use(async (socket, next) => {
     try {
       const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
       const identity = await deps.users.authenticate(typeof token === 'string' ? token : undefined);
       if (!identity) return next(Object.assign(new Error('unauthorized: missing or invalid auth.token'), { data: { code: 'UNAUTHORIZED' } }));
+      if (openFor(identity.user.id) >= cap) {
+        const e = tooMany(cap);
+        return next(Object.assign(new Error(e.message), { data: { code: e.code } }));
+      }
       socket.data.user = identity.user;
       socket.data.keyId = identity.keyId;
       next();
@@ -42,7 +58,14 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
     }
   });
   io.on('connection', (socket) => {
-    socket.join(keyRoom(socket.data.keyId));
+    // The middleware's check is asynchronous, so handshakes racing each other can all pass it;
+    // this one runs synchronously per connection and is the bound that holds.
+    if (openFor(socket.data.user.id) >= cap) {
+      socket.emit('system:error', { session_id: null, ...tooMany(cap) });
+      socket.disconnect(true);
+      return;
+    }
+    socket.join([keyRoom(socket.data.keyId), userRoom(socket.data.user.id)]);
     for (const m of deps.modules ?? []) m(socket, io);
   });
   return io;
@@ -50,4 +73,20 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
 
 export function disconnectKey(io: AppServer, keyId: string) {
   io.in(keyRoom(keyId)).disconnectSockets(true);
+}
+
+/**
+ * Disconnects the sockets of keys deleted by any process (NOTIFY), and after the listener had to
+ * reconnect, those of keys deleted while it was away.
+ */
+export function watchRevocations(io: AppServer, users: UserService, url: string, log?: (m: string) => void): Promise<RevocationListener> {
+  return RevocationListener.start(url, {
+    revoked: (keyId) => disconnectKey(io, keyId),
+    resync: async () => {
+      const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:')).map((r) => r.slice(4));
+      const alive = await users.existingKeyIds(served);
+      for (const id of served) if (!alive.has(id)) disconnectKey(io, id);
+    },
+    log,
+  });
 }

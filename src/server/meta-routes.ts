@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
+import { publicRoute } from './auth.js';
 
 const Health = z.object({ status: z.string() });
 const PublicConfig = z.object({
@@ -25,10 +26,10 @@ export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => P
     if (!ok) reply.code(503);
     return { status: ok ? 'ok' : 'degraded' };
   };
-  app.get('/api/health', { schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
-  app.get('/healthz', { schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
+  app.get('/api/health', { config: publicRoute, schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
+  app.get('/healthz', { config: publicRoute, schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
 
-  app.get('/api/config', { schema: { tags: ['meta'], response: { 200: PublicConfig } } }, async () => ({
+  app.get('/api/config', { config: publicRoute, schema: { tags: ['meta'], response: { 200: PublicConfig } } }, async () => ({
     errorTrackingDsn: '',
     analyticsKey: '',
     analyticsHost: '',

@@ -116,6 +116,13 @@ export class UserService {
     });
   }
 
+  /** Which of these key ids still exist (after a listener outage, to find deletions it missed). */
+  async existingKeyIds(ids: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await this.em().find(ApiKey, { id: { $in: ids } }, { fields: ['id'] });
+    return new Set(rows.map((k) => k.id));
+  }
+
   async authenticate(plaintext: string | undefined): Promise<AuthIdentity | null> {
     if (!plaintext || !looksLikeKey(plaintext)) return null;
     const em = this.em();

@@ -1,53 +1,9 @@
 import t from 'tap';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabaseUrl } from '../helpers/db.js';
-
-// The built CLI, as a sysadmin runs it (npm test builds first).
-const BIN = join(process.cwd(), 'bin', 'run.js');
-const baseEnv = () => {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('AGENTSVC_') || k === 'DATABASE_URL') delete env[k];
-  return env;
-};
-
-function cli(args: string[], env: Record<string, string>) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...baseEnv(), ...env }, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-async function up(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; out: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'up', '--port', '0'], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (out += c));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line in 90s: ${out}`)), 90_000);
-    child.stdout!.on('data', () => {
-      const m = /agentsvc listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`up exited ${code}: ${out}`)));
-  });
-  return { child, url, out: () => out };
-}
-
-function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
-  return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.kill(signal);
-  });
-}
-
-function postgresRunningIn(dir: string): boolean {
-  const r = spawnSync('pgrep', ['-f', `postgres -D ${dir}`], { encoding: 'utf8' });
-  return r.stdout.trim().length > 0;
-}
+import { cli, postgresRunningIn, stop, up } from './cli-helpers.js';
 
 t.test('--version and --help', async (t) => {
   const v = cli(['--version'], {});

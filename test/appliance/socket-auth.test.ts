@@ -37,3 +37,46 @@ t.test('Socket.IO handshake checks auth.token; deleting a key disconnects its so
   await cli.deleteKey((await app.service.users.findUser('admin'))!.id, k2.key.id);
   t.equal((await dropped)[0], 'io server disconnect');
 });
+
+t.test('revocation survives a lost listener connection (pg_terminate_backend)', async (t) => {
+  const app = await build(t);
+  const admin = (await app.service.users.findUser('admin'))!;
+  const terminate = async () => {
+    const rows = await app.service.db
+      .em()
+      .getConnection()
+      .execute<{ ok: boolean }[]>(
+        // The listener's backend: its last statement is its LISTEN.
+        "select pg_terminate_backend(pid) as ok from pg_stat_activity where query ilike 'listen %' and datname = current_database()",
+      );
+    t.equal(rows.length, 1, 'found the listener backend');
+  };
+
+  // Deleted right after the blip, possibly before the listener is back: caught by the resync.
+  const k1 = await app.service.users.createKey(admin.id, 'blip-1');
+  const s1 = app.socket(k1.plaintext);
+  await once(s1, 'connect');
+  await terminate();
+  const gone1 = once(s1, 'disconnect', 15_000);
+  t.equal((await app.api(`/api/user/api-keys/${k1.key.id}`, { method: 'DELETE' })).status, 204);
+  t.equal((await gone1)[0], 'io server disconnect', 'deleted during the outage');
+
+  // Deleted well after the blip: the new connection LISTENs again.
+  await new Promise((r) => setTimeout(r, 1500));
+  const k2 = await app.service.users.createKey(admin.id, 'blip-2');
+  const s2 = app.socket(k2.plaintext);
+  await once(s2, 'connect');
+  const gone2 = once(s2, 'disconnect', 15_000);
+  t.equal((await app.api(`/api/user/api-keys/${k2.key.id}`, { method: 'DELETE' })).status, 204);
+  t.equal((await gone2)[0], 'io server disconnect', 'deleted after reconnecting');
+
+  // And again: a second blip is handled like the first.
+  await terminate();
+  await new Promise((r) => setTimeout(r, 1500));
+  const k3 = await app.service.users.createKey(admin.id, 'blip-3');
+  const s3 = app.socket(k3.plaintext);
+  await once(s3, 'connect');
+  const gone3 = once(s3, 'disconnect', 15_000);
+  await app.service.users.deleteKey(admin.id, k3.key.id);
+  t.equal((await gone3)[0], 'io server disconnect', 'after a second blip');
+});

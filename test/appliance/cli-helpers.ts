@@ -1,0 +1,77 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// The built CLI, as a sysadmin runs it (npm test builds first).
+export const BIN = join(process.cwd(), 'bin', 'run.js');
+
+export const baseEnv = () => {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('AGENTSVC_') || k === 'DATABASE_URL') delete env[k];
+  return env;
+};
+
+export function cli(args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...baseEnv(), ...env }, encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export async function up(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; out: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'up', '--port', '0'], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line in 90s: ${out}`)), 90_000);
+    child.stdout!.on('data', () => {
+      const m = /agentsvc listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`up exited ${code}: ${out}`));
+    });
+  });
+  return { child, url, out: () => out };
+}
+
+export function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+}
+
+export function postgresRunningIn(dir: string): boolean {
+  const r = spawnSync('pgrep', ['-f', `postgres -D ${dir}`], { encoding: 'utf8' });
+  return r.stdout.trim().length > 0;
+}
+
+/** The postmaster's pid from the data directory's lock file (0 when there is none). */
+export function postmasterPid(dataDir: string): number {
+  const file = join(dataDir, 'postmaster.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : 0;
+}
+
+/** A pid that runs and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\S+ \(.*\) [ZX] /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+export async function waitFor(cond: () => boolean, ms = 20_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return cond();
+}
