@@ -1,9 +1,29 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 // The built CLI, as a sysadmin runs it (npm test builds first).
 export const BIN = join(process.cwd(), 'bin', 'run.js');
+
+function newest(dir: string, ext: RegExp): number {
+  let m = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) m = Math.max(m, newest(p, ext));
+    else if (ext.test(e.name)) m = Math.max(m, statSync(p).mtimeMs);
+  }
+  return m;
+}
+
+/**
+ * These tests run dist/ (what `agentsvc` runs): a dist/ older than src/ would test old code and
+ * pass or fail for the wrong reason, so it is refused with what to do.
+ */
+export function assertFreshBuild() {
+  const src = newest(join(process.cwd(), 'src'), /\.ts$/);
+  const dist = existsSync(join(process.cwd(), 'dist', 'src')) ? newest(join(process.cwd(), 'dist', 'src'), /\.js$/) : 0;
+  if (dist < src) throw new Error('dist/ is older than src/: run `npm run build` (npm test does) before the CLI tests');
+}
 
 export const baseEnv = () => {
   const env = { ...process.env };

@@ -3,7 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabaseUrl } from '../helpers/db.js';
-import { cli, postgresRunningIn, stop, up } from './cli-helpers.js';
+import { assertFreshBuild, cli, postgresRunningIn, stop, up } from './cli-helpers.js';
+
+
+assertFreshBuild();
 
 t.test('--version and --help', async (t) => {
   const v = cli(['--version'], {});

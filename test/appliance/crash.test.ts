@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { alive, cli, postmasterPid, stop, up, waitFor } from './cli-helpers.js';
+import { assertFreshBuild, alive, cli, postmasterPid, stop, up, waitFor } from './cli-helpers.js';
 
 function freshHome(t: { teardown(fn: () => unknown): void }) {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-crash-'));
@@ -12,6 +12,9 @@ function freshHome(t: { teardown(fn: () => unknown): void }) {
 }
 
 const me = (url: string, key: string) => fetch(url + '/api/auth/me', { headers: { authorization: `Bearer ${key}` } });
+
+
+assertFreshBuild();
 
 t.test('SIGKILL of up and its PostgreSQL (as the OOM killer would): the next up comes back at once', async (t) => {
   const { home, env, dataDir } = freshHome(t);

@@ -2,7 +2,7 @@ import type { Socket } from 'socket.io-client';
 import type { TestApp } from './app.js';
 import { startFakeModel, type FakeModel } from '../fixtures/fake-model.js';
 import { build } from './app.js';
-import { request } from './socket.js';
+import { next, request } from './socket.js';
 
 type T = { teardown(fn: () => unknown): void };
 
@@ -61,8 +61,7 @@ export function shape(events: Recorded[]): string[] {
 /** A connected socket of `key` (default admin), recording every event, subscribed to `sessionId`. */
 export async function watch(app: TestApp, sessionId: string, key = app.adminKey): Promise<{ sock: Socket; seen: Recorded[] }> {
   const sock = app.socket(key);
-  const { next } = await import('./socket.js');
-  await next(sock, 'connect');
+  if (!sock.connected) await next(sock, 'connect', 30_000);
   const seen = record(sock);
   await subscribe(sock, sessionId);
   return { sock, seen };
