@@ -24,6 +24,7 @@ const KILLER = [
   `while hits=$(grep -l "${MARKER}=$0" /proc/[0-9]*/environ 2>/dev/null); [ -z "$hits" ]; do`,
   '  n=$((n+1)); [ $n -ge 40 ] && exit 0; sleep 0.05',
   'done',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a JS template
   'pids=$(for h in $hits; do h=${h#/proc/}; echo ${h%/environ}; done)',
   'ids=$(for p in $pids; do cut -d" " -f5,6 /proc/$p/stat 2>/dev/null; done | tr " " "\\n" | sort -u)',
   // 0 and 1 would be the killer's own group and tini's: never targets.

@@ -11,6 +11,7 @@ import { userRoutes } from '../users/routes.js';
 import { metaRoutes } from './meta-routes.js';
 
 export interface RouteModule {
+  // biome-ignore lint/suspicious/noExplicitAny: each route plugin has its own options type; the list holds them together
   plugin: FastifyPluginAsync<any>;
   opts: object;
 }

@@ -9,7 +9,9 @@ export interface SocketData {
   user: User;
   keyId: string;
 }
+// biome-ignore lint/suspicious/noExplicitAny: event maps are untyped: payloads are validated by each handler
 export type AppSocket = Socket<any, any, any, SocketData>;
+// biome-ignore lint/suspicious/noExplicitAny: as AppSocket
 export type AppServer = Server<any, any, any, SocketData>;
 
 /** A handler set attached to every authenticated socket (chat, subscriptions, ...). */
@@ -53,7 +55,7 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
       socket.data.user = identity.user;
       socket.data.keyId = identity.keyId;
       next();
-    } catch (e) {
+    } catch {
       next(Object.assign(new Error('authentication unavailable'), { data: { code: 'UNAVAILABLE' } }));
     }
   });

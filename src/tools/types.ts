@@ -64,6 +64,7 @@ export interface ToolResult {
   status?: 'done' | 'error';
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type; execute's args are validated first
 export interface Tool<A = any> {
   name: string;
   /** Human label for clients; defaults to name. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildWithModel, createSession, record, shape, subscribe, untilEnd } from '../helpers/chat.js';
+import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 
 t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {

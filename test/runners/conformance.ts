@@ -100,6 +100,7 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     const r = await shared.exec('printf "%s|%s" "$FOO" "$BAR"', { env: { FOO: 'a b', BAR: 'c=d' } });
     t.equal(r.stdout, 'a b|c=d');
     process.env.AGENTSVC_CONFORMANCE_SECRET = 'leak';
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
     const leak = await shared.exec('echo "${AGENTSVC_CONFORMANCE_SECRET:-none}"');
     delete process.env.AGENTSVC_CONFORMANCE_SECRET;
     t.equal(leak.stdout, 'none\n', "the service's environment does not reach tools");

@@ -1,4 +1,5 @@
 import { readdir, lstat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ToolError, type Tool, type ToolContext } from '../types.js';
@@ -113,7 +114,11 @@ function matchTokens(toks: Tok[], path: string): boolean {
         advance = !slash && t.ranges.some(([lo, hi]) => cp >= lo && cp <= hi) !== t.neg;
       } else if (t.k === 'star') stay = !slash;
       else if (t.k === 'any') stay = true;
-      else (stay = true), (advance = slash); // dirs
+      else {
+        // dirs
+        stay = true;
+        advance = slash;
+      }
       if (stay) nxt[i] = 1;
       if (advance) nxt[i + 1] = 1;
       alive ||= stay || advance;
@@ -144,7 +149,7 @@ export async function* walk(dir: string, opts: { max?: number; skipHeavy?: boole
   let n = 0;
   while (stack.length) {
     const d = stack.pop()!;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(d, { withFileTypes: true });
     } catch {

@@ -82,7 +82,10 @@ function withSiteOperators(query: string, opts: SearchOptions): string {
   return parts.join(' ');
 }
 
-async function requestJson(backend: string, url: URL, init: RequestInit, signal: AbortSignal | undefined, timeoutMs: number): Promise<any> {
+/** The parts of the backends' JSON answers we read (SearXNG and Tavily: results; Brave: web.results). */
+type SearchJson = { results?: unknown; web?: { results?: unknown } } | null;
+
+async function requestJson(backend: string, url: URL, init: RequestInit, signal: AbortSignal | undefined, timeoutMs: number): Promise<SearchJson> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let res: Response;

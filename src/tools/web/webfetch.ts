@@ -85,7 +85,7 @@ export function createWebFetchTool(cfg: WebFetchConfig): Tool<WebFetchArgs> {
       if (typeof args.prompt !== 'string' || !args.prompt.trim()) throw new ToolError('prompt is required: say what to find out from the page');
       const url = args.url.trim();
       ctx.progress?.(`Fetching ${url}`);
-      let res;
+      let res: Awaited<ReturnType<typeof safeFetch>>;
       try {
         res = await safeFetch(url, {
           ...cfg.addressPolicy,
