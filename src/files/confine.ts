@@ -187,7 +187,16 @@ export class OpenSession {
         }
         // `name` is a symlink: its target continues the walk, from the root when absolute.
         if (++links > MAX_LINKS) throw new PathEscapeError(`${path}: too many levels of symbolic links`);
-        const target = await readlink(at(top, name));
+        const target = await readlink(at(top, name)).catch((e) => {
+          // No longer a link (swapped back meanwhile): look at this component again.
+          if (e.code === 'EINVAL' || e.code === 'ENOENT') return null;
+          throw e;
+        });
+        if (target === null) {
+          links--;
+          todo.unshift({ name, linked });
+          continue;
+        }
         if (target.startsWith('/')) stack.length = 1;
         const parts = target.startsWith('/') ? this.linkTarget(target, path) : target.split('/');
         todo = [...parts.map((n) => ({ name: n, linked: true })), ...todo];
