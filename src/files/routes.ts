@@ -1,5 +1,5 @@
-import { lstat, rename, stat, symlink, unlink } from 'node:fs/promises';
-import { dirname, join, posix, relative } from 'node:path';
+import { lstat, rename, symlink, unlink } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -7,7 +7,9 @@ import type { Config } from '../config/index.js';
 import { me } from '../server/auth.js';
 import { AppError, Errors } from '../server/errors.js';
 import type { SessionService } from '../sessions/service.js';
+import { at, PathEscapeError, SessionFolder, WorkspaceFolderError, type Entry, type OpenSession } from './confine.js';
 import { contentTypeOf } from './content-type.js';
+import { exists, listDir, openRead, removeEntry, statEntry, writeWhole } from './entry-ops.js';
 import {
   BareName,
   Deleted,
@@ -22,10 +24,9 @@ import {
   UploadResult,
   WriteBody,
 } from './schemas.js';
-import { copyBeside, ensureParent, exists, FileErrors, fsError, listDir, openFile, removeEntry, SessionFiles } from './session-files.js';
+import { copyBeside, FileErrors, fsError } from './session-files.js';
 import { receiveUpload } from './upload.js';
 import { zipFolder } from './zip.js';
-import { PathEscapeError } from './workspace.js';
 
 export interface FileRouteDeps {
   config: Config;
@@ -49,7 +50,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
 
   // fs and confinement errors of these routes, mapped to the catalog; the app's handler renders them.
   app.setErrorHandler((err) => {
-    if (err instanceof PathEscapeError) throw FileErrors.escape(err.message);
+    if (err instanceof PathEscapeError || err instanceof WorkspaceFolderError) throw fsError(err);
     if ((err as { code?: string }).code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
       throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'an upload is a multipart/form-data body');
     if (!(err instanceof AppError) && typeof (err as NodeJS.ErrnoException).errno === 'number') throw fsError(err as NodeJS.ErrnoException);
@@ -57,11 +58,14 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
   });
 
   /** The caller's session folder; 404 before any path is looked at when the session is not theirs. */
-  const filesOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFiles> => {
+  const folderOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFolder> => {
     const userId = me(req).id;
     await sessions.getOwned(userId, req.params.session_id);
-    return SessionFiles.of(config.home, userId, req.params.session_id);
+    return SessionFolder.of(config.home, userId, req.params.session_id);
   };
+  /** Run `fn` on the verified session folder; every descriptor it opened is closed after. */
+  const inSession = async <T>(req: FastifyRequest & { params: { session_id: string } }, fn: (s: OpenSession) => Promise<T>): Promise<T> =>
+    (await folderOf(req)).with(fn);
 
   // `ls/` and friends name the root: fastify drops the trailing slash, so the `*` route alone would
   // not match. The root twin is left out of the OpenAPI document, where `{*}` may be empty.
@@ -70,34 +74,39 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
     { url: url.slice(0, -2), hide: true },
   ];
 
-  const statOf = async (abs: string) => {
-    try {
-      return await stat(abs);
-    } catch (e) {
-      throw fsError(e);
-    }
+  /** A walked entry that must be an existing folder. */
+  const mustBeDir = async (e: Entry) => {
+    if (!(await statEntry(e)).isDirectory()) throw FileErrors.notDir();
   };
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/ls/*')) {
-    app.get(url, { schema: { tags, hide, params: PathParams, response: { 200: Listing } } }, async (req) => {
-      const files = await filesOf(req);
-      const at = await files.follow(req.params['*']);
-      if (!(await statOf(at.abs)).isDirectory()) throw FileErrors.notDir();
-      return listDir(at.abs, await files.root());
-    });
+    app.get(url, { schema: { tags, hide, params: PathParams, response: { 200: Listing } } }, async (req) =>
+      inSession(req, async (s) => {
+        const at = await s.walk(req.params['*'], { follow: true });
+        try {
+          await mustBeDir(at);
+          return await listDir(s, at);
+        } finally {
+          await at.close();
+        }
+      }),
+    );
   }
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/files/*')) {
     app.get(url, { schema: { tags, hide, params: PathParams } }, async (req, reply) => {
-      const files = await filesOf(req);
-      const at = await files.follow(req.params['*']);
-      const fh = await openFile(at.abs, 'read');
+      const { fh, rel } = await inSession(req, async (s) => {
+        const at = await s.walk(req.params['*'], { follow: true });
+        return { fh: await openRead(at).finally(() => at.close()), rel: at.rel };
+      });
       const { size } = await fh.stat();
-      return reply
-        .type(contentTypeOf(at.rel))
-        .header('content-length', size)
-        .header('x-content-type-options', 'nosniff')
-        .send(fh.createReadStream());
+      reply.type(contentTypeOf(rel)).header('content-length', size).header('x-content-type-options', 'nosniff');
+      if (size === 0) {
+        await fh.close();
+        return reply.send('');
+      }
+      // Exactly the bytes announced: a file growing meanwhile is not read past them.
+      return reply.send(fh.createReadStream({ start: 0, end: size - 1 }));
     });
   }
 
@@ -107,33 +116,36 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
       // JSON escaping can double the body of a text at the limit; the content itself is checked below.
       { bodyLimit: limits.file * 2 + 64 * 1024, schema: { tags, hide, params: PathParams, body: WriteBody, response: { 200: Success } } },
       async (req) => {
-        const files = await filesOf(req);
         const bytes = Buffer.byteLength(req.body.content, 'utf8');
+        const folder = await folderOf(req);
         if (bytes > limits.file) throw Errors.tooLarge(`content is ${bytes} bytes, over the limit of ${limits.file}`);
-        const at = await files.follow(req.params['*']);
-        if (at.rel === '') throw FileErrors.isDir();
-        await ensureParent(at.abs);
-        // The folders just made must not have let a link in between: resolve once more, then write.
-        const again = await files.follow(at.rel);
-        const fh = await openFile(again.abs, 'write');
-        try {
-          await fh.writeFile(req.body.content, 'utf8');
-        } finally {
-          await fh.close();
-        }
-        return { success: true };
+        return folder.with(async (s) => {
+          const at = await s.walk(req.params['*'], { follow: true, mkdirs: true });
+          try {
+            const { fh } = await writeWhole(at, req.body.content);
+            await fh.close();
+          } finally {
+            await at.close();
+          }
+          return { success: true };
+        });
       },
     );
   }
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/files/*')) {
-    app.delete(url, { schema: { tags, hide, params: PathParams, response: { 200: Deleted } } }, async (req) => {
-      const files = await filesOf(req);
-      const at = await files.entry(req.params['*']);
-      if (at.rel === '') throw rootRefused('deleted');
-      await removeEntry(at.abs);
-      return { deleted: true };
-    });
+    app.delete(url, { schema: { tags, hide, params: PathParams, response: { 200: Deleted } } }, async (req) =>
+      inSession(req, async (s) => {
+        const at = await s.walk(req.params['*']);
+        try {
+          if (at.rel === '') throw rootRefused('deleted');
+          await removeEntry(at.path);
+        } finally {
+          await at.close();
+        }
+        return { deleted: true };
+      }),
+    );
   }
 
   // The wildcard must end the route, so `/rename` and `/copy` are read off its end here.
@@ -141,77 +153,98 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
     '/api/sessions/:session_id/files/*',
     { schema: { tags, params: PathParams, body: FileActionBody, response: { 200: PathResult } } },
     async (req) => {
-      const files = await filesOf(req);
+      const folder = await folderOf(req);
       const m = /^(.*)\/(rename|copy)$/.exec(req.params['*']);
       if (!m) throw new AppError(404, 'NOT_FOUND', 'no such action: POST .../files/{path}/rename or .../files/{path}/copy');
       const [, path, action] = m;
-      if (action === 'copy') {
-        const at = await files.entry(path);
-        if (at.rel === '') throw rootRefused('copied');
-        const src = await files.follow(at.rel);
-        return { path: await copyBeside(src.abs, dirname(at.abs), at.rel) };
-      }
-      const parsed = BareName.safeParse(req.body?.new_name);
-      if (!parsed.success) throw Errors.invalid(['body', 'new_name'], parsed.error.issues[0]?.message ?? 'invalid');
-      const at = await files.entry(path);
-      if (at.rel === '') throw rootRefused('renamed');
-      await lstat(at.abs);
-      const dest = join(dirname(at.abs), parsed.data);
-      const dir = posix.dirname(at.rel);
-      const newRel = dir === '.' ? parsed.data : `${dir}/${parsed.data}`;
-      if (newRel === at.rel) return { path: newRel };
-      if (await exists(dest)) throw Errors.conflict('ALREADY_EXISTS', `${newRel} already exists`);
-      await rename(at.abs, dest);
-      return { path: newRel };
+      const parsed = action === 'rename' ? BareName.safeParse(req.body?.new_name) : null;
+      if (parsed && !parsed.success) throw Errors.invalid(['body', 'new_name'], parsed.error.issues[0]?.message ?? 'invalid');
+      return folder.with(async (s) => {
+        const place = await s.walk(path);
+        try {
+          if (place.rel === '' || place.name === null) throw rootRefused(action === 'copy' ? 'copied' : 'renamed');
+          if (action === 'copy') {
+            const src = await s.walk(place.rel, { follow: true });
+            return { path: await copyBeside(src, place).finally(() => src.close()) };
+          }
+          const newName = parsed!.data as string;
+          await statEntry(place);
+          const dir = posix.dirname(place.rel);
+          const newRel = dir === '.' ? newName : `${dir}/${newName}`;
+          if (newRel === place.rel) return { path: newRel };
+          if (await exists(at(place.dir, newName))) throw Errors.conflict('ALREADY_EXISTS', `${newRel} already exists`);
+          await rename(place.path, at(place.dir, newName));
+          return { path: newRel };
+        } finally {
+          await place.close();
+        }
+      });
     },
   );
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/upload/*')) {
     app.post(url, { schema: { tags, hide, params: PathParams, consumes: ['multipart/form-data'], response: { 200: UploadResult } } }, async (req) => {
-      const files = await filesOf(req);
-      const dir = await files.follow(req.params['*']);
-      try {
-        if (!(await stat(dir.abs)).isDirectory()) throw FileErrors.notDir();
-      } catch (e) {
-        if (e.code !== 'ENOENT') throw e; // a folder that does not exist yet is created
-      }
-      return receiveUpload(req, files, dir.rel, join(config.home, 'tmp', 'uploads'), limits.upload);
+      const folder = await folderOf(req);
+      const dirRel = await folder.with(async (s) => {
+        const dir = await s.walk(req.params['*'], { follow: true });
+        try {
+          if (!(await statEntry(dir)).isDirectory()) throw FileErrors.notDir();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // a folder that does not exist yet is created
+        } finally {
+          await dir.close();
+        }
+        return dir.rel;
+      });
+      return receiveUpload(req, folder, dirRel, join(config.home, 'tmp', 'uploads'), limits.upload);
     });
   }
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/download-dir/*')) {
     app.get(url, { schema: { tags, hide, params: PathParams } }, async (req, reply) => {
-      const files = await filesOf(req);
-      const at = await files.follow(req.params['*']);
-      if (!(await statOf(at.abs)).isDirectory()) throw FileErrors.notDir();
-      const name = at.rel === '' ? 'workspace.zip' : `${posix.basename(at.rel)}.zip`;
-      const zip = await zipFolder(await files.root(), at.abs);
-      return reply.type('application/zip').header('content-disposition', attachment(name)).send(zip);
+      const folder = await folderOf(req);
+      const items = await folder.with(async (s) => {
+        const dir = await s.walk(req.params['*'], { follow: true });
+        try {
+          await mustBeDir(dir);
+          return { rel: dir.rel, zip: await zipFolder(folder, s, dir) };
+        } finally {
+          await dir.close();
+        }
+      });
+      const name = items.rel === '' ? 'workspace.zip' : `${posix.basename(items.rel)}.zip`;
+      return reply.type('application/zip').header('content-disposition', attachment(name)).send(items.zip);
     });
   }
 
   app.post(
     '/api/sessions/:session_id/share-file',
     { schema: { tags, params: SessionParams, body: ShareFileBody, response: { 200: ShareFileResult } } },
-    async (req) => {
-      const files = await filesOf(req);
-      const { source_path, link_name, share_folder } = req.body;
-      const source = await files.follow(source_path);
-      if (source.rel === '') throw rootRefused('shared');
-      await statOf(source.abs);
-      const target = await files.relOf(source.abs);
-      const linkRel = posix.join('.share', share_folder.replace(/^\/+/, ''), link_name || posix.basename(source.rel));
-      if (!linkRel.startsWith('.share/')) throw FileErrors.escape('share_folder must stay inside .share');
-      const link = await files.entry(linkRel);
-      await ensureParent(link.abs);
-      const again = await files.entry(link.rel);
-      const existing = await lstat(again.abs).catch(() => null);
-      // Sharing again under the same name moves the link; a real file or folder there is never replaced.
-      if (existing && !existing.isSymbolicLink()) throw Errors.conflict('ALREADY_EXISTS', `${link.rel} already exists`);
-      if (existing) await unlink(again.abs);
-      // Relative, so the link means the same inside the computer, where the folder sits elsewhere.
-      await symlink(relative(dirname(again.abs), source.abs) || '.', again.abs);
-      return { path: link.rel, target };
-    },
+    async (req) =>
+      inSession(req, async (s) => {
+        const { source_path, link_name, share_folder } = req.body;
+        const source = await s.walk(source_path, { follow: true });
+        try {
+          if (source.rel === '') throw rootRefused('shared');
+          await statEntry(source);
+          const linkRel = posix.join('.share', share_folder.replace(/^\/+/, ''), link_name || posix.basename(source.rel));
+          if (!linkRel.startsWith('.share/')) throw FileErrors.escape('share_folder must stay inside .share');
+          const link = await s.walk(linkRel, { mkdirs: true });
+          try {
+            if (link.name === null || !link.rel.startsWith('.share/')) throw FileErrors.escape('the link must stay inside .share');
+            const existing = await lstat(link.path).catch(() => null);
+            // Sharing again under the same name moves the link; a real file or folder there is never replaced.
+            if (existing && !existing.isSymbolicLink()) throw Errors.conflict('ALREADY_EXISTS', `${link.rel} already exists`);
+            if (existing) await unlink(link.path);
+            // Relative, so the link means the same inside the computer, where the folder sits elsewhere.
+            await symlink(posix.relative(posix.dirname(link.rel), source.rel) || '.', link.path);
+            return { path: link.rel, target: source.rel };
+          } finally {
+            await link.close();
+          }
+        } finally {
+          await source.close();
+        }
+      }),
   );
 };

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { Errors } from '../server/errors.js';
-import { ensureParent, fsError, type SessionFiles } from './session-files.js';
+import type { Entry, SessionFolder } from './confine.js';
+import { copyBytes, openWrite } from './entry-ops.js';
+import { fsError } from './session-files.js';
 
 interface Received {
   tmp: string;
@@ -45,12 +47,20 @@ function parsePaths(raw: unknown, count: number): string[] | null {
   return value;
 }
 
-async function moveInto(tmp: string, dest: string): Promise<void> {
+/** Move the temp file onto the walked entry (rename replaces a name, never follows it). */
+async function moveInto(tmp: string, dest: Entry): Promise<void> {
   try {
-    await rename(tmp, dest);
+    await rename(tmp, dest.path);
   } catch (e) {
     if (e.code !== 'EXDEV') throw e;
-    await copyFile(tmp, dest);
+    const w = await openWrite(dest);
+    try {
+      await w.fh.truncate(0);
+      const src = await open(tmp, 'r');
+      await copyBytes(src, w.fh).finally(() => src.close());
+    } finally {
+      await w.fh.close();
+    }
     await unlink(tmp);
   }
 }
@@ -60,7 +70,7 @@ async function moveInto(tmp: string, dest: string): Promise<void> {
  * temp file first; only when all of them arrived within the size limit and every target path is
  * confined are they moved into place, so a refused upload leaves nothing behind.
  */
-export async function receiveUpload(req: FastifyRequest, files: SessionFiles, dirRel: string, tmpRoot: string, limit: number): Promise<UploadOutcome> {
+export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, dirRel: string, tmpRoot: string, limit: number): Promise<UploadOutcome> {
   const tmpDir = join(tmpRoot, randomUUID());
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const received: Received[] = [];
@@ -92,30 +102,40 @@ export async function receiveUpload(req: FastifyRequest, files: SessionFiles, di
     if (received.length === 0) throw Errors.invalid(['body', 'files'], 'at least one file is required');
     const paths = parsePaths(rawPaths, received.length);
 
-    // Resolve every target before moving anything: one path out of the workspace refuses them all.
-    const targets = [];
-    for (const [i, r] of received.entries()) {
-      const name = paths ? paths[i] : r.filename;
-      const p = name.startsWith('/') ? name : posix.join(dirRel || '.', name);
-      const at = await files.follow(p);
-      if (at.rel === '' || at.rel === dirRel) throw Errors.invalid(['body', 'paths', i], `${name} does not name a file`);
-      targets.push({ ...at, name, tmp: r.tmp });
-    }
-
-    const out: UploadOutcome = { uploaded: [], failed: [] };
-    for (const t of targets) {
-      try {
-        await ensureParent(t.abs);
-        // The folders just created may not move the target out (a link raced in): check again.
-        const again = await files.follow(t.rel);
-        await moveInto(t.tmp, again.abs);
-        out.uploaded.push(t.rel);
-      } catch (e) {
-        const err = fsError(e);
-        out.failed.push({ name: t.name, error: err.message });
+    return await folder.with(async (s) => {
+      // Resolve every target before moving anything: one path out of the workspace refuses them all.
+      const targets = [];
+      for (const [i, r] of received.entries()) {
+        const name = paths ? paths[i] : r.filename;
+        const p = name.startsWith('/') ? name : posix.join(dirRel || '.', name);
+        let rel: string;
+        try {
+          const at = await s.walk(p, { follow: true });
+          rel = at.rel;
+          await at.close();
+        } catch (e) {
+          // Folders still to be made: nothing there can lead out (links were followed up to them).
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+          rel = s.components(p).join('/');
+        }
+        if (rel === '' || rel === dirRel) throw Errors.invalid(['body', 'paths', i], `${name} does not name a file`);
+        targets.push({ rel, name, tmp: r.tmp });
       }
-    }
-    return out;
+
+      const out: UploadOutcome = { uploaded: [], failed: [] };
+      for (const t of targets) {
+        try {
+          // Walked again, making folders through descriptors: a link raced in is not followed.
+          const at = await s.walk(t.rel, { follow: true, mkdirs: true });
+          await moveInto(t.tmp, at).finally(() => at.close());
+          out.uploaded.push(at.rel);
+        } catch (e) {
+          const err = fsError(e);
+          out.failed.push({ name: t.name, error: err.message });
+        }
+      }
+      return out;
+    });
   } finally {
     await rm(tmpDir, { recursive: true, force: true });
   }

@@ -1,60 +1,77 @@
+import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
+import { at, type Entry, type OpenSession, type SessionFolder } from './confine.js';
+import { openRead, statEntry } from './entry-ops.js';
 
 interface ZipItem {
   name: string;
-  abs?: string;
+  /** Workspace-relative path of the file to read (links already followed). */
+  rel?: string;
   dir: boolean;
   mtime: Date;
   mode: number;
 }
 
-const inside = (root: string, p: string) => p === root || p.startsWith(root + sep);
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /**
- * Every entry under `dir`, named relative to it. A symlink is followed only when it resolves to a
- * file inside the workspace; links to folders (possible cycles) and links that lead out are left out.
+ * Every entry under the open folder `dir` (workspace path `rel`), named relative to it, walked
+ * through descriptors. A symlink is kept only when it resolves to a file inside the workspace;
+ * links to folders (possible cycles) and links that lead out are left out, as are FIFOs and devices.
  */
-async function walk(root: string, dir: string, prefix: string, out: ZipItem[]): Promise<void> {
-  const dirents = await readdir(dir, { withFileTypes: true });
-  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const d of dirents) {
-    const abs = join(dir, d.name);
-    const name = prefix + d.name;
-    let st;
-    try {
-      st = await lstat(abs);
-      if (st.isSymbolicLink()) {
-        const real = await realpath(abs);
-        if (!inside(root, real)) continue;
-        st = await stat(real);
-        if (!st.isFile()) continue;
-        out.push({ name, abs: real, dir: false, mtime: st.mtime, mode: st.mode });
-        continue;
-      }
-    } catch (e) {
-      if (e.code === 'ENOENT' || e.code === 'ELOOP') continue; // gone, or a dangling or looping link
-      throw e;
+async function walk(s: OpenSession, dir: FileHandle, rel: string, prefix: string, out: ZipItem[]): Promise<void> {
+  const names = (await readdir(at(dir))).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const n of names) {
+    const childRel = rel ? `${rel}/${n}` : n;
+    const name = prefix + n;
+    let st = await lstat(at(dir, n)).catch(() => null);
+    if (!st) continue; // gone meanwhile
+    if (st.isSymbolicLink()) {
+      const target = await s.walk(childRel, { follow: true }).catch(() => null);
+      if (!target) continue;
+      st = await statEntry(target).catch(() => null);
+      await target.close();
+      if (st?.isFile()) out.push({ name, rel: target.rel, dir: false, mtime: st.mtime, mode: st.mode });
+      continue;
     }
     if (st.isDirectory()) {
       out.push({ name: name + '/', dir: true, mtime: st.mtime, mode: st.mode });
-      await walk(root, abs, name + '/', out);
+      const sub = await open(at(dir, n), DIR_FLAGS).catch(() => null);
+      if (sub) await walk(s, sub, childRel, name + '/', out).finally(() => sub.close());
     } else if (st.isFile()) {
-      out.push({ name, abs, dir: false, mtime: st.mtime, mode: st.mode });
+      out.push({ name, rel: childRel, dir: false, mtime: st.mtime, mode: st.mode });
     }
   }
 }
 
+/** Open one file of the archive, confined again at the moment it is read; at most its size then. */
+async function readConfined(folder: SessionFolder, rel: string): Promise<Readable> {
+  const fh = await folder.with(async (s) => {
+    const e = await s.walk(rel, { follow: true });
+    return openRead(e).finally(() => e.close());
+  });
+  const { size } = await fh.stat();
+  if (size === 0) {
+    await fh.close();
+    return Readable.from([]);
+  }
+  return fh.createReadStream({ start: 0, end: size - 1 });
+}
+
 /**
- * A ZIP of the folder `dir` (confined already), streamed: files are opened one at a time as the
- * archive is written, without following a link swapped in at the last moment.
+ * A ZIP of the walked folder `dir`, streamed: files are opened one at a time as the archive is
+ * written, each through a fresh confined walk.
  */
-export async function zipFolder(root: string, dir: string): Promise<Readable> {
+export async function zipFolder(folder: SessionFolder, s: OpenSession, dir: Entry): Promise<Readable> {
   const items: ZipItem[] = [];
-  await walk(root, dir, '', items);
+  const d = dir.name === null ? null : await open(dir.path, DIR_FLAGS);
+  try {
+    await walk(s, d ?? dir.dir, dir.rel, '', items);
+  } finally {
+    await d?.close();
+  }
   const zip = new yazl.ZipFile();
   const out = new PassThrough();
   let reading: Readable | null = null;
@@ -65,11 +82,11 @@ export async function zipFolder(root: string, dir: string): Promise<Readable> {
     if (it.dir) zip.addEmptyDirectory(it.name, { mtime: it.mtime, mode: it.mode });
     else
       zip.addReadStreamLazy(it.name, { mtime: it.mtime, mode: it.mode }, (cb) => {
-        open(it.abs!, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).then(
-          (fh) => {
-            reading = fh.createReadStream();
-            reading.once('error', (e) => zip.emit('error', e));
-            cb(null, reading);
+        readConfined(folder, it.rel!).then(
+          (r) => {
+            reading = r;
+            r.once('error', (e) => zip.emit('error', e));
+            cb(null, r);
           },
           (e) => cb(e, null as never),
         );

@@ -1,9 +1,8 @@
-import { lstat, realpath, rm, unlink } from 'node:fs/promises';
-import { isAbsolute, relative, sep } from 'node:path';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from '../db/entities.js';
-import { sessionHostDir } from '../files/paths.js';
+import { at, SessionFolder } from '../files/confine.js';
+import { removeEntry } from '../files/entry-ops.js';
 import { newId } from '../lib/ids.js';
 import { Errors } from '../server/errors.js';
 import type { CreateSessionInput, ExtraInfoT, ListInput, SessionDetailT, SessionPublicT } from './schemas.js';
@@ -31,11 +30,6 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-function inside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-}
 
 export function toPublic(s: Session): SessionPublicT {
   return {
@@ -227,23 +221,21 @@ export class SessionService {
     }
   }
 
-  /** rm -rf of the session folder that never leaves AGENTSVC_HOME through a symlink. */
+  /**
+   * rm -rf of the session folder through the descriptor of the verified user folder: a link (or
+   * file) where the folder should be is removed itself, and nothing below is ever followed.
+   */
   private async removeFolder(userId: string, sessionId: string): Promise<void> {
     if (!this.opts || !SAFE_ID.test(userId) || !SAFE_ID.test(sessionId)) return;
-    const dir = sessionHostDir(this.opts.home, userId, sessionId);
-    let st;
+    const opened = await SessionFolder.of(this.opts.home, userId, sessionId).openUser();
+    if (!opened) return;
     try {
-      st = await lstat(dir);
+      await removeEntry(at(opened.user, sessionId));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    } finally {
+      await opened.close();
     }
-    // A link (or file) where the folder should be: remove the entry itself, never what it points to.
-    if (!st.isDirectory()) return unlink(dir);
-    const real = await realpath(dir);
-    if (!inside(await realpath(this.opts.home), real)) throw new Error(`session folder ${dir} resolves outside AGENTSVC_HOME; left in place`);
-    // fs.rm unlinks symlinks found inside the tree without following them.
-    await rm(real, { recursive: true, force: true });
   }
 
   async getExtra(userId: string, id: string): Promise<ExtraInfoT> {

@@ -1,36 +1,68 @@
-import { readFile, writeFile, mkdir, stat, chown } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { PathEscapeError, WorkspaceFolderError, type Entry } from '../../files/confine.js';
+import { openRead, writeWhole } from '../../files/entry-ops.js';
+import { readLines } from '../../files/read-lines.js';
+import { folderOf } from '../../files/workspace.js';
 import { ToolError, type Tool, type ToolContext } from '../types.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
 
-/** Workspace-relative display path (what the model should use next time). */
-function shown(ctx: ToolContext, host: string): string {
-  return relative(ctx.workspace.hostDir, host).split(sep).join('/') || '.';
+const MAX_LINES = 2000;
+const MAX_LINE = 2000;
+/** Read scans at most this much of a file to reach the lines asked for. */
+const READ_SCAN_BYTES = 256 * 1024 * 1024;
+/** Edit holds the whole file in memory: larger files are edited with Bash. */
+const EDIT_MAX_BYTES = 10 * 1024 * 1024;
+
+/** fs and confinement failures as errors the model can act on. */
+function toolError(e: unknown, file_path: string): unknown {
+  if (e instanceof ToolError || e instanceof PathEscapeError) return e;
+  if (e instanceof WorkspaceFolderError) return new ToolError(e.message);
+  switch ((e as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      return new ToolError(`File does not exist: ${file_path}`);
+    case 'EISDIR':
+      return new ToolError(`${file_path} is a directory; use Glob or Bash ls to list it`);
+    case 'ENXIO':
+      return new ToolError(`${file_path} is not a regular file (a FIFO, socket or device); it cannot be read or written here`);
+    case 'ENOTDIR':
+      return new ToolError(`a parent of ${file_path} is not a directory`);
+    case 'ELOOP':
+      return new ToolError(`${file_path}: a symbolic link is in the way; it is not followed`);
+  }
+  return e;
 }
 
-async function readText(ctx: ToolContext, file_path: string): Promise<{ host: string; text: string }> {
-  const host = await ctx.workspace.resolve(file_path);
-  let st;
+/** Walk `file_path` in the session folder (confined, links resolved step by step) and use the entry. */
+async function withEntry<T>(ctx: ToolContext, file_path: string, opts: { mkdirs?: boolean }, fn: (e: Entry) => Promise<T>): Promise<T> {
   try {
-    st = await stat(host);
-  } catch {
-    throw new ToolError(`File does not exist: ${file_path}`);
+    return await folderOf(ctx.workspace).with(async (s) => {
+      const e = await s.walk(file_path, { follow: true, mkdirs: opts.mkdirs });
+      return fn(e).finally(() => e.close());
+    });
+  } catch (e) {
+    throw toolError(e, file_path);
   }
-  if (st.isDirectory()) throw new ToolError(`${file_path} is a directory; use Glob or Bash ls to list it`);
-  const buf = await readFile(host);
-  if (buf.subarray(0, 8000).includes(0)) throw new ToolError(`${file_path} is a binary file (${buf.length} bytes); it cannot be shown as text`);
-  return { host, text: buf.toString('utf8') };
+}
+
+/** Open a regular file for reading; binary files are refused. */
+async function openText(ctx: ToolContext, file_path: string): Promise<{ fh: FileHandle; size: number; rel: string }> {
+  const { fh, rel } = await withEntry(ctx, file_path, {}, async (e) => ({ fh: await openRead(e), rel: e.rel }));
+  const { size } = await fh.stat();
+  const head = Buffer.alloc(Math.min(size, 8000));
+  await fh.read(head, 0, head.length, 0);
+  if (head.includes(0)) {
+    await fh.close();
+    throw new ToolError(`${file_path} is a binary file (${size} bytes); it cannot be shown as text`);
+  }
+  return { fh, size, rel };
 }
 
 /** Files the tools create belong to the computer's user (the docker image runs as non-root). */
-async function own(ctx: ToolContext, host: string) {
+async function own(ctx: ToolContext, fh: FileHandle) {
   const owner = (await ctx.workspace.computer().catch(() => null))?.owner;
-  if (owner) await chown(host, owner.uid, owner.gid).catch(() => {});
+  if (owner) await fh.chown(owner.uid, owner.gid).catch(() => {});
 }
-
-const MAX_LINES = 2000;
-const MAX_LINE = 2000;
 
 export const readTool: Tool<{ file_path: string; offset?: number; limit?: number }> = {
   name: 'Read',
@@ -49,15 +81,20 @@ export const readTool: Tool<{ file_path: string; offset?: number; limit?: number
     additionalProperties: false,
   },
   async execute({ file_path, offset = 1, limit = MAX_LINES }, ctx) {
-    const { text } = await readText(ctx, file_path);
-    if (!text) return `(${file_path} is empty)`;
-    const lines = text.split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    const slice = lines.slice(offset - 1, offset - 1 + Math.min(limit, MAX_LINES));
-    if (!slice.length) throw new ToolError(`offset ${offset} is past the end of ${file_path} (${lines.length} lines)`);
-    const body = slice.map((l, i) => `${String(offset + i).padStart(6)}\t${l.length > MAX_LINE ? l.slice(0, MAX_LINE) + '… [line truncated]' : l}`).join('\n');
-    const rest = lines.length - (offset - 1 + slice.length);
-    return rest > 0 ? `${body}\n\n[${rest} more lines; read on with offset ${offset + slice.length}]` : body;
+    const { fh, size } = await openText(ctx, file_path);
+    let w;
+    try {
+      if (size === 0) return `(${file_path} is empty)`;
+      w = await readLines(fh, offset, Math.min(limit, MAX_LINES), MAX_LINE, READ_SCAN_BYTES);
+    } finally {
+      await fh.close();
+    }
+    if (!w.lines.length) {
+      if (!w.ended) throw new ToolError(`offset ${offset} is beyond the first ${READ_SCAN_BYTES} bytes of ${file_path}; use Bash (e.g. sed -n) to read that far`);
+      throw new ToolError(`offset ${offset} is past the end of ${file_path} (${w.total} lines)`);
+    }
+    const body = w.lines.map((l, i) => `${String(offset + i).padStart(6)}\t${w.cut[i] ? l + '… [line truncated]' : l}`).join('\n');
+    return w.more ? `${body}\n\n[more lines follow; read on with offset ${offset + w.lines.length}]` : body;
   },
 };
 
@@ -72,15 +109,12 @@ export const writeTool: Tool<{ file_path: string; content: string }> = {
     additionalProperties: false,
   },
   async execute({ file_path, content }, ctx) {
-    const host = await ctx.workspace.resolve(file_path);
-    const existed = await stat(host).then((s) => {
-      if (s.isDirectory()) throw new ToolError(`${file_path} is a directory`);
-      return true;
-    }, () => false);
-    await mkdir(dirname(host), { recursive: true });
-    await writeFile(host, content);
-    await own(ctx, host);
-    return `${existed ? 'Updated' : 'Created'} ${shown(ctx, host)} (${Buffer.byteLength(content)} bytes)`;
+    const { created, rel } = await withEntry(ctx, file_path, { mkdirs: true }, async (e) => {
+      const { fh, created } = await writeWhole(e, content);
+      await own(ctx, fh).finally(() => fh.close());
+      return { created, rel: e.rel };
+    });
+    return `${created ? 'Created' : 'Updated'} ${rel} (${Buffer.byteLength(content)} bytes)`;
   },
 };
 
@@ -102,12 +136,23 @@ export const editTool: Tool<{ file_path: string; old_string: string; new_string:
   },
   async execute({ file_path, old_string, new_string, replace_all }, ctx) {
     if (old_string === new_string) throw new ToolError('old_string and new_string are the same; nothing to change');
-    const { host, text } = await readText(ctx, file_path);
+    const { fh, size, rel } = await openText(ctx, file_path);
+    let text: string;
+    try {
+      if (size > EDIT_MAX_BYTES) throw new ToolError(`${file_path} is ${size} bytes, over the ${EDIT_MAX_BYTES} bytes Edit handles; use Bash (e.g. sed) instead`);
+      const buf = Buffer.alloc(size);
+      const { bytesRead } = await fh.read(buf, 0, size, 0);
+      text = buf.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await fh.close();
+    }
     const count = text.split(old_string).length - 1;
     if (count === 0) throw new ToolError(`old_string was not found in ${file_path}. Read the file and copy the exact text, including whitespace.`);
     if (count > 1 && !replace_all) throw new ToolError(`old_string occurs ${count} times in ${file_path}; add surrounding context to make it unique, or set replace_all`);
-    await writeFile(host, replace_all ? text.split(old_string).join(new_string) : text.replace(old_string, () => new_string));
-    return `Edited ${shown(ctx, host)}: ${replace_all ? count : 1} replacement(s)`;
+    const next = replace_all ? text.split(old_string).join(new_string) : text.replace(old_string, () => new_string);
+    // Written through the same walk (the resolved path): a link planted meanwhile is not followed.
+    await withEntry(ctx, rel, {}, async (e) => (await writeWhole(e, next)).fh.close());
+    return `Edited ${rel}: ${replace_all ? count : 1} replacement(s)`;
   },
 };
 

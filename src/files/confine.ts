@@ -1,0 +1,318 @@
+/**
+ * The one place where a path given by a client or the model becomes a file of a session folder.
+ *
+ * The sandbox can write the user's workspace folder (AGENTSVC_HOME/workspaces/<user>), so anything
+ * below it may be a symlink, and may change between any two system calls of ours. Therefore:
+ * - the user and session folders are opened with O_DIRECTORY|O_NOFOLLOW, one component at a time
+ *   from the (operator-owned) workspaces folder: a symlink or a file standing there is refused, and
+ *   creating the session folder is mkdir then that same verifying open;
+ * - every path inside is walked component by component, each folder opened O_NOFOLLOW through the
+ *   file descriptor of its parent (`/proc/self/fd/N/name` is resolved by the kernel from that open
+ *   folder, like openat), so a link swapped in after a check is never followed. Links found on the
+ *   way are read with readlink and resolved by this walk, never by the kernel;
+ * - the final entry is opened or changed through its parent's descriptor, O_NOFOLLOW.
+ * Linux only (/proc), like the runners.
+ */
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, posix, resolve } from 'node:path';
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+/** As the kernel: more links than this on one path is a loop. */
+const MAX_LINKS = 40;
+/** Bound on walk steps, so folders deleted and re-created under us cannot spin the walk forever. */
+const MAX_STEPS = 4096;
+
+/** A path that would leave the session folder: 422 on REST, a tool error for tools. */
+export class PathEscapeError extends Error {
+  readonly code: string = 'PATH_OUTSIDE_WORKSPACE';
+}
+
+/** A symlink whose target does not exist: never followed, never written through. */
+export class DanglingLinkError extends PathEscapeError {
+  override readonly code = 'DANGLING_SYMLINK';
+}
+
+/** The user or session folder is not a real directory at its place (e.g. a planted symlink). */
+export class WorkspaceFolderError extends Error {
+  readonly code = 'WORKSPACE_NOT_A_DIRECTORY';
+}
+
+/** The kernel path of `name` inside the open folder `dir` (of `dir` itself without a name). */
+export const at = (dir: FileHandle, name?: string | null): string => `/proc/self/fd/${dir.fd}${name ? `/${name}` : ''}`;
+
+const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+async function closeAll(handles: FileHandle[]): Promise<void> {
+  await Promise.all(handles.splice(0).map((h) => h.close().catch(() => {})));
+}
+
+const isLink = (path: string) => lstat(path).then((st) => st.isSymbolicLink(), () => false);
+
+/** Open `name` in `parent` as a real folder (not a link); mkdir it first when asked. */
+async function openOwnFolder(parent: FileHandle, name: string, create: boolean, what: string): Promise<FileHandle | null> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await open(at(parent, name), DIR_FLAGS);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && create && attempt < 3) {
+        await mkdir(at(parent, name)).catch((m) => {
+          if (m.code !== 'EEXIST') throw m;
+        });
+        continue;
+      }
+      if (code === 'ENOENT') return null;
+      // O_DIRECTORY|O_NOFOLLOW on a link gives ELOOP or ENOTDIR depending on the kernel: tell them apart.
+      if (code === 'ELOOP' || code === 'ENOTDIR') {
+        const link = await isLink(at(parent, name));
+        throw new WorkspaceFolderError(link ? `the ${what} folder is a symbolic link, not a directory; it is not followed` : `the ${what} folder is not a directory`);
+      }
+      throw e;
+    }
+  }
+}
+
+export interface WalkOptions {
+  /** Follow a symlink in the last component (default false: the entry itself, e.g. to delete a link). */
+  follow?: boolean;
+  /** Create missing folders of the path (never folders named by a link's target). */
+  mkdirs?: boolean;
+}
+
+/** One entry of the session folder, reached by a confined walk. Close it when done. */
+export interface Entry {
+  /** The open folder that holds the entry (the session folder itself when `name` is null). */
+  readonly dir: FileHandle;
+  /** Its name in `dir`; null: the entry is `dir` itself (the root, or a folder reached by `..`). */
+  readonly name: string | null;
+  /** Canonical workspace-relative path ('' is the root). */
+  readonly rel: string;
+  /** Kernel path of the entry through `dir`'s descriptor: safe to pass to fs calls (lstat it with statEntry). */
+  readonly path: string;
+  close(): Promise<void>;
+}
+
+/** An opened, verified session folder. Everything opened through it is closed by close(). */
+export class OpenSession {
+  private readonly opened: FileHandle[] = [];
+
+  constructor(
+    readonly fh: FileHandle,
+    /** Host path of the session folder, with the operator's links above the workspaces folder resolved. */
+    readonly real: string,
+    private readonly owner: SessionFolder,
+    chain: FileHandle[],
+  ) {
+    this.opened.push(...chain);
+  }
+
+  async close(): Promise<void> {
+    await closeAll(this.opened);
+  }
+
+  /** Map a path a client or the model gave to workspace-relative components; throws for `..` out. */
+  components(path: string): string[] {
+    if (typeof path !== 'string' || path.includes('\0')) throw new PathEscapeError('invalid path');
+    let p = path.replace(/\\/g, '/');
+    if (p.startsWith('/')) p = this.stripRoot(p, path);
+    const rel = posix.normalize(p === '' ? '.' : p).replace(/\/+$/, '');
+    if (rel === '..' || rel.startsWith('../')) throw new PathEscapeError(`${path} is outside the workspace`);
+    return rel === '.' || rel === '' ? [] : rel.split('/');
+  }
+
+  /** An absolute path names the session folder as the host or the computer sees it. */
+  private stripRoot(abs: string, shown: string): string {
+    const normal = posix.normalize(abs);
+    for (const root of [this.owner.hostDir, this.real, this.owner.computerDir]) {
+      if (!root) continue;
+      if (normal === root) return '';
+      if (normal.startsWith(root.endsWith('/') ? root : `${root}/`)) return normal.slice(root.length).replace(/^\/+/, '');
+    }
+    throw new PathEscapeError(`${shown} is outside the workspace`);
+  }
+
+  /**
+   * Walk `path` from the session folder. Links on the way are resolved here (readlink), each step
+   * from an open folder with O_NOFOLLOW, and must stay inside; a dangling link is refused.
+   */
+  async walk(path: string, opts: WalkOptions = {}): Promise<Entry> {
+    const stack: { fh: FileHandle; name: string }[] = [{ fh: this.fh, name: '' }];
+    const mine: FileHandle[] = [];
+    // Each pending component remembers whether it came from a link's target (never created).
+    let todo = this.components(path).map((name) => ({ name, linked: false }));
+    let links = 0;
+    let steps = 0;
+    try {
+      let last: { dir: FileHandle; name: string } | null = null;
+      while (todo.length) {
+        if (++steps > MAX_STEPS) throw new PathEscapeError(`${path}: the folder keeps changing`);
+        const { name, linked } = todo.shift()!;
+        if (name === '' || name === '.') continue;
+        if (name === '..') {
+          if (stack.length === 1) throw new PathEscapeError(`${path} resolves outside the workspace`);
+          stack.pop();
+          continue;
+        }
+        const top = stack[stack.length - 1].fh;
+        if (todo.length === 0) {
+          const st = await lstat(at(top, name)).catch((e) => {
+            if (e.code === 'ENOENT') return null;
+            throw e;
+          });
+          if (!st && linked) throw new DanglingLinkError(`${path} is a dangling symbolic link; it is not followed`);
+          if (!st || !st.isSymbolicLink() || !opts.follow) {
+            last = { dir: top, name };
+            break;
+          }
+        } else {
+          try {
+            const fh = await open(at(top, name), DIR_FLAGS);
+            mine.push(fh);
+            stack.push({ fh, name });
+            continue;
+          } catch (e) {
+            const code = (e as NodeJS.ErrnoException).code;
+            if (code === 'ENOENT' && linked) throw new DanglingLinkError(`${path} goes through a dangling symbolic link; it is not followed`);
+            if (code === 'ENOENT' && opts.mkdirs) {
+              await mkdir(at(top, name)).catch((m) => {
+                if (m.code !== 'EEXIST') throw m;
+              });
+              todo.unshift({ name, linked });
+              continue;
+            }
+            if ((code !== 'ELOOP' && code !== 'ENOTDIR') || !(await isLink(at(top, name)))) throw e;
+          }
+        }
+        // `name` is a symlink: its target continues the walk, from the root when absolute.
+        if (++links > MAX_LINKS) throw new PathEscapeError(`${path}: too many levels of symbolic links`);
+        const target = await readlink(at(top, name)).catch((e) => {
+          // No longer a link (swapped back meanwhile): look at this component again.
+          if (e.code === 'EINVAL' || e.code === 'ENOENT') return null;
+          throw e;
+        });
+        if (target === null) {
+          links--;
+          todo.unshift({ name, linked });
+          continue;
+        }
+        if (target.startsWith('/')) stack.length = 1;
+        const parts = target.startsWith('/') ? this.linkTarget(target, path) : target.split('/');
+        todo = [...parts.map((n) => ({ name: n, linked: true })), ...todo];
+      }
+      let dir: FileHandle;
+      let name: string | null;
+      const names = stack.slice(1).map((s) => s.name);
+      if (last) {
+        ({ dir, name } = last);
+        names.push(name);
+      } else if (stack.length > 1) {
+        // The path ended on a folder (after `..` or a link to a folder): name it from its parent.
+        dir = stack[stack.length - 2].fh;
+        name = stack[stack.length - 1].name;
+      } else {
+        dir = this.fh;
+        name = null;
+      }
+      const rel = names.join('/');
+      const close = () => closeAll(mine);
+      return { dir, name, rel, path: at(dir, name), close };
+    } catch (e) {
+      await closeAll(mine);
+      throw e;
+    }
+  }
+
+  private linkTarget(target: string, path: string): string[] {
+    try {
+      return this.components(target);
+    } catch {
+      throw new PathEscapeError(`${path} resolves outside the workspace`);
+    }
+  }
+
+  /** Host path of a walked entry (for callers that need a path string, e.g. Grep and plugins). */
+  hostPath(e: Entry): string {
+    return e.rel === '' ? this.real : join(this.real, ...e.rel.split('/'));
+  }
+}
+
+/** One session's folder: AGENTSVC_HOME/workspaces/<user>/<session>. */
+export class SessionFolder {
+  /** Host path of the session folder (as configured, unresolved). */
+  readonly hostDir: string;
+
+  constructor(
+    /** AGENTSVC_HOME/workspaces: the operator's; links above and at it are trusted. */
+    readonly base: string,
+    readonly user: string,
+    readonly session: string,
+    /** The same folder as the computer's processes see it (absolute paths the model gives). */
+    public computerDir?: string,
+  ) {
+    for (const n of [user, session]) if (!SAFE_NAME.test(n)) throw new PathEscapeError(`invalid workspace name ${JSON.stringify(n)}`);
+    this.hostDir = join(base, user, session);
+  }
+
+  static of(home: string, userId: string, sessionId: string): SessionFolder {
+    return new SessionFolder(join(resolve(home), 'workspaces'), userId, sessionId);
+  }
+
+  static fromHostDir(hostDir: string, computerDir?: string): SessionFolder {
+    const abs = resolve(hostDir);
+    return new SessionFolder(dirname(dirname(abs)), basename(dirname(abs)), basename(abs), computerDir);
+  }
+
+  /** The workspaces folder and the verified user folder, open; null when absent and !create. */
+  private async openUserChain(create: boolean): Promise<FileHandle[] | null> {
+    if (create) await mkdir(this.base, { recursive: true });
+    const chain: FileHandle[] = [];
+    try {
+      const base = await open(this.base, O_RDONLY | O_DIRECTORY).catch((e) => {
+        if (e.code === 'ENOENT' && !create) return null;
+        throw e;
+      });
+      if (!base) return null;
+      chain.push(base);
+      const user = await openOwnFolder(base, this.user, create, 'user workspace');
+      if (!user) return closeAll(chain).then(() => null);
+      chain.push(user);
+      return chain;
+    } catch (e) {
+      await closeAll(chain);
+      throw e;
+    }
+  }
+
+  /** Open and verify the user and session folders (made when missing); null when absent and !create. */
+  async open(create = true): Promise<OpenSession | null> {
+    const chain = await this.openUserChain(create);
+    if (!chain) return null;
+    try {
+      const session = await openOwnFolder(chain[1], this.session, create, 'session');
+      if (!session) return closeAll(chain).then(() => null);
+      const real = join(await realpath(at(chain[0])), this.user, this.session);
+      return new OpenSession(session, real, this, [...chain, session]);
+    } catch (e) {
+      await closeAll(chain);
+      throw e;
+    }
+  }
+
+  /** Run `fn` with the verified session folder open; everything opened through it is closed after. */
+  async with<T>(fn: (s: OpenSession) => Promise<T>): Promise<T> {
+    const s = (await this.open(true))!;
+    try {
+      return await fn(s);
+    } finally {
+      await s.close();
+    }
+  }
+
+  /** The user folder, open and verified (for removing a session folder from it); null when absent. */
+  async openUser(): Promise<{ user: FileHandle; close(): Promise<void> } | null> {
+    const chain = await this.openUserChain(false);
+    return chain && { user: chain[1], close: () => closeAll(chain) };
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * File operations on entries reached by a confined walk (confine.ts). Every call goes through the
+ * descriptor of an open folder (`at()`), O_NOFOLLOW, and opens are O_NONBLOCK then fstat'ed, so a
+ * link swapped in is not followed and a FIFO or device never blocks a libuv thread.
+ */
+import { constants, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, readlink, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { at, type Entry, type OpenSession } from './confine.js';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+
+/** An errno-style error, so REST (fsError) and tools map it like the kernel's own. */
+export function errno(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code, errno: -1 });
+}
+
+const notRegular = (isDir: boolean) => (isDir ? errno('EISDIR', 'the path is a directory, not a file') : errno('ENXIO', 'the path is not a regular file'));
+
+/** fstat the opened file: only a regular file is kept. */
+async function regularOnly(fh: FileHandle): Promise<FileHandle> {
+  const st = await fh.stat();
+  if (st.isFile()) return fh;
+  await fh.close();
+  throw notRegular(st.isDirectory());
+}
+
+/** Open a walked entry for reading: a regular file only. */
+export async function openRead(e: Entry): Promise<FileHandle> {
+  if (e.name === null) throw notRegular(true);
+  return regularOnly(await open(e.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+}
+
+/**
+ * Open a walked entry for writing, creating it when missing (`created` says which). Not truncated:
+ * the caller truncates once it knows it will write, so a refused write changes nothing.
+ */
+export async function openWrite(e: Entry, mode = 0o666): Promise<{ fh: FileHandle; created: boolean }> {
+  if (e.name === null) throw notRegular(true);
+  try {
+    return { fh: await regularOnly(await open(e.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, mode)), created: true };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return { fh: await regularOnly(await open(e.path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK)), created: false };
+}
+
+/** Replace a file's content through a walked entry. */
+export async function writeWhole(e: Entry, content: string | Uint8Array): Promise<{ fh: FileHandle; created: boolean }> {
+  const w = await openWrite(e);
+  try {
+    await w.fh.truncate(0);
+    await w.fh.writeFile(content);
+    return w;
+  } catch (err) {
+    await w.fh.close();
+    throw err;
+  }
+}
+
+/** Open a walked folder (the entry itself must be a real folder, not a link). Close it after. */
+export async function openDir(e: Entry): Promise<{ fh: FileHandle; close(): Promise<void> }> {
+  if (e.name === null) return { fh: e.dir, close: async () => {} };
+  const fh = await open(e.path, DIR_FLAGS);
+  return { fh, close: () => fh.close() };
+}
+
+/** lstat of a walked entry; the root is fstat'ed (lstat of `/proc/self/fd/N` would see the fd's link). */
+export function statEntry(e: Entry): Promise<Stats> {
+  return e.name === null ? e.dir.stat() : lstat(e.path);
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+}
+
+export interface ListedEntry {
+  name: string;
+  type: 'file' | 'directory';
+  size?: number;
+}
+
+const byKindThenName = (a: ListedEntry, b: ListedEntry) =>
+  a.type !== b.type ? (a.type === 'directory' ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+/**
+ * One folder's entries, folders first, then by name (code point order). A symlink shows what it
+ * points to when that is inside the workspace; one that leads out (or nowhere) shows as an empty
+ * file, so nothing about the outside leaks.
+ */
+export async function listDir(s: OpenSession, e: Entry): Promise<ListedEntry[]> {
+  const d = await openDir(e);
+  try {
+    const names = await readdir(at(d.fh));
+    const out: ListedEntry[] = [];
+    for (const name of names) {
+      let st = await lstat(at(d.fh, name)).catch(() => null);
+      if (!st) continue; // removed while listing
+      if (st.isSymbolicLink()) {
+        st = await s.walk(e.rel ? `${e.rel}/${name}` : name, { follow: true }).then(
+          async (t) => statEntry(t).finally(() => t.close()),
+          () => null,
+        ).catch(() => null);
+        if (!st) {
+          out.push({ name, type: 'file', size: 0 });
+          continue;
+        }
+      }
+      out.push(st.isDirectory() ? { name, type: 'directory' } : { name, type: 'file', size: st.isFile() ? st.size : 0 });
+    }
+    return out.sort(byKindThenName);
+  } finally {
+    await d.close();
+  }
+}
+
+/** rm -rf through descriptors: a folder swapped for a link mid-way is unlinked, never entered. */
+async function removeTree(path: string): Promise<void> {
+  const fh = await open(path, DIR_FLAGS);
+  try {
+    for (const name of await readdir(at(fh))) {
+      const st = await lstat(at(fh, name)).catch(() => null);
+      if (!st) continue;
+      if (st.isDirectory()) {
+        await removeTree(at(fh, name));
+        await rmdir(at(fh, name));
+      } else await unlink(at(fh, name));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Remove a file, a symlink (the link only) or a folder tree. */
+export async function removeEntry(path: string): Promise<void> {
+  const st = await lstat(path);
+  if (!st.isDirectory()) return unlink(path);
+  await removeTree(path);
+  await rmdir(path);
+}
+
+/** Copy the content of one open file into another, in chunks (no stream: both stay open). */
+export async function copyBytes(src: FileHandle, dest: FileHandle): Promise<void> {
+  const buf = Buffer.alloc(256 * 1024);
+  for (let pos = 0; ; ) {
+    const { bytesRead } = await src.read(buf, 0, buf.length, pos);
+    if (bytesRead === 0) return;
+    for (let off = 0; off < bytesRead; ) off += (await dest.write(buf, off, bytesRead - off)).bytesWritten;
+    pos += bytesRead;
+  }
+}
+
+/** Copy one regular file to `dest` (which must not exist), mode and times kept. */
+async function copyFileTo(src: FileHandle, dest: string): Promise<void> {
+  const st = await src.stat();
+  const out = await open(dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, st.mode & 0o777);
+  try {
+    await copyBytes(src, out);
+    await out.utimes(st.atime, st.mtime);
+  } finally {
+    await out.close();
+  }
+}
+
+/** Copy a folder tree through descriptors; links inside are copied as the same links, never followed. */
+async function copyTree(src: FileHandle, dest: string): Promise<void> {
+  const st = await src.stat();
+  await mkdir(dest, { mode: st.mode & 0o777 });
+  const out = await open(dest, DIR_FLAGS);
+  try {
+    for (const name of await readdir(at(src))) {
+      const est = await lstat(at(src, name)).catch(() => null);
+      if (!est) continue;
+      if (est.isSymbolicLink()) await symlink(await readlink(at(src, name)), at(out, name));
+      else if (est.isDirectory()) {
+        const sub = await open(at(src, name), DIR_FLAGS);
+        await copyTree(sub, at(out, name)).finally(() => sub.close());
+      } else if (est.isFile()) {
+        const f = await regularOnly(await open(at(src, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)).catch(() => null);
+        if (f) await copyFileTo(f, at(out, name)).finally(() => f.close());
+      } // FIFOs, sockets: not copied
+    }
+  } finally {
+    await out.close();
+  }
+}
+
+/** Copy the walked (followed) entry `src` to `dest`, which must not exist (EEXIST otherwise). */
+export async function copyEntry(src: Entry, dest: string): Promise<void> {
+  const st = await statEntry(src);
+  if (st.isDirectory()) {
+    const d = await openDir(src);
+    await copyTree(d.fh, dest).finally(() => d.close());
+    return;
+  }
+  const f = await openRead(src);
+  await copyFileTo(f, dest).finally(() => f.close());
+}
