@@ -52,6 +52,8 @@ const settings = {
   AGENTSVC_BODY_LIMIT: int(1024).default(1 * MiB),
   AGENTSVC_FILE_LIMIT: int(1024).default(10 * MiB),
   AGENTSVC_UPLOAD_LIMIT: int(1024).default(100 * MiB),
+  AGENTSVC_UPLOAD_MAX_FILES: int(1, 100000).default(100),
+  AGENTSVC_UPLOAD_MAX_TOTAL: int(1024).default(1024 * MiB),
   AGENTSVC_SOCKET_MESSAGE_LIMIT: int(1024).default(10 * MiB),
   AGENTSVC_MAX_SOCKETS_PER_USER: int(1).default(500),
   AGENTSVC_RATE_LIMIT_PER_MINUTE: int(0).default(6000),
@@ -107,6 +109,9 @@ export interface Config {
     body: number;
     file: number;
     upload: number;
+    /** Files and total bytes of one upload request. */
+    uploadFiles: number;
+    uploadTotal: number;
     socketMessage: number;
     toolOutput: number;
     bashTimeoutMs: number;
@@ -224,6 +229,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       body: v.AGENTSVC_BODY_LIMIT,
       file: v.AGENTSVC_FILE_LIMIT,
       upload: v.AGENTSVC_UPLOAD_LIMIT,
+      uploadFiles: v.AGENTSVC_UPLOAD_MAX_FILES,
+      uploadTotal: v.AGENTSVC_UPLOAD_MAX_TOTAL,
       socketMessage: v.AGENTSVC_SOCKET_MESSAGE_LIMIT,
       toolOutput: v.AGENTSVC_TOOL_OUTPUT_LIMIT,
       bashTimeoutMs: v.AGENTSVC_BASH_TIMEOUT_MS,

@@ -46,7 +46,8 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
   const limits = config.limits;
 
   // Encapsulated: multipart bodies are parsed for these routes only.
-  await app.register(multipart, { limits: { fileSize: limits.upload, files: 1000, fields: 100, parts: 1100 } });
+  // files: one more than allowed, so the request over the bound is seen and answered 413 by receiveUpload.
+  await app.register(multipart, { limits: { fileSize: limits.upload, files: limits.uploadFiles + 1, fields: 100, parts: limits.uploadFiles + 101 } });
 
   // fs and confinement errors of these routes, mapped to the catalog; the app's handler renders them.
   app.setErrorHandler((err) => {
@@ -196,7 +197,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
         }
         return dir.rel;
       });
-      return receiveUpload(req, folder, dirRel, join(config.home, 'tmp', 'uploads'), limits.upload);
+      return receiveUpload(req, folder, dirRel, join(config.home, 'tmp', 'uploads'), { file: limits.upload, files: limits.uploadFiles, total: limits.uploadTotal });
     });
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { Errors } from '../server/errors.js';
@@ -14,6 +15,15 @@ interface Received {
   filename: string;
 }
 
+export interface UploadLimits {
+  /** Bytes of one file. */
+  file: number;
+  /** Files of one request. */
+  files: number;
+  /** Bytes of all files of one request. */
+  total: number;
+}
+
 export interface UploadOutcome {
   uploaded: string[];
   failed: { name: string; error: string }[];
@@ -24,7 +34,8 @@ export interface UploadOutcome {
  * Re-read them as UTF-8 when that is what they are.
  */
 function utf8Name(name: string): string {
-  if (!/[\u0080-\u00ff]/.test(name) || /[^\u0000-\u00ff]/.test(name)) return name;
+  // Only latin1 code points, and at least one past ASCII: possibly UTF-8 bytes read as latin1.
+  if (!/[\u0080-\u00ff]/.test(name) || [...name].some((c) => c.charCodeAt(0) > 0xff)) return name;
   const bytes = Buffer.from(name, 'latin1');
   const text = bytes.toString('utf8');
   return Buffer.from(text, 'utf8').equals(bytes) ? text : name;
@@ -67,15 +78,26 @@ async function moveInto(tmp: string, dest: Entry): Promise<void> {
 
 /**
  * Receive a multipart upload into `dirRel` of the workspace. Every file is streamed to a private
- * temp file first; only when all of them arrived within the size limit and every target path is
- * confined are they moved into place, so a refused upload leaves nothing behind.
+ * temp file first; only when all of them arrived within the limits (bytes of one file, number of
+ * files, bytes of all files) and every target path is confined are they moved into place, so a
+ * refused upload leaves nothing behind.
  */
-export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, dirRel: string, tmpRoot: string, limit: number): Promise<UploadOutcome> {
+export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, dirRel: string, tmpRoot: string, limits: UploadLimits): Promise<UploadOutcome> {
   const tmpDir = join(tmpRoot, randomUUID());
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const received: Received[] = [];
   let rawPaths: unknown;
-  let tooLarge: string | null = null;
+  let over: string | null = null;
+  let total = 0;
+  // Counts every byte of the request's files; past the total nothing more is kept on disk.
+  const meter = () =>
+    new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        total += chunk.length;
+        if (total > limits.total) over ??= `the files are over the upload total of ${limits.total} bytes`;
+        done(null, over ? undefined : chunk);
+      },
+    });
   try {
     try {
       for await (const part of req.parts()) {
@@ -84,21 +106,22 @@ export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, 
           continue;
         }
         const filename = utf8Name(part.filename || `file${received.length + 1}`);
-        // After a file over the limit the rest is read and dropped, so the client gets its 413.
-        if (tooLarge) {
+        if (!over && received.length >= limits.files) over = `more than ${limits.files} files in one upload`;
+        // After a limit is hit the rest is read and dropped, so the client gets its 413.
+        if (over) {
           part.file.resume();
           continue;
         }
         const tmp = join(tmpDir, String(received.length));
-        await pipeline(part.file, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
-        if (part.file.truncated) tooLarge = filename;
+        await pipeline(part.file, meter(), createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
+        if (part.file.truncated) over ??= `${filename} is over the upload limit of ${limits.file} bytes`;
         received.push({ tmp, filename });
       }
     } catch (e) {
-      if (e.code !== 'FST_REQ_FILE_TOO_LARGE') throw e;
-      tooLarge ??= 'a file';
+      if (e.code !== 'FST_REQ_FILE_TOO_LARGE' && e.code !== 'FST_FILES_LIMIT') throw e;
+      over ??= e.code === 'FST_FILES_LIMIT' ? `more than ${limits.files} files in one upload` : `a file is over the upload limit of ${limits.file} bytes`;
     }
-    if (tooLarge) throw Errors.tooLarge(`${tooLarge} is over the upload limit of ${limit} bytes; nothing was stored`);
+    if (over) throw Errors.tooLarge(`${over}; nothing was stored`);
     if (received.length === 0) throw Errors.invalid(['body', 'files'], 'at least one file is required');
     const paths = parsePaths(rawPaths, received.length);
 
