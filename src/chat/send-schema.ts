@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../lib/storable.js';
 
 /** PostgreSQL cannot store NUL; a message holding one is refused before anything is stored. */
 const Text = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'must not contain NUL characters (\\u0000)');
@@ -31,7 +32,7 @@ export const ChatSend = z.object({
 });
 export type ChatSend = z.infer<typeof ChatSend>;
 
-export const SessionRef = z.object({ session_id: z.string().min(1).max(100) });
+export const SessionRef = z.object({ session_id: text(100, 1) });
 export const Subscribe = SessionRef.extend({ since_seq: z.number().int().min(0).optional() });
 
 export function issues(e: z.ZodError): string {

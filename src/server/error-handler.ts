@@ -35,6 +35,11 @@ export function installErrorHandler(app: FastifyInstance) {
         return send(reply, Errors.tooLarge());
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return send(reply, new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message));
+      // PostgreSQL refused a character (NUL, an unpaired surrogate) a schema let through: the input is at fault.
+      case '22021':
+      case '22P05':
+        req.log.warn({ err }, 'input the database cannot store reached it; its schema should refuse it');
+        return send(reply, Errors.invalid(['body'], 'contains characters that cannot be stored (NUL or unpaired surrogates)'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return send(reply, Errors.badRequest('INVALID_JSON', err.message));

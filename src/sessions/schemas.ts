@@ -1,23 +1,14 @@
 import { z } from 'zod';
 import { ENV_RESERVED } from '../../runners/shared.js';
+import { STORABLE_MSG, storable, text } from '../lib/storable.js';
+
+export { storable, text };
 
 /**
  * Request and response shapes of the Sessions REST API (SPEC.md "Sessions"). Bodies are strict:
  * an unknown field is a 422 naming it, never silently dropped.
  */
 
-/** Lone surrogates cannot be stored in jsonb and NUL in neither text nor jsonb: reject them as input, not as a 500. */
-const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const STORABLE_MSG = 'must not contain NUL characters or unpaired surrogates';
-
-export function storable(v: unknown): boolean {
-  if (typeof v === 'string') return !UNSTORABLE.test(v);
-  if (Array.isArray(v)) return v.every(storable);
-  if (v && typeof v === 'object') return Object.entries(v).every(([k, x]) => storable(k) && storable(x));
-  return true;
-}
-
-export const text = (max: number, min = 0) => z.string().min(min).max(max).refine(storable, STORABLE_MSG);
 const refId = text(256).nullish();
 
 export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;

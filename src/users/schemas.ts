@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../lib/storable.js';
 
 export const ApiKeyPublic = z.object({
   id: z.string(),
@@ -9,8 +10,8 @@ export const ApiKeyPublic = z.object({
   last_used_at: z.string().nullable(),
 });
 
-export const KeyName = z.object({ name: z.string().min(1).max(50) }).strict();
-export const KeyParams = z.object({ key_id: z.string().min(1).max(100) });
+export const KeyName = z.object({ name: text(50, 1) }).strict();
+export const KeyParams = z.object({ key_id: text(100, 1) });
 export const KeyCreated = z.object({ key: ApiKeyPublic, plaintext: z.string() });
 
 export const Me = z.object({
