@@ -36,8 +36,11 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
   return (socket: AppSocket) => {
     const userId = socket.data.user.id;
     const handle = (event: string, fn: (payload: unknown) => Promise<unknown>) =>
-      socket.on(event, async (payload: unknown, ack?: Ack) => {
-        const reply = typeof ack === 'function' ? ack : () => {};
+      socket.on(event, async (...args: unknown[]) => {
+        // The ack is the last argument; a client that sends only a callback sent no payload.
+        const last = args.at(-1);
+        const reply = (typeof last === 'function' ? last : () => {}) as Ack;
+        const payload = typeof args[0] === 'function' ? undefined : args[0];
         try {
           if (payload !== undefined && JSON.stringify(payload).length > deps.maxMessageBytes) {
             throw new AppError(413, 'PAYLOAD_TOO_LARGE', `message over ${deps.maxMessageBytes} bytes`);
