@@ -115,7 +115,12 @@ export class OpenAIModel implements ModelPort {
       clearTimeout(idle);
       req.signal.removeEventListener('abort', onAbort);
     }
-    if (!finished) throw new ModelError('MODEL_STREAM_BROKEN', 'model stream ended before a finish_reason');
+    if (!finished) {
+      // The SDK's stream ends quietly when aborted mid-body: say why it ended.
+      if (req.signal.aborted) throw req.signal.reason ?? new Error('aborted');
+      if (timedOut) throw new ModelError('MODEL_TIMEOUT', `the model sent nothing for ${this.config.timeoutMs} ms`);
+      throw new ModelError('MODEL_STREAM_BROKEN', 'model stream ended before a finish_reason');
+    }
   }
 
   async complete(input: { system: string; user: string; signal?: AbortSignal; maxTokens?: number; model?: string }): Promise<string> {
