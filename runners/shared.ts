@@ -2,7 +2,8 @@
  * Pieces both runners need: user id and path checks, host-side file IO in a workspace, output
  * capture with a byte cap, and the timeout/abort watchdog around one exec.
  */
-import { chown, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { chown, lstat, mkdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { ExecOptions, ExecResult, OutputStream } from './types.js';
@@ -276,4 +277,21 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
     timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Remove a user's workspace folder; false when there was none. Moved aside in one step first, so
+ * the service writing into it (REST file writes are not killed by a reset) or a second reset at the
+ * same moment cannot make the removal fail half-way with ENOTEMPTY.
+ */
+export async function removeWorkspace(hostRoot: string): Promise<boolean> {
+  const aside = join(dirname(hostRoot), `.removing-${randomUUID()}`);
+  try {
+    await rename(hostRoot, aside);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+  await rm(aside, { recursive: true, force: true, maxRetries: 5 });
+  return true;
 }

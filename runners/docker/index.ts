@@ -5,12 +5,11 @@
  * stopped when idle; the next command starts them again.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, rm, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
-import { readWorkspaceFile, resolveCwd, withTimeout, workspaceHostDir, writeWorkspaceFile, type Owner } from '../shared.js';
+import { readWorkspaceFile, removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, writeWorkspaceFile, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
 
 export interface DockerRunnerOptions {
@@ -231,8 +230,17 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   async function removeAll(userId: string): Promise<number> {
     boxes.delete(userId);
     const list = await findContainers(userId);
-    for (const c of list) await api(docker.getContainer(c.Id).remove({ force: true }), 'remove container');
-    return list.length;
+    let removed = 0;
+    for (const c of list) {
+      try {
+        await api(docker.getContainer(c.Id).remove({ force: true }), 'remove container');
+        removed++;
+      } catch (e) {
+        // Gone already, or being removed by a reset at the same moment: the outcome asked for.
+        if (status(e) !== 404 && status(e) !== 409) throw e;
+      }
+    }
+    return removed;
   }
 
   const versionName = (name: string, id: string) => `${name}@${id.replace(/^sha256:/, '').slice(0, 12)}`;
@@ -270,9 +278,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       const hostRoot = workspaceHostDir(home, userId);
       await reachable();
       const removed = await removeAll(userId);
-      const existed = existsSync(hostRoot);
-      await rm(hostRoot, { recursive: true, force: true });
-      return { removed_containers: removed, removed_volume: existed };
+      return { removed_containers: removed, removed_volume: await removeWorkspace(hostRoot) };
     },
     async version(userId): Promise<ComputerVersion> {
       workspaceHostDir(home, userId);

@@ -5,7 +5,7 @@
  * unconfined commands (AGENTSVC_ALLOW_UNCONFINED=1); check() says which it is.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import type { Computer, ExecOptions, ExecResult, Runner, RunnerCheck } from '../types.js';
@@ -16,6 +16,7 @@ import {
   checkUserEnv,
   finishResult,
   readWorkspaceFile,
+  removeWorkspace,
   resolveCwd,
   watchdog,
   workspaceHostDir,
@@ -290,9 +291,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     async reset(userId) {
       const hostRoot = workspaceHostDir((await probe()).home, userId);
       for (const child of running.get(userId) ?? []) killGroup(child);
-      const existed = existsSync(hostRoot);
-      await rm(hostRoot, { recursive: true, force: true });
-      return { removed_containers: 0, removed_volume: existed };
+      return { removed_containers: 0, removed_volume: await removeWorkspace(hostRoot) };
     },
     async version() {
       return { upgrade_available: false, reason: 'local runner has no image', current_version: 'local', target_version: 'local' };

@@ -227,6 +227,29 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     t.equal((await c.exec('echo still')).stdout, 'still\n', 'a computer held across a reset works again');
   });
 
+  await t.test('resets at the same moment as each other and as the service writing into the workspace all succeed', async (t) => {
+    const u = user('reset-race');
+    const c = await runner.acquire(u);
+    await c.writeFile('seed.txt', 'x');
+    // What REST file writes do meanwhile: host-side writes the reset does not kill.
+    let writing = true;
+    const filling = (async () => {
+      for (let i = 0; writing; i++) await c.writeFile(`d${i % 50}/f${i}.txt`, 'x').catch(() => {});
+    })();
+    await new Promise((r) => setTimeout(r, 100));
+    const results = await Promise.allSettled([runner.reset(u), runner.reset(u), runner.reset(u)]);
+    t.same(
+      results.map((r) => r.status),
+      ['fulfilled', 'fulfilled', 'fulfilled'],
+      `no reset failed: ${results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok')).join(', ')}`,
+    );
+    writing = false;
+    await filling;
+    const fresh = await runner.acquire(u);
+    await t.rejects(fresh.readFile('seed.txt'), { code: 'ENOENT' }, 'the workspace was emptied');
+    await runner.reset(u);
+  });
+
   if (o.audit) await runAudit(t, runner, shared, await runner.acquire(user('audit-other')), o.audit);
 
   await t.test('version and check answer', async (t) => {
