@@ -162,7 +162,7 @@ export class OpenSession {
             throw e;
           });
           if (!st && linked) throw new DanglingLinkError(`${path} is a dangling symbolic link; it is not followed`);
-          if (!st || !st.isSymbolicLink() || !opts.follow) {
+          if (!st?.isSymbolicLink() || !opts.follow) {
             last = { dir: top, name };
             break;
           }

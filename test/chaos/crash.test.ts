@@ -80,7 +80,7 @@ async function noneRunning(api: Api, sids: string[], ms: number): Promise<{ left
 }
 
 t.test('SIGKILL of up (external PostgreSQL) mid-run, restart: clean state, question still answerable', async (t) => {
-  const { home, env: base } = await withModel(t);
+  const { env: base } = await withModel(t);
   const env = { ...base, DATABASE_URL: await freshDatabaseUrl(t) };
   const first = await boot(t, env);
   const messages = [...['bash-1', 'bash-2', 'bash-3', 'bash-4', 'bash-5', 'bash-6'], ...Array.from({ length: 10 }, (_, i) => `slow-${i}`), 'ask', 'agent', 'done-1', 'done-2'];

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
+import { type Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 
 /**

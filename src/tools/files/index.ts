@@ -82,7 +82,7 @@ export const readTool: Tool<{ file_path: string; offset?: number; limit?: number
   },
   async execute({ file_path, offset = 1, limit = MAX_LINES }, ctx) {
     const { fh, size } = await openText(ctx, file_path);
-    let w;
+    let w: Awaited<ReturnType<typeof readLines>>;
     try {
       if (size === 0) return `(${file_path} is empty)`;
       w = await readLines(fh, offset, Math.min(limit, MAX_LINES), MAX_LINE, READ_SCAN_BYTES);
