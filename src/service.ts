@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { openDatabase, type Database } from './db/index.js';
 import { buildApp } from './server/app.js';
-import { createGateway, watchRevocations, type AppServer } from './server/gateway.js';
+import { createGateway, type AppServer } from './server/gateway.js';
+import { watchRevocations } from './users/revocations.js';
+import { userRoutes } from './users/routes.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
@@ -15,7 +17,7 @@ import { MemoryBus } from './infra/event-bus.js';
 import { TurnStore } from './chat/turn-store.js';
 import { OpenAIModel, type ModelPort } from './chat/model.js';
 import { ToolRegistry } from './tools/registry.js';
-import { Workspaces } from './files/workspace.js';
+import { removeSessionFolder, Workspaces } from './files/workspace.js';
 import { createRunner } from '../runners/index.js';
 import type { Runner } from '../runners/types.js';
 import { BackgroundTasks } from './tools/background.js';
@@ -75,7 +77,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const removeLastResort = keepServing(logger);
   try {
     const users = new UserService(db.em);
-    const sessions = new SessionService(db.em, { home: config.home, defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
+    const sessions = new SessionService(db.em, {
+      removeFolder: (userId, sessionId) => removeSessionFolder(config.home, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
     const events = new EventStore(db);
     const log = new EventLog(events, new MemoryBus(), { ttlHours: config.replayTtlHours, logger });
     closers.push(() => log.close());
@@ -140,6 +143,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       },
       logger: logFile ? { level: config.logLevel, file: logFile } : false,
       routes: [
+        { plugin: userRoutes, opts: { users } },
         { plugin: sessionRoutes, opts: { config, sessions } },
         { plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools } },
         { plugin: fileRoutes, opts: { config, sessions } },

@@ -1,13 +1,49 @@
 import { join, posix } from 'node:path';
 import type { Computer, Runner } from '../../runners/types.js';
-import type { SessionWorkspace } from '../tools/types.js';
-import { SessionFolder } from './confine.js';
+import { at, SessionFolder } from './confine.js';
+import { removeEntry } from './entry-ops.js';
 
 export { PathEscapeError } from './confine.js';
+
+/** A session's folder inside its user's computer, with every path confined to it. */
+export interface SessionWorkspace {
+  /** Host filesystem path of the session folder. */
+  readonly hostDir: string;
+  /** The same folder as processes inside the computer see it. */
+  readonly computerDir: string;
+  /**
+   * Resolve a path given by a client or the model (relative to the session folder, or absolute
+   * inside it) to a host path. Throws PathEscapeError for `..`, absolute paths or symlinks that
+   * leave the folder.
+   */
+  resolve(path: string): Promise<string>;
+  /** The user's computer (created on first use). */
+  computer(): Promise<Computer>;
+}
 
 /** The confinement of a tool context's workspace (Read/Write/Edit walk paths through it). */
 export function folderOf(ws: SessionWorkspace): SessionFolder {
   return SessionFolder.fromHostDir(ws.hostDir, ws.computerDir);
+}
+
+/** Ids we generate are base62 with a prefix; anything else must not name a folder to remove. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/**
+ * rm -rf of a session folder through the descriptor of the verified user folder: a link (or file)
+ * where the folder should be is removed itself, and nothing below is ever followed.
+ */
+export async function removeSessionFolder(home: string, userId: string, sessionId: string): Promise<void> {
+  if (!SAFE_ID.test(userId) || !SAFE_ID.test(sessionId)) return;
+  const opened = await SessionFolder.of(home, userId, sessionId).openUser();
+  if (!opened) return;
+  try {
+    await removeEntry(at(opened.user, sessionId));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  } finally {
+    await opened.close();
+  }
 }
 
 /** Session folders inside users' computers. */

@@ -3,11 +3,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config/index.js';
-import { authPlugin, publicRoute } from './auth.js';
+import { type Authenticator, authPlugin, publicRoute } from './auth.js';
 import { RateLimiter } from './rate-limit.js';
 import { installErrorHandler } from './error-handler.js';
-import type { UserService } from '../users/service.js';
-import { userRoutes } from '../users/routes.js';
 import { metaRoutes } from './meta-routes.js';
 
 export interface RouteModule {
@@ -18,7 +16,7 @@ export interface RouteModule {
 
 export interface AppDeps {
   config: Config;
-  users: UserService;
+  users: Authenticator;
   health: () => Promise<boolean>;
   /** Domain route plugins, registered after auth, each with its own dependencies. */
   routes?: RouteModule[];
@@ -59,7 +57,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(authPlugin, { users: deps.users, limiter: new RateLimiter(deps.config.limits.ratePerMinute) });
   await app.register(metaRoutes, { config: deps.config, health: deps.health });
-  await app.register(userRoutes, { users: deps.users });
   for (const r of deps.routes ?? []) await app.register(r.plugin, r.opts);
   return app;
 }

@@ -1,9 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { User } from '../db/entities.js';
-import type { UserService } from '../users/service.js';
 import { Errors } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
+
+/** What the edge needs of the users module: who a bearer key belongs to. */
+export interface Authenticator {
+  authenticate(token: string | undefined): Promise<{ user: User; keyId: string } | null>;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,7 +38,7 @@ export function me(req: FastifyRequest): User {
 }
 
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { users: UserService; limiter?: RateLimiter }) => {
+  async (app: FastifyInstance, opts: { users: Authenticator; limiter?: RateLimiter }) => {
     app.decorateRequest('identity', null);
     // onRequest runs before the body is read or parsed, so a request without a valid key is 401
     // whatever its body (never 413/400/415). An unmatched route is not public either: without a

@@ -2,8 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config/index.js';
 import type { User } from '../db/entities.js';
-import type { UserService } from '../users/service.js';
-import { RevocationListener } from '../users/revocations.js';
+import type { Authenticator } from './auth.js';
 
 export interface SocketData {
   user: User;
@@ -33,7 +32,7 @@ function tooMany(cap: number) {
  * bearer key; a missing or bad one ends in connect_error. Each socket joins its key's room so a
  * revoked key can disconnect every socket that used it, on every node.
  */
-export function createGateway(server: HttpServer, deps: { config: Config; users: UserService; modules?: SocketModule[] }): AppServer {
+export function createGateway(server: HttpServer, deps: { config: Config; users: Authenticator; modules?: SocketModule[] }): AppServer {
   const io: AppServer = new Server(server, {
     path: '/socket.io/',
     // Twice the limit: up to it a message gets an error ack (PAYLOAD_TOO_LARGE); beyond, the transport drops it.
@@ -77,18 +76,3 @@ export function disconnectKey(io: AppServer, keyId: string) {
   io.in(keyRoom(keyId)).disconnectSockets(true);
 }
 
-/**
- * Disconnects the sockets of keys deleted by any process (NOTIFY), and after the listener had to
- * reconnect, those of keys deleted while it was away.
- */
-export function watchRevocations(io: AppServer, users: UserService, url: string, log?: (m: string) => void): Promise<RevocationListener> {
-  return RevocationListener.start(url, {
-    revoked: (keyId) => disconnectKey(io, keyId),
-    resync: async () => {
-      const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:')).map((r) => r.slice(4));
-      const alive = await users.existingKeyIds(served);
-      for (const id of served) if (!alive.has(id)) disconnectKey(io, id);
-    },
-    log,
-  });
-}

@@ -1,15 +1,13 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from '../db/entities.js';
-import { at, SessionFolder } from '../files/confine.js';
-import { removeEntry } from '../files/entry-ops.js';
 import { newId } from '../lib/ids.js';
 import { Errors } from '../server/errors.js';
 import type { CreateSessionInput, ExtraInfoT, ListInput, SessionDetailT, SessionPublicT } from './schemas.js';
 
 export interface SessionServiceOptions {
-  /** AGENTSVC_HOME: session folders live below it and are removed with their session. */
-  home: string;
+  /** Removes a deleted session's folder (the files module's confined rm -rf). */
+  removeFolder?: (userId: string, sessionId: string) => Promise<void>;
   defaultModel: string;
   /** Models a session may name at creation. */
   models: string[];
@@ -24,9 +22,6 @@ export interface SessionServiceOptions {
  * by content may be missing from the result.
  */
 export const CONTENT_MATCH_LIMIT = 2000;
-
-/** Ids we generate are base62 with a prefix; anything else must not name a folder to remove. */
-const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -214,29 +209,13 @@ export class SessionService {
     }
     await this.onDelete?.(id);
     try {
-      await this.removeFolder(userId, id);
+      await this.opts?.removeFolder?.(userId, id);
       return { folderError: null };
     } catch (e) {
       return { folderError: e as Error };
     }
   }
 
-  /**
-   * rm -rf of the session folder through the descriptor of the verified user folder: a link (or
-   * file) where the folder should be is removed itself, and nothing below is ever followed.
-   */
-  private async removeFolder(userId: string, sessionId: string): Promise<void> {
-    if (!this.opts || !SAFE_ID.test(userId) || !SAFE_ID.test(sessionId)) return;
-    const opened = await SessionFolder.of(this.opts.home, userId, sessionId).openUser();
-    if (!opened) return;
-    try {
-      await removeEntry(at(opened.user, sessionId));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    } finally {
-      await opened.close();
-    }
-  }
 
   async getExtra(userId: string, id: string): Promise<ExtraInfoT> {
     const s = await this.getOwned(userId, id);

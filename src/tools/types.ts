@@ -1,4 +1,4 @@
-import type { Computer } from '../../runners/types.js';
+import type { SessionWorkspace } from '../files/workspace.js';
 
 /** Classification of tools (SPEC.md "Tool providers"). */
 export type ProviderKind =
@@ -6,21 +6,8 @@ export type ProviderKind =
 
 export type JsonSchema = Record<string, unknown>;
 
-/** A session's folder inside its user's computer, with every path confined to it. */
-export interface SessionWorkspace {
-  /** Host filesystem path of the session folder. */
-  readonly hostDir: string;
-  /** The same folder as processes inside the computer see it. */
-  readonly computerDir: string;
-  /**
-   * Resolve a path given by a client or the model (relative to the session folder, or absolute
-   * inside it) to a host path. Throws PathEscapeError for `..`, absolute paths or symlinks that
-   * leave the folder.
-   */
-  resolve(path: string): Promise<string>;
-  /** The user's computer (created on first use). */
-  computer(): Promise<Computer>;
-}
+/** The session folder a tool works in: defined by the files module, which confines it. */
+export type { SessionWorkspace };
 
 /** What the model is told of a tool. */
 export interface ToolSpec {

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { type AppServer, disconnectKey } from '../server/gateway.js';
+import type { UserService } from './service.js';
 import { KEY_REVOKED_CHANNEL } from './service.js';
 
 /** Name on the listener's connection, so operators (and tests) can find it in pg_stat_activity. */
@@ -92,4 +94,20 @@ export class RevocationListener {
     this.client = null;
     await c?.end().catch(() => {});
   }
+}
+
+/**
+ * Disconnects the sockets of keys deleted by any process (NOTIFY), and after the listener had to
+ * reconnect, those of keys deleted while it was away.
+ */
+export function watchRevocations(io: AppServer, users: UserService, url: string, log?: (m: string) => void): Promise<RevocationListener> {
+  return RevocationListener.start(url, {
+    revoked: (keyId) => disconnectKey(io, keyId),
+    resync: async () => {
+      const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:')).map((r) => r.slice(4));
+      const alive = await users.existingKeyIds(served);
+      for (const id of served) if (!alive.has(id)) disconnectKey(io, id);
+    },
+    log,
+  });
 }
