@@ -1,12 +1,18 @@
 import { AppError } from '../server/errors.js';
-import type { Tool } from '../tools/types.js';
+import { z } from 'zod';
+import { defineTool } from '../tools/define.js';
 
-export interface Question {
-  question: string;
-  header?: string;
-  options: { label: string; description?: string }[];
-  multiSelect?: boolean;
-}
+const QuestionInput = z.object({
+  question: z.string().min(1),
+  header: z.string().optional(),
+  options: z
+    .array(z.object({ label: z.string().min(1), description: z.string().optional() }))
+    .min(1)
+    .max(10),
+  multiSelect: z.boolean().optional(),
+});
+
+export type Question = z.output<typeof QuestionInput>;
 
 export interface Answer {
   tool_call_id: string;
@@ -18,7 +24,7 @@ export interface Answer {
  * AskUserQuestion never executes: the loop marks the call `awaiting_answer`, the turn ends
  * `paused`, and a later chat:send with askuser_answer supplies the result.
  */
-export const askUserQuestionTool: Tool = {
+export const askUserQuestionTool = defineTool({
   name: 'AskUserQuestion',
   displayName: 'Ask the user',
   description:
@@ -27,37 +33,15 @@ export const askUserQuestionTool: Tool = {
     'The user may also answer in free text. The run pauses until they answer; the result states their choices.',
   provider: 'builtin',
   pauses: true,
-  parameters: {
-    type: 'object',
-    properties: {
-      questions: {
-        type: 'array',
-        minItems: 1,
-        maxItems: 4,
-        items: {
-          type: 'object',
-          properties: {
-            question: { type: 'string', minLength: 1 },
-            header: { type: 'string' },
-            options: {
-              type: 'array',
-              minItems: 1,
-              maxItems: 10,
-              items: { type: 'object', properties: { label: { type: 'string', minLength: 1 }, description: { type: 'string' } }, required: ['label'] },
-            },
-            multiSelect: { type: 'boolean' },
-          },
-          required: ['question', 'options'],
-        },
-      },
-      source_loop: { type: 'object' },
-    },
-    required: ['questions'],
-  },
+  input: z.object({
+    questions: z.array(QuestionInput).min(1).max(4),
+    /** Set by the loop for a sub-agent's question: which fork asked (not for the model). */
+    source_loop: z.record(z.string(), z.unknown()).optional(),
+  }),
   execute: async () => {
     throw new Error('AskUserQuestion is answered by the user, not executed');
   },
-};
+});
 
 const invalid = (msg: string) => new AppError(422, 'VALIDATION_ERROR', `askuser_answer: ${msg}`);
 

@@ -2,6 +2,8 @@ import { readdir, lstat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { z } from 'zod';
+import { defineTool } from '../define.js';
 import { ToolError, type Tool, type ToolContext } from '../types.js';
 
 /**
@@ -193,20 +195,17 @@ export function shown(ctx: ToolContext, host: string): string {
   return relative(ctx.workspace.hostDir, host).split(sep).join('/') || '.';
 }
 
-export const globTool: Tool<{ pattern: string; path?: string }> = {
+export const globTool = defineTool({
   name: 'Glob',
   description: 'Find files by glob pattern (e.g. "**/*.ts", "src/*.{js,ts}"), newest first. Returns workspace-relative paths.',
   provider: 'file_ops',
   parallel: true,
-  parameters: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', minLength: 1, maxLength: MAX_GLOB_CHARS },
-      path: { type: 'string', description: 'Folder to search (default: workspace root)' },
-    },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
+  input: z
+    .object({
+      pattern: z.string().min(1).max(MAX_GLOB_CHARS),
+      path: z.string().describe('Folder to search (default: workspace root)').optional(),
+    })
+    .strict(),
   async execute({ pattern, path = '.' }, ctx) {
     const base = await ctx.workspace.resolve(path);
     const matches = compileGlob(pattern.replace(/^\.\//, ''));
@@ -222,4 +221,4 @@ export const globTool: Tool<{ pattern: string; path?: string }> = {
     const list = hits.slice(0, 100).map((h) => shown(ctx, h.p));
     return hits.length > 100 ? `${list.join('\n')}\n\n[${hits.length - 100} more files; use a narrower pattern or path]` : list.join('\n');
   },
-};
+});

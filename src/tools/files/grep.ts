@@ -1,6 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { z } from 'zod';
+import { defineTool } from '../define.js';
 import { ToolError, type Tool } from '../types.js';
 import { compileGlob, shown, slicer, walk } from './glob.js';
 
@@ -26,8 +28,6 @@ interface WorkerResult {
   longLines: number;
   skippedFiles: number;
 }
-
-type GrepArgs = { pattern: string; path?: string; glob?: string; output_mode?: 'content' | 'files_with_matches' | 'count'; '-i'?: boolean; '-n'?: boolean; head_limit?: number };
 
 /** Runs the search in a worker thread; rejects with a ToolError at the time limit, with the abort reason on abort. */
 function search(data: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<WorkerResult> {
@@ -62,27 +62,24 @@ function search(data: Record<string, unknown>, signal: AbortSignal, timeoutMs: n
   });
 }
 
-export const grepTool: Tool<GrepArgs> = {
+export const grepTool = defineTool({
   name: 'Grep',
   description:
     'Search file contents with a regular expression (JavaScript syntax). output_mode: files_with_matches (default), content (matching lines; -n adds line numbers) or count. Filter files with glob; -i ignores case. ' +
     `Each file is searched in its first ${GREP_LIMITS.maxFileBytes / 1024 / 1024} MiB, each line in its first ${GREP_LIMITS.maxLineChars} characters; a search stops after ${GREP_LIMITS.timeoutMs / 1000} s.`,
   provider: 'file_ops',
   parallel: true,
-  parameters: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', minLength: 1, maxLength: GREP_LIMITS.maxPatternChars },
-      path: { type: 'string' },
-      glob: { type: 'string' },
-      output_mode: { type: 'string', enum: ['content', 'files_with_matches', 'count'] },
-      '-i': { type: 'boolean' },
-      '-n': { type: 'boolean' },
-      head_limit: { type: 'integer', minimum: 1 },
-    },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
+  input: z
+    .object({
+      pattern: z.string().min(1).max(GREP_LIMITS.maxPatternChars),
+      path: z.string().optional(),
+      glob: z.string().optional(),
+      output_mode: z.enum(['content', 'files_with_matches', 'count']).optional(),
+      '-i': z.boolean().optional(),
+      '-n': z.boolean().optional(),
+      head_limit: z.number().int().min(1).optional(),
+    })
+    .strict(),
   async execute(args, ctx) {
     const flags = args['-i'] ? 'i' : '';
     if (args.pattern.length > GREP_LIMITS.maxPatternChars) throw new ToolError(`pattern is longer than ${GREP_LIMITS.maxPatternChars} characters`);
@@ -122,4 +119,4 @@ export const grepTool: Tool<GrepArgs> = {
     const body = out.length ? out.slice(0, limit).join('\n') : 'No matches found';
     return notes.length ? `${body}\n\n${notes.join('\n')}` : body;
   },
-};
+});

@@ -1,8 +1,10 @@
 import type { FileHandle } from 'node:fs/promises';
+import { z } from 'zod';
 import { PathEscapeError, WorkspaceFolderError, type Entry } from '../../files/confine.js';
 import { openRead, writeWhole } from '../../files/entry-ops.js';
 import { readLines } from '../../files/read-lines.js';
 import { folderOf } from '../../files/workspace.js';
+import { defineTool } from '../define.js';
 import { ToolError, type Tool, type ToolContext } from '../types.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
@@ -64,22 +66,19 @@ async function own(ctx: ToolContext, fh: FileHandle) {
   if (owner) await fh.chown(owner.uid, owner.gid).catch(() => {});
 }
 
-export const readTool: Tool<{ file_path: string; offset?: number; limit?: number }> = {
+export const readTool = defineTool({
   name: 'Read',
   description:
     'Read a text file of the workspace. Returns numbered lines (cat -n format). Use offset (1-based line) and limit for large files; at most 2000 lines and 2000 characters per line are returned.',
   provider: 'file_ops',
   parallel: true,
-  parameters: {
-    type: 'object',
-    properties: {
-      file_path: { type: 'string', description: 'Path relative to the workspace, or absolute inside it' },
-      offset: { type: 'integer', minimum: 1, description: 'First line to read (1-based)' },
-      limit: { type: 'integer', minimum: 1, description: 'Number of lines to read' },
-    },
-    required: ['file_path'],
-    additionalProperties: false,
-  },
+  input: z
+    .object({
+      file_path: z.string().describe('Path relative to the workspace, or absolute inside it'),
+      offset: z.number().int().min(1).describe('First line to read (1-based)').optional(),
+      limit: z.number().int().min(1).describe('Number of lines to read').optional(),
+    })
+    .strict(),
   async execute({ file_path, offset = 1, limit = MAX_LINES }, ctx) {
     const { fh, size } = await openText(ctx, file_path);
     let w: Awaited<ReturnType<typeof readLines>>;
@@ -96,18 +95,13 @@ export const readTool: Tool<{ file_path: string; offset?: number; limit?: number
     const body = w.lines.map((l, i) => `${String(offset + i).padStart(6)}\t${w.cut[i] ? l + '… [line truncated]' : l}`).join('\n');
     return w.more ? `${body}\n\n[more lines follow; read on with offset ${offset + w.lines.length}]` : body;
   },
-};
+});
 
-export const writeTool: Tool<{ file_path: string; content: string }> = {
+export const writeTool = defineTool({
   name: 'Write',
   description: 'Write a file of the workspace, replacing it if it exists. Parent folders are created.',
   provider: 'file_ops',
-  parameters: {
-    type: 'object',
-    properties: { file_path: { type: 'string' }, content: { type: 'string' } },
-    required: ['file_path', 'content'],
-    additionalProperties: false,
-  },
+  input: z.object({ file_path: z.string(), content: z.string() }).strict(),
   async execute({ file_path, content }, ctx) {
     const { created, rel } = await withEntry(ctx, file_path, { mkdirs: true }, async (e) => {
       const { fh, created } = await writeWhole(e, content);
@@ -116,24 +110,14 @@ export const writeTool: Tool<{ file_path: string; content: string }> = {
     });
     return `${created ? 'Created' : 'Updated'} ${rel} (${Buffer.byteLength(content)} bytes)`;
   },
-};
+});
 
-export const editTool: Tool<{ file_path: string; old_string: string; new_string: string; replace_all?: boolean }> = {
+export const editTool = defineTool({
   name: 'Edit',
   description:
     'Replace old_string with new_string in a file. old_string must occur exactly once unless replace_all is true; include enough surrounding context to make it unique.',
   provider: 'file_ops',
-  parameters: {
-    type: 'object',
-    properties: {
-      file_path: { type: 'string' },
-      old_string: { type: 'string', minLength: 1 },
-      new_string: { type: 'string' },
-      replace_all: { type: 'boolean' },
-    },
-    required: ['file_path', 'old_string', 'new_string'],
-    additionalProperties: false,
-  },
+  input: z.object({ file_path: z.string(), old_string: z.string().min(1), new_string: z.string(), replace_all: z.boolean().optional() }).strict(),
   async execute({ file_path, old_string, new_string, replace_all }, ctx) {
     if (old_string === new_string) throw new ToolError('old_string and new_string are the same; nothing to change');
     const { fh, size, rel } = await openText(ctx, file_path);
@@ -154,6 +138,6 @@ export const editTool: Tool<{ file_path: string; old_string: string; new_string:
     await withEntry(ctx, rel, {}, async (e) => (await writeWhole(e, next)).fh.close());
     return `Edited ${rel}: ${replace_all ? count : 1} replacement(s)`;
   },
-};
+});
 
 export const fileTools = [readTool, writeTool, editTool, globTool, grepTool];
