@@ -4,7 +4,7 @@ import { join, relative, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
-import { ToolError, type Tool, type ToolContext } from '../types.js';
+import { ToolError, type ToolContext } from '../types.js';
 
 /**
  * Globs are matched by a set-of-positions simulation, never by a backtracking RegExp: the old

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
-import { ToolError, type Tool } from '../types.js';
+import { ToolError } from '../types.js';
 import { compileGlob, shown, slicer, walk } from './glob.js';
 
 /** Bounds of one search; past them the result says what was left out. */

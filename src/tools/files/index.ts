@@ -5,7 +5,7 @@ import { openRead, writeWhole } from '../../files/entry-ops.js';
 import { readLines } from '../../files/read-lines.js';
 import { folderOf } from '../../files/workspace.js';
 import { defineTool } from '../define.js';
-import { ToolError, type Tool, type ToolContext } from '../types.js';
+import { ToolError, type ToolContext } from '../types.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
 
