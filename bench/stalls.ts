@@ -28,7 +28,12 @@ const pageUrl = `http://127.0.0.1:${(web.address() as { port: number }).port}/ho
 
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-stalls-'));
 const env: NodeJS.ProcessEnv = {
-  ...process.env, AGENTSVC_HOME: home, OPENAI_BASE_URL: model.baseUrl, AGENTSVC_MODEL: 'fake-model', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_WEBFETCH_ALLOW_PRIVATE: 'true',
+  ...process.env,
+  AGENTSVC_HOME: home,
+  OPENAI_BASE_URL: model.baseUrl,
+  AGENTSVC_MODEL: 'fake-model',
+  AGENTSVC_LOG_LEVEL: 'warn',
+  AGENTSVC_WEBFETCH_ALLOW_PRIVATE: 'true',
 };
 delete env.DATABASE_URL;
 const child = spawn(process.execPath, [join(serviceDir, 'bin', 'run.js'), 'up', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
@@ -73,7 +78,10 @@ async function measure(name: string, work: () => Promise<number>) {
   const poll = setInterval(() => {
     if (!polling) return;
     const t0 = performance.now();
-    fetch(`${url}/api/health`).then(() => lat.push(performance.now() - t0), () => {});
+    fetch(`${url}/api/health`).then(
+      () => lat.push(performance.now() - t0),
+      () => {},
+    );
   }, 50);
   const t0 = performance.now();
   const result = await Promise.race([work().then((ms) => ({ ms })), new Promise<null>((r) => setTimeout(() => r(null), LIMIT_MS))]);
@@ -105,7 +113,11 @@ if (alive) {
     return performance.now() - t0;
   });
 }
-if (alive) alive = await measure(`WebFetch ${PAGE_MB} MB of unclosed <title>`, async () => (await turn([{ name: 'WebFetch', args: { url: pageUrl, prompt: 'title?' } }], [{ text: ['answer'] }]))[0]);
+if (alive)
+  alive = await measure(
+    `WebFetch ${PAGE_MB} MB of unclosed <title>`,
+    async () => (await turn([{ name: 'WebFetch', args: { url: pageUrl, prompt: 'title?' } }], [{ text: ['answer'] }]))[0],
+  );
 
 sock.disconnect();
 try {

@@ -98,7 +98,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * PATH stays allowed: inside the sandbox it can only name system folders or the user's own files.
  */
 /** Loader and shell start-up variables, and our own settings: never passed into a sandbox. */
-export const ENV_RESERVED = /^(LD_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GCONV_PATH|GLIBC_TUNABLES|LOCPATH|NLSPATH|HOSTALIASES|RESOLV_HOST_CONF|MALLOC_.*|AGENTSVC_.*)$/;
+export const ENV_RESERVED =
+  /^(LD_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GCONV_PATH|GLIBC_TUNABLES|LOCPATH|NLSPATH|HOSTALIASES|RESOLV_HOST_CONF|MALLOC_.*|AGENTSVC_.*)$/;
 
 /** The session's variables, checked: a bad one refuses the whole command with a clear message. */
 export function checkUserEnv(env: Record<string, string> | undefined): [string, string][] {
@@ -108,7 +109,8 @@ export function checkUserEnv(env: Record<string, string> | undefined): [string, 
     if (ENV_RESERVED.test(name)) {
       throw new SandboxRefusal(
         'ENV_NOT_ALLOWED',
-        `environment variable ${name} is not allowed: loader and shell start-up variables (LD_*, BASH_ENV, ENV, GCONV_PATH, GLIBC_TUNABLES, ...) and AGENTSVC_* are refused; remove it from the session's env`,
+        `environment variable ${name} is not allowed: loader and shell start-up variables (LD_*, BASH_ENV, ENV, GCONV_PATH, GLIBC_TUNABLES, ...) and ` +
+        `AGENTSVC_* are refused; remove it from the session's env`,
       );
     }
     if (typeof value !== 'string' || value.includes('\0')) throw new SandboxRefusal('ENV_NOT_ALLOWED', `environment variable ${name} must be a string without NUL characters`);
@@ -251,13 +253,7 @@ export function watchdog(opts: ExecOptions, kill: () => void): { timedOut: boole
   return state;
 }
 
-export function finishResult(
-  out: OutputCollector,
-  dog: { timedOut: boolean; aborted: boolean },
-  started: number,
-  exitCode: number | null,
-  signal: string | null,
-): ExecResult {
+export function finishResult(out: OutputCollector, dog: { timedOut: boolean; aborted: boolean }, started: number, exitCode: number | null, signal: string | null): ExecResult {
   return {
     exitCode,
     signal,

@@ -111,7 +111,11 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       const home = await realpath(resolve(opts.home));
       const fallback = (why: string): Probe => {
         if (opts.allowUnconfined) {
-          return { bwrap: null, home, check: { ok: true, warning: `UNCONFINED: ${why}; AGENTSVC_ALLOW_UNCONFINED=1 lets every command run as ${id.root ? 'nobody' : 'the service user'} with no sandbox` } };
+          return {
+            bwrap: null,
+            home,
+            check: { ok: true, warning: `UNCONFINED: ${why}; AGENTSVC_ALLOW_UNCONFINED=1 lets every command run as ${id.root ? 'nobody' : 'the service user'} with no sandbox` },
+          };
         }
         const refusal = `${why}: commands are refused (install bubblewrap 0.8 or newer and allow user namespaces, or set AGENTSVC_ALLOW_UNCONFINED=1 to run them unconfined)`;
         return { bwrap: null, home, refusal, check: { ok: false, error: refusal } };
@@ -123,7 +127,11 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       let net: NetTools | undefined;
       if (network) {
         const [pasta, nsenter, ip] = ['pasta', 'nsenter', 'ip'].map(onPath);
-        if (!pasta || !nsenter || !ip) return fallback(`AGENTSVC_RUNNER_NETWORK needs pasta (package passt), nsenter and ip; missing: ${[pasta ? '' : 'pasta', nsenter ? '' : 'nsenter', ip ? '' : 'ip'].filter(Boolean).join(', ')}`);
+        if (!pasta || !nsenter || !ip)
+          return fallback(
+            `AGENTSVC_RUNNER_NETWORK needs pasta (package passt), nsenter and ip; missing: ` +
+            `${[pasta ? '' : 'pasta', nsenter ? '' : 'nsenter', ip ? '' : 'ip'].filter(Boolean).join(', ')}`,
+          );
         net = { pasta, nsenter, ip };
       }
       const p: Probe = { bwrap, home, net, check: { ok: true } };
@@ -132,7 +140,9 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
         const dir = join(ws, '.probe');
         await mkdir(dir, { recursive: true, mode: 0o700 });
         if (owner) await chown(dir, owner.uid, owner.gid);
-        const r = await spawnOne(p, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }).catch((e) => ({ exitCode: null, signal: null, stderr: e.message }) as unknown as ExecResult);
+        const r = await spawnOne(p, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }).catch(
+          (e) => ({ exitCode: null, signal: null, stderr: e.message }) as unknown as ExecResult,
+        );
         await rm(dir, { recursive: true, force: true });
         return r;
       };
@@ -143,11 +153,16 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
         owner = undefined;
         spawnId = {};
         r = await tryIt();
-        rootNote = `the service runs as root and ${home} is not reachable by nobody, so sandboxed commands map to host root and RLIMIT_NPROC is not enforced (run the service as a non-root user, or let nobody traverse AGENTSVC_HOME)`;
+        rootNote = `the service runs as root and ${home} is not reachable by nobody, so sandboxed commands map to host root and RLIMIT_NPROC is not ` +
+          `enforced (run the service as a non-root user, or let nobody traverse AGENTSVC_HOME)`;
       }
       if (r.exitCode !== 0) return fallback(`bubblewrap not usable (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
       const as = owner ? ' (nobody on the host)' : id.root ? ' (host root)' : '';
-      p.check = { ok: true, summary: `commands confined by bubblewrap: no capabilities, uid 1000 in a user namespace${as}, only the workspace writable, ${network ? 'network through pasta (host services unreachable)' : 'no network'}` };
+      p.check = {
+        ok: true,
+        summary: `commands confined by bubblewrap: no capabilities, uid 1000 in a user namespace${as}, only the workspace writable, ` +
+          `${network ? 'network through pasta (host services unreachable)' : 'no network'}`,
+      };
       if (rootNote) p.check.warning = rootNote;
       return p;
     })();
@@ -176,7 +191,10 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra });
       const stdio = ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : [])] as ('ignore' | 'pipe' | number)[];
       const child = spawn(p.bwrap, [...args, ...inner(command)], { cwd: '/', env: BWRAP_ENV, detached: true, stdio, ...spawnId });
-      for (const [fd, text] of [[FD.passwd, passwdFile(hostRoot)], [FD.group, groupFile()]] as const) {
+      for (const [fd, text] of [
+        [FD.passwd, passwdFile(hostRoot)],
+        [FD.group, groupFile()],
+      ] as const) {
         const w = child.stdio[fd] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
         w.on('error', () => {});
         w.end(text);

@@ -26,5 +26,8 @@ export const computerRoutes: FastifyPluginAsyncZod<{ runner: Runner; clearMemo: 
     return { ...r, cleared_memo: await clearMemo(userId) };
   });
   app.get('/api/users/me/computer-upgrade', { schema: { tags, response: { 200: Upgrade } } }, async (req) => runnerCall(() => runner.version(me(req).id)));
-  app.post('/api/users/me/upgrade-computer', { schema: { tags, response: { 200: Reset } } }, async (req) => ({ ...(await runnerCall(() => runner.upgrade(me(req).id))), cleared_memo: 0 }));
+  app.post('/api/users/me/upgrade-computer', { schema: { tags, response: { 200: Reset } } }, async (req) => ({
+    ...(await runnerCall(() => runner.upgrade(me(req).id))),
+    cleared_memo: 0,
+  }));
 };

@@ -119,12 +119,16 @@ async function inspect(dataDir: string): Promise<Found> {
   let lock = readLockFile(dataDir);
   if (!lock) return { kind: 'none' };
   let live = false;
-  await until(async () => {
-    lock = readLockFile(dataDir);
-    if (!lock || !running(lock.pid, 'postgres')) return true;
-    live = lock.status === 'ready' && (await portAccepts(lock.port));
-    return live;
-  }, 30_000, 100);
+  await until(
+    async () => {
+      lock = readLockFile(dataDir);
+      if (!lock || !running(lock.pid, 'postgres')) return true;
+      live = lock.status === 'ready' && (await portAccepts(lock.port));
+      return live;
+    },
+    30_000,
+    100,
+  );
   if (!lock) return { kind: 'none' };
   if (live) return { kind: 'live', lock };
   if (running(lock.pid, 'postgres')) throw new Error(`a PostgreSQL (pid ${lock.pid}) runs in ${dataDir} but has not accepted connections on port ${lock.port} for 30s`);
@@ -181,7 +185,8 @@ async function start(home: string, logFile: string, database: string, me: Owner)
     writeOwner(base, me);
     const notice = ownerAlive(owner)
       ? undefined
-      : `adopted the embedded PostgreSQL (pid ${pid}) left running by ${owner ? `agentsvc pid ${owner.pid}, which is gone` : 'a process that is gone'}; it stops when this process stops`;
+      : `adopted the embedded PostgreSQL (pid ${pid}) left running by ` +
+        `${owner ? `agentsvc pid ${owner.pid}, which is gone` : 'a process that is gone'}; it stops when this process stops`;
     const stop = async () => {
       if (!isOwner(base, me)) return;
       await stopPid(pid);
@@ -235,11 +240,12 @@ async function start(home: string, logFile: string, database: string, me: Owner)
   let child: ChildProcess;
   try {
     // Own process group: a terminal's Ctrl-C must not stop the database before we finish writing.
-    child = spawn(
-      bin.postgres,
-      ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-      { ...ids, detached: true, stdio: ['ignore', log, log], env: serverEnv() },
-    );
+    child = spawn(bin.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'], {
+      ...ids,
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: serverEnv(),
+    });
   } finally {
     closeSync(log);
   }

@@ -60,7 +60,11 @@ t.test('a question pauses the run durably and is answered after a server restart
   t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'waiting_for_input');
 
   model.script({ text: ['Blue, S and L.'] });
-  const ack = await request(sock, 'chat:send', { session_id: sid, message: '', askuser_answer: { tool_call_id: add.id, selections: { 0: [1], 1: [0, 2] }, custom: { 1: 'and XL if any' } } });
+  const ack = await request(sock, 'chat:send', {
+    session_id: sid,
+    message: '',
+    askuser_answer: { tool_call_id: add.id, selections: { 0: [1], 1: [0, 2] }, custom: { 1: 'and XL if any' } },
+  });
   t.same(ack, { ok: true, turn_id: null });
   await untilEnd(seen, sid);
   const shape = seen.map((e) => (e.name === 'turn:patch' ? `patch:${e.payload.patch_type}` : e.name));
@@ -88,7 +92,8 @@ function router(body: any) {
   if (sys.startsWith('You are a sub-agent')) {
     const prompt = body.messages[1].content as string;
     if (prompt === 'hang') return { hang: true };
-    if (prompt === 'gamma' && last.role !== 'tool') return { toolCalls: [{ name: 'AskUserQuestion', args: { questions: [{ question: 'Proceed?', options: [{ label: 'yes' }, { label: 'no' }] }] } }] };
+    if (prompt === 'gamma' && last.role !== 'tool')
+      return { toolCalls: [{ name: 'AskUserQuestion', args: { questions: [{ question: 'Proceed?', options: [{ label: 'yes' }, { label: 'no' }] }] } }] };
     return { text: [`${prompt}-1 `, `${prompt}-2 `, `${prompt}-3`], delayMs: 25 };
   }
   if (last.role === 'tool') return { text: ['all done'] };
@@ -105,7 +110,10 @@ t.test('parallel sub-agents interleave on the stream and nest under their fork c
   await request(sock, 'chat:send', { session_id: sid, message: 'fan out' });
   await untilEnd(seen, sid);
   const forks = seen.filter((e) => e.payload.patch_type === 'add_tool_call').map((e) => e.payload.data);
-  t.same(forks.map((f) => f.tool_name), ['Agent', 'Agent']);
+  t.same(
+    forks.map((f) => f.tool_name),
+    ['Agent', 'Agent'],
+  );
   const starts = seen.filter((e) => e.name === 'turn:start');
   const subTurns = new Map(starts.filter((e) => e.payload.parent_fork_tool_call_id).map((e) => [e.payload.turn_id, e.payload.parent_fork_tool_call_id]));
   t.same(new Set(subTurns.values()), new Set(forks.map((f) => f.id)), 'each fork call owns sub-agent turns');
@@ -115,7 +123,10 @@ t.test('parallel sub-agents interleave on the stream and nest under their fork c
     const close = seen.findIndex((e) => e.payload.patch_type === 'tool_result' && e.payload.data.tool_call_id === f.id);
     const inner = seen.map((e, i) => [e, i] as const).filter(([e]) => subTurns.get(e.payload.turn_id) === f.id);
     t.ok(inner.length >= 5, 'sub-agent turn events');
-    t.ok(inner.every(([, i]) => i > open && i < close), `nested inside ${f.id}`);
+    t.ok(
+      inner.every(([, i]) => i > open && i < close),
+      `nested inside ${f.id}`,
+    );
     const result = seen[close].payload.data;
     t.match(result.result, /-1 .*-2 .*-3/);
   }
@@ -123,17 +134,28 @@ t.test('parallel sub-agents interleave on the stream and nest under their fork c
   const order = seen.filter((e) => e.payload.patch_type === 'add_content' && subTurns.has(e.payload.turn_id)).map((e) => subTurns.get(e.payload.turn_id));
   const switches = order.filter((x, i) => i > 0 && x !== order[i - 1]).length;
   t.ok(switches >= 2, `streams interleave (${switches} switches)`);
-  t.same(seen.map((e) => e.payload.seq), seen.map((_, i) => i + 1));
+  t.same(
+    seen.map((e) => e.payload.seq),
+    seen.map((_, i) => i + 1),
+  );
 
   const all = await (await app.api(`/api/sessions/${sid}/messages`)).json();
   const main = all.filter((m: any) => m.parent_fork_tool_call_id === null);
-  t.same(main.map((m: any) => m.role), ['user', 'assistant', 'assistant'], 'main chat view');
+  t.same(
+    main.map((m: any) => m.role),
+    ['user', 'assistant', 'assistant'],
+    'main chat view',
+  );
   t.ok(main.every((m: any) => m.loop_id === 'root'));
   const subs = all.filter((m: any) => m.parent_fork_tool_call_id !== null);
   t.equal(subs.length, 2);
   t.equal(new Set(subs.map((m: any) => m.loop_id)).size, 2, 'each sub-agent has its own loop_id');
   t.ok(subs.every((m: any) => m.loop_id.startsWith('loop_')));
-  t.same(all.map((m: any) => m.sequence), all.map((_: any, i: number) => i), 'one sequence across loops');
+  t.same(
+    all.map((m: any) => m.sequence),
+    all.map((_: any, i: number) => i),
+    'one sequence across loops',
+  );
 });
 
 t.test("a sub-agent's question pauses the parent and its answer resumes the sub-agent", async (t) => {
@@ -150,7 +172,11 @@ t.test("a sub-agent's question pauses the parent and its answer resumes the sub-
   t.equal(q.status, 'awaiting_answer');
   t.match(JSON.parse(q.arguments).source_loop, { parent_fork_tool_call_id: fork.id, depth: 1 });
   const turnEnds = seen.filter((e) => e.name === 'turn:end').map((e) => e.payload);
-  t.same(turnEnds.slice(-2).map((e) => e.status), ['paused', 'paused'], 'sub-agent turn and parent turn pause');
+  t.same(
+    turnEnds.slice(-2).map((e) => e.status),
+    ['paused', 'paused'],
+    'sub-agent turn and parent turn pause',
+  );
   t.match(turnEnds.at(-1).turn.tool_calls[0], { id: fork.id, status: 'pending' });
   t.match(seen.at(-1)!.payload, { finish_reason: 'tool_question' });
 
@@ -162,7 +188,10 @@ t.test("a sub-agent's question pauses the parent and its answer resumes the sub-
   t.match(forkResult.payload.data.result, /gamma-1 gamma-2 gamma-3/);
   t.match(after.at(-1)!.payload, { status: 'completed', finish_reason: 'stop' });
   const all = await (await app.api(`/api/sessions/${sid}/messages`)).json();
-  t.ok(all.every((m: any) => m.tool_calls.every((c: any) => c.status === 'done')), 'every call done');
+  t.ok(
+    all.every((m: any) => m.tool_calls.every((c: any) => c.status === 'done')),
+    'every call done',
+  );
   t.ok(all.every((m: any) => m.status === 'completed'));
   t.equal(all.at(-1).parent_fork_tool_call_id, null);
   t.equal(all.at(-1).blocks[0].content, 'all done');
@@ -173,8 +202,20 @@ t.test('depth bound, tasks, stop during sub-agents', async (t) => {
   const sid = await createSession(app);
   const { sock, seen } = await connected(app, sid);
   model.script(
-    { toolCalls: [{ name: 'Agent', args: { description: 'x', prompt: 'x' } }, { name: 'TaskCreate', args: { subject: 'write tests', description: 'all of them' } }, { name: 'TaskCreate', args: { subject: 'ship', description: '' } }] },
-    { toolCalls: [{ name: 'TaskUpdate', args: { taskId: '1', status: 'completed' } }, { name: 'TaskUpdate', args: { taskId: '9', status: 'completed' } }, { name: 'TaskList', args: {} }] },
+    {
+      toolCalls: [
+        { name: 'Agent', args: { description: 'x', prompt: 'x' } },
+        { name: 'TaskCreate', args: { subject: 'write tests', description: 'all of them' } },
+        { name: 'TaskCreate', args: { subject: 'ship', description: '' } },
+      ],
+    },
+    {
+      toolCalls: [
+        { name: 'TaskUpdate', args: { taskId: '1', status: 'completed' } },
+        { name: 'TaskUpdate', args: { taskId: '9', status: 'completed' } },
+        { name: 'TaskList', args: {} },
+      ],
+    },
     { text: ['ok'] },
   );
   await request(sock, 'chat:send', { session_id: sid, message: 'plan' });
@@ -185,7 +226,13 @@ t.test('depth bound, tasks, stop during sub-agents', async (t) => {
   t.match(results[4], { status: 'error', result: /no task #9/ });
   t.equal(results[5].result, '#1 [completed] write tests\n#2 [pending] ship');
   const tasks = await (await app.api(`/api/sessions/${sid}/tasks`)).json();
-  t.same(tasks.map((x: any) => [x.id, x.subject, x.status]), [['1', 'write tests', 'completed'], ['2', 'ship', 'pending']]);
+  t.same(
+    tasks.map((x: any) => [x.id, x.subject, x.status]),
+    [
+      ['1', 'write tests', 'completed'],
+      ['2', 'ship', 'pending'],
+    ],
+  );
   const bob = await app.newUser();
   t.equal((await app.api(`/api/sessions/${sid}/tasks`, { key: bob.key })).status, 404);
 });
@@ -203,6 +250,12 @@ t.test('chat:stop stops sub-agents too', async (t) => {
   t.ok(Date.now() - t0 < 2000, 'within 2 s');
   t.match(seen.at(-1)!.payload, { status: 'interrupted', finish_reason: 'interrupted' });
   const all = await (await app.api(`/api/sessions/${sid}/messages`)).json();
-  t.same(all.map((m: any) => m.status), ['completed', 'interrupted', 'interrupted', 'interrupted']);
-  t.ok(all[1].tool_calls.every((c: any) => c.status === 'cancelled' && /cancelled/.test(c.result)), 'fork calls cancelled');
+  t.same(
+    all.map((m: any) => m.status),
+    ['completed', 'interrupted', 'interrupted', 'interrupted'],
+  );
+  t.ok(
+    all[1].tool_calls.every((c: any) => c.status === 'cancelled' && /cancelled/.test(c.result)),
+    'fork calls cancelled',
+  );
 });

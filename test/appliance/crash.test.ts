@@ -13,7 +13,6 @@ function freshHome(t: { teardown(fn: () => unknown): void }) {
 
 const me = (url: string, key: string) => fetch(url + '/api/auth/me', { headers: { authorization: `Bearer ${key}` } });
 
-
 assertFreshBuild();
 
 t.test('SIGKILL of up and its PostgreSQL (as the OOM killer would): the next up comes back at once', async (t) => {
@@ -27,7 +26,11 @@ t.test('SIGKILL of up and its PostgreSQL (as the OOM killer would): the next up 
     process.kill(pgPid, 'SIGKILL');
     await stop(run.child, 'SIGKILL');
     run = await up(env); // at once: its children may still be shutting down
-    t.match(run.out(), new RegExp(`agentsvc: recovered from an embedded PostgreSQL that died without shutting down \\(pid ${pgPid}\\)`), `round ${round}: says what it recovered from`);
+    t.match(
+      run.out(),
+      new RegExp(`agentsvc: recovered from an embedded PostgreSQL that died without shutting down \\(pid ${pgPid}\\)`),
+      `round ${round}: says what it recovered from`,
+    );
     t.equal((await me(run.url, key)).status, 200, `round ${round}: data survived`);
   }
 

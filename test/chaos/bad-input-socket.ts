@@ -27,8 +27,25 @@ interface SocketCase {
   mustReject: boolean;
 }
 
-const NOT_OBJECTS: [string, unknown][] = [['undefined', undefined], ['null', null], ['number', 0], ['string', 'str'], ['array', []], ['boolean', true], ['binary', Buffer.from([0, 1, 2])], ['deep array', JSON.parse('['.repeat(2000) + ']'.repeat(2000))]];
-const WRONG: [string, unknown][] = [['number', 123], ['null', null], ['object', {}], ['array', ['x']], ['boolean', true], ['empty', ''], ['huge', 'x'.repeat(200)]];
+const NOT_OBJECTS: [string, unknown][] = [
+  ['undefined', undefined],
+  ['null', null],
+  ['number', 0],
+  ['string', 'str'],
+  ['array', []],
+  ['boolean', true],
+  ['binary', Buffer.from([0, 1, 2])],
+  ['deep array', JSON.parse('['.repeat(2000) + ']'.repeat(2000))],
+];
+const WRONG: [string, unknown][] = [
+  ['number', 123],
+  ['null', null],
+  ['object', {}],
+  ['array', ['x']],
+  ['boolean', true],
+  ['empty', ''],
+  ['huge', 'x'.repeat(200)],
+];
 
 function casesFor(event: string, o: Opts): SocketCase[] {
   const out: SocketCase[] = [];
@@ -42,12 +59,20 @@ function casesFor(event: string, o: Opts): SocketCase[] {
   add('unknown session', { session_id: 'sess_AAAAAAAAAAAAAAAAAAAA', message: 'x' }, idsMatter);
   for (const [k, v] of STRINGS) add(`session_id ${k}`, { session_id: v }, idsMatter);
   add('unknown field', { session_id: sid(false), zz: { __proto__: { admin: true } } }, false);
-  if (event === 'session:subscribe')
-    for (const v of [-1, 1.5, 'a', null, 1e20, {}, true]) add(`since_seq ${JSON.stringify(v)}`, { session_id: sid(true), since_seq: v }, true);
+  if (event === 'session:subscribe') for (const v of [-1, 1.5, 'a', null, 1e20, {}, true]) add(`since_seq ${JSON.stringify(v)}`, { session_id: sid(true), since_seq: v }, true);
   if (event === 'chat:send') {
     for (const [k, v] of WRONG) if (k !== 'empty' && k !== 'huge') add(`message ${k}`, { session_id: sid(true), message: v }, true);
-    for (const v of [[], [{ type: 'video' }], [{ type: 'text' }], [{ type: 'image_url', image_url: { url: 'javascript:alert(1)' } }], [{ type: 'text', text: 1 }]]) add(`message parts ${JSON.stringify(v)}`, { session_id: sid(true), message: v }, true);
-    for (const [k, v] of [['mode', 'yolo'], ['headless', 'yes'], ['output_schema', 'x'], ['whatif', 7], ['askuser_answer', 'x'], ['askuser_answer', { tool_call_id: 1 }], ['askuser_answer', { tool_call_id: 'tc_x', selections: { 0: [-1] } }]] as const)
+    for (const v of [[], [{ type: 'video' }], [{ type: 'text' }], [{ type: 'image_url', image_url: { url: 'javascript:alert(1)' } }], [{ type: 'text', text: 1 }]])
+      add(`message parts ${JSON.stringify(v)}`, { session_id: sid(true), message: v }, true);
+    for (const [k, v] of [
+      ['mode', 'yolo'],
+      ['headless', 'yes'],
+      ['output_schema', 'x'],
+      ['whatif', 7],
+      ['askuser_answer', 'x'],
+      ['askuser_answer', { tool_call_id: 1 }],
+      ['askuser_answer', { tool_call_id: 'tc_x', selections: { 0: [-1] } }],
+    ] as const)
       add(`${k} ${JSON.stringify(v)}`, { session_id: sid(true), message: 'x', [k]: v }, true);
     add('empty message', { session_id: sid(true), message: '' }, true);
     for (const [k, v] of STRINGS) if (v) add(`message ${k}`, { session_id: sid(false), message: v }, false);
@@ -77,9 +102,23 @@ export async function socketCampaign(app: TestApp, o: Opts) {
   // Random extra payloads: known events with random ingredients, and events nobody registered.
   for (let i = 0; i < 200; i++) {
     const e = o.rnd.pick(events);
-    cases.push({ event: e, payload: { session_id: o.rnd.pick([o.foreign, 'sess_x', '', 7, null]), since_seq: o.rnd.pick([-5, 'x', 0.5]), message: o.rnd.pick([3, null, {}]) }, kind: `${e}: random`, mustReject: e !== 'session:unsubscribe' });
+    cases.push({
+      event: e,
+      payload: { session_id: o.rnd.pick([o.foreign, 'sess_x', '', 7, null]), since_seq: o.rnd.pick([-5, 'x', 0.5]), message: o.rnd.pick([3, null, {}]) },
+      kind: `${e}: random`,
+      mustReject: e !== 'session:unsubscribe',
+    });
   }
-  const result = { events, sent: 0, hung: [] as string[], internal: [] as string[], accepted: [] as string[], malformedAcks: [] as string[], excused: [] as string[], codes: {} as Record<string, number> };
+  const result = {
+    events,
+    sent: 0,
+    hung: [] as string[],
+    internal: [] as string[],
+    accepted: [] as string[],
+    malformedAcks: [] as string[],
+    excused: [] as string[],
+    codes: {} as Record<string, number>,
+  };
   const socks = await Promise.all(Array.from({ length: 8 }, () => connectedSocket(app, o.key)));
   let next = 0;
   await Promise.all(

@@ -40,7 +40,10 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
     foreignKey: await keyOf(bob.key),
   };
   model.script({ toolCalls: [{ name: 'TaskCreate', args: { subject: 'secret', description: 'bob' } }] }, { text: ['bob done'] }, { text: ['mine'] });
-  for (const [sid, key] of [[ids.foreign, bob.key], [ids.own, mal.key]]) {
+  for (const [sid, key] of [
+    [ids.foreign, bob.key],
+    [ids.own, mal.key],
+  ]) {
     const s = await connectedSocket(app, key);
     const ended = new Promise((r) => s.on('chat:end', r));
     await subscribe(s, sid);
@@ -61,8 +64,18 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
   const auth = { authorization: `Bearer ${mal.key}` };
   type Pool = { label: string; value: string; reject: boolean; own?: 'session' | 'key' }[];
   const pools: Record<string, Pool> = {
-    session_id: [{ label: 'own', value: '', reject: false, own: 'session' }, { label: "another user's session", value: ids.foreign, reject: true }, { label: 'unknown session', value: 'sess_AAAAAAAAAAAAAAAAAAAA', reject: true }, ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: true }))],
-    key_id: [{ label: 'own', value: '', reject: false, own: 'key' }, { label: "another user's key", value: ids.foreignKey, reject: true }, { label: 'unknown key', value: 'key_AAAAAAAAAAAAAAAA', reject: true }, ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: true }))],
+    session_id: [
+      { label: 'own', value: '', reject: false, own: 'session' },
+      { label: "another user's session", value: ids.foreign, reject: true },
+      { label: 'unknown session', value: 'sess_AAAAAAAAAAAAAAAAAAAA', reject: true },
+      ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: true })),
+    ],
+    key_id: [
+      { label: 'own', value: '', reject: false, own: 'key' },
+      { label: "another user's key", value: ids.foreignKey, reject: true },
+      { label: 'unknown key', value: 'key_AAAAAAAAAAAAAAAA', reject: true },
+      ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: true })),
+    ],
     '*': [{ label: 'file', value: 'fuzz.txt', reject: false }, ...FILE_TRICKS.map(([l, v, r]) => ({ label: l, value: v, reject: r }))],
   };
   const otherPool: Pool = [{ label: 'plain', value: 'nope', reject: false }, ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: false }))];
@@ -76,7 +89,12 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
 
   const cases: Case[] = [];
   /** Build one case; `own` values resolve to the strict resource when the case must be refused, else to the sacrificial one. */
-  const make = (o: (typeof ops)[number], kind: string, pick: Record<string, Pool[number]>, extra: { body?: string; contentType?: string; query?: string; headers?: Record<string, string>; reject?: boolean } = {}) => {
+  const make = (
+    o: (typeof ops)[number],
+    kind: string,
+    pick: Record<string, Pool[number]>,
+    extra: { body?: string; contentType?: string; query?: string; headers?: Record<string, string>; reject?: boolean } = {},
+  ) => {
     const reject = !!extra.reject || Object.values(pick).some((p) => p.reject);
     const destructive = o.method === 'DELETE';
     const value = (name: string) => {
@@ -97,10 +115,22 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
     const valid = o.schema ? JSON.stringify(sampleOf(o.schema)) : undefined;
     for (const name of o.params) for (const p of (pools[name] ?? otherPool).slice(1)) make(o, `${name} ${p.label}`, { [name]: p }, { body: valid });
     if (o.hasBody || o.method !== 'GET') for (const b of bodyCases(o.schema)) make(o, b.kind, {}, { body: b.body, contentType: b.contentType, reject: b.mustReject && !!o.schema });
-    for (const [label, headers] of [['no key', {}], ['bad key', { authorization: 'Bearer sk-agentsvc-v2-nope' }], ['basic auth', { authorization: 'Basic YWRtaW46YWRtaW4=' }], ['huge key', { authorization: `Bearer ${'k'.repeat(8000)}` }], ["another user's key", { authorization: `Bearer ${bob.key}` }]] as const)
-      make(o, label, {}, { headers: headers as Record<string, string>, body: valid, reject: label === "another user's key" ? o.params.some((n) => pools[n]?.[0].own) : !PUBLIC.test(o.template) });
+    for (const [label, headers] of [
+      ['no key', {}],
+      ['bad key', { authorization: 'Bearer sk-agentsvc-v2-nope' }],
+      ['basic auth', { authorization: 'Basic YWRtaW46YWRtaW4=' }],
+      ['huge key', { authorization: `Bearer ${'k'.repeat(8000)}` }],
+      ["another user's key", { authorization: `Bearer ${bob.key}` }],
+    ] as const)
+      make(
+        o,
+        label,
+        {},
+        { headers: headers as Record<string, string>, body: valid, reject: label === "another user's key" ? o.params.some((n) => pools[n]?.[0].own) : !PUBLIC.test(o.template) },
+      );
     for (const q of o.query)
-      for (const v of ['abc', '-1', '1e999', '', '%00', 'A'.repeat(5000), '9'.repeat(30), '%ff']) make(o, `query ${q.name}=${v.slice(0, 12)}`, {}, { query: `${q.name}=${v}`, body: valid, reject: q.schema?.type === 'integer' && v === 'abc' });
+      for (const v of ['abc', '-1', '1e999', '', '%00', 'A'.repeat(5000), '9'.repeat(30), '%ff'])
+        make(o, `query ${q.name}=${v.slice(0, 12)}`, {}, { query: `${q.name}=${v}`, body: valid, reject: q.schema?.type === 'integer' && v === 'abc' });
     make(o, 'unknown query', {}, { query: 'zz=%00&__proto__[x]=1&constructor=1', body: valid });
     if (o.hasBody) make(o, 'oversized body', {}, { body: JSON.stringify({ pad: 'x'.repeat(app.config.limits.body + 1024) }), reject: !o.template.includes('/files/') });
   }
@@ -111,7 +141,14 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
     const pick: Record<string, Pool[number]> = {};
     for (const n of o.params) pick[n] = rnd.pick(pools[n] ?? otherPool);
     const b = rnd.next() < 0.7 ? rnd.pick(bodyCases(o.schema)) : null;
-    make(o, `random: ${Object.entries(pick).map(([k, v]) => `${k} ${v.label}`).join(', ')}${b ? `, ${b.kind}` : ''}`, pick, { body: b?.body, contentType: b?.contentType, reject: !!(b?.mustReject && o.schema) });
+    make(
+      o,
+      `random: ${Object.entries(pick)
+        .map(([k, v]) => `${k} ${v.label}`)
+        .join(', ')}${b ? `, ${b.kind}` : ''}`,
+      pick,
+      { body: b?.body, contentType: b?.contentType, reject: !!(b?.mustReject && o.schema) },
+    );
   }
   t.comment(`routes: ${ops.length}; cases: ${cases.length} (${systematic} systematic)`);
 

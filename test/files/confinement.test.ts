@@ -25,8 +25,7 @@ function everyEndpoint(p: string): Call[] {
   ];
 }
 
-const call = (app: TestApp, base: string, [method, path, init]: Call, key?: string) =>
-  app.api(`${base}/${path}`, { method, key, json: init?.json, body: init?.form?.() });
+const call = (app: TestApp, base: string, [method, path, init]: Call, key?: string) => app.api(`${base}/${path}`, { method, key, json: init?.json, body: init?.form?.() });
 
 t.test('nothing outside the session folder is reachable', async (t) => {
   const { app, dir, base } = await filesFixture(t);
@@ -46,7 +45,19 @@ t.test('nothing outside the session folder is reachable', async (t) => {
   mkdirSync(join(dir, 'd'));
   symlinkSync(outside, join(dir, 'd/nested-out'));
 
-  const attempts = ['..%2F..%2Fetc%2Fpasswd', '..%2F..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd', '%2Fetc%2Fpasswd', '/etc/passwd', 'd%2F..%2F..', 'out-link%2Fpasswd', 'etc-link%2Fpasswd', 'd/nested-out/passwd', 'out-link%2Fsub', 'out-link%2Fnew.txt', 'out-link%2Fnewdir%2Fnew.txt'];
+  const attempts = [
+    '..%2F..%2Fetc%2Fpasswd',
+    '..%2F..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd',
+    '%2Fetc%2Fpasswd',
+    '/etc/passwd',
+    'd%2F..%2F..',
+    'out-link%2Fpasswd',
+    'etc-link%2Fpasswd',
+    'd/nested-out/passwd',
+    'out-link%2Fsub',
+    'out-link%2Fnew.txt',
+    'out-link%2Fnewdir%2Fnew.txt',
+  ];
   for (const p of attempts) {
     t.test(`refused everywhere: ${decodeURIComponent(p)}`, async (t) => {
       for (const c of everyEndpoint(p)) {
@@ -60,7 +71,14 @@ t.test('nothing outside the session folder is reachable', async (t) => {
 
   t.test('links that lead out cannot be read, zipped, copied or shared; the link itself may be removed', async (t) => {
     for (const link of ['etc-link', 'out-link', 'passwd-link']) {
-      for (const c of [['GET', `files/${link}`], ['GET', `ls/${link}`], ['GET', `download-dir/${link}`], ['POST', `files/${link}/copy`], ['PUT', `files/${link}`, { json: { content: 'x' } }], ['POST', 'share-file', { json: { source_path: link } }]] as Call[]) {
+      for (const c of [
+        ['GET', `files/${link}`],
+        ['GET', `ls/${link}`],
+        ['GET', `download-dir/${link}`],
+        ['POST', `files/${link}/copy`],
+        ['PUT', `files/${link}`, { json: { content: 'x' } }],
+        ['POST', 'share-file', { json: { source_path: link } }],
+      ] as Call[]) {
         const r = await call(app, base, c);
         t.equal(r.status, 422, `${c[0]} ${c[1]}`);
       }
@@ -71,8 +89,14 @@ t.test('nothing outside the session folder is reachable', async (t) => {
 
     // Listing shows the links without following them out.
     const ls = await (await app.api(`${base}/ls/`)).json();
-    t.same(ls.find((e: { name: string }) => e.name === 'passwd-link'), { name: 'passwd-link', type: 'file', size: 0 });
-    t.same(ls.find((e: { name: string }) => e.name === 'etc-link'), { name: 'etc-link', type: 'file', size: 0 });
+    t.same(
+      ls.find((e: { name: string }) => e.name === 'passwd-link'),
+      { name: 'passwd-link', type: 'file', size: 0 },
+    );
+    t.same(
+      ls.find((e: { name: string }) => e.name === 'etc-link'),
+      { name: 'etc-link', type: 'file', size: 0 },
+    );
 
     // A ZIP of the whole workspace leaves every escaping link out.
     const zip = Buffer.from(await (await app.api(`${base}/download-dir/`)).arrayBuffer());

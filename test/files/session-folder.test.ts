@@ -28,7 +28,13 @@ const calls: Call[] = [
 ];
 
 const ctxOf = (app: TestApp, userId: string, sessionId: string) =>
-  ({ workspace: new Workspaces(app.home, null).forSession(userId, sessionId), userId, sessionId, callId: 'tc_test', signal: new AbortController().signal }) as unknown as ToolContext;
+  ({
+    workspace: new Workspaces(app.home, null).forSession(userId, sessionId),
+    userId,
+    sessionId,
+    callId: 'tc_test',
+    signal: new AbortController().signal,
+  }) as unknown as ToolContext;
 
 async function refusedEverywhere(t: Test, app: TestApp, sid: string, userId: string, secret: string) {
   const before = JSON.stringify(readdirSync(app.home).sort());

@@ -104,7 +104,8 @@ export async function transcriptProblems(api: Api, sid: string, expect: Transcri
     if (m.status === 'streaming') problems.push(`${sid}: turn ${m.turn_id} left streaming`);
     for (const c of m.tool_calls) {
       const awaiting = c.status === 'awaiting_answer' && expect.allowAwaiting;
-      if (!awaiting && (c.result === null || c.status === 'pending' || c.status === 'awaiting_answer')) problems.push(`${sid}: tool call ${c.tool_name} ${c.id} has no result (status ${c.status})`);
+      if (!awaiting && (c.result === null || c.status === 'pending' || c.status === 'awaiting_answer'))
+        problems.push(`${sid}: tool call ${c.tool_name} ${c.id} has no result (status ${c.status})`);
       const results = m.blocks.filter((b: any) => b.type === 'tool_result' && b.tool_call_id === c.id).length;
       if (results > 1) problems.push(`${sid}: tool call ${c.id} has ${results} result blocks`);
     }

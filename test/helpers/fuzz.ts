@@ -55,7 +55,14 @@ function wrongValues(s: Schema): unknown[] {
   const t = typeOf(s);
   if (!t) return [];
   // Keyed by the JSON type each value really has (1.5 is a number, so wrong only for integer).
-  const all: [string, unknown][] = [['string', 'str'], ['number', 1.5], ['boolean', true], ['object', { a: 1 }], ['array', [1, 2]], ['null', null]];
+  const all: [string, unknown][] = [
+    ['string', 'str'],
+    ['number', 1.5],
+    ['boolean', true],
+    ['object', { a: 1 }],
+    ['array', [1, 2]],
+    ['null', null],
+  ];
   return all.filter(([k]) => k !== t && !(k === 'null' && s.nullable)).map(([, v]) => v);
 }
 
@@ -75,7 +82,8 @@ export function bodyCases(schema: Schema | undefined): { kind: string; body: str
   const json = 'application/json';
   const valid = (schema ? sampleOf(schema) : {}) as Record<string, unknown>;
   const out: { kind: string; body: string; contentType: string; mustReject: boolean }[] = [];
-  const add = (kind: string, body: unknown, mustReject: boolean, contentType = json) => out.push({ kind, body: typeof body === 'string' && contentType !== json ? body : JSON.stringify(body), contentType, mustReject });
+  const add = (kind: string, body: unknown, mustReject: boolean, contentType = json) =>
+    out.push({ kind, body: typeof body === 'string' && contentType !== json ? body : JSON.stringify(body), contentType, mustReject });
   const props: Record<string, Schema> = schema?.properties ?? {};
   for (const [k, p] of Object.entries(props)) {
     for (const w of wrongValues(p)) add(`wrong type ${k}=${JSON.stringify(w)}`, { ...valid, [k]: w }, true);
@@ -90,7 +98,8 @@ export function bodyCases(schema: Schema | undefined): { kind: string; body: str
   const rest = JSON.stringify(valid).slice(1);
   out.push({ kind: '__proto__ field', body: `{"__proto__":{"admin":true}${rest === '}' ? '' : ','}${rest}`, contentType: json, mustReject: false });
   if (schema?.type === 'object' && !schema.nullable) for (const v of [[], 'str', 7, null]) add(`body is ${JSON.stringify(v)}`, v, true);
-  for (const raw of ['{', '{"a":', '{"a":1,}', "{'a':1}", '\u0000', 'nul\u0000{}', '[[[[[[[[', '{"a":"\\ud800"}']) out.push({ kind: `bad JSON ${JSON.stringify(raw)}`, body: raw, contentType: json, mustReject: raw !== '{"a":"\\ud800"}' });
+  for (const raw of ['{', '{"a":', '{"a":1,}', "{'a':1}", '\u0000', 'nul\u0000{}', '[[[[[[[[', '{"a":"\\ud800"}'])
+    out.push({ kind: `bad JSON ${JSON.stringify(raw)}`, body: raw, contentType: json, mustReject: raw !== '{"a":"\\ud800"}' });
   out.push({ kind: 'deep nesting', body: '['.repeat(20_000) + ']'.repeat(20_000), contentType: json, mustReject: true });
   for (const ct of ['text/xml', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/json; charset=utf-16', 'application/jsonx'])
     out.push({ kind: `content-type ${ct}`, body: JSON.stringify(valid), contentType: ct, mustReject: false });
@@ -168,7 +177,12 @@ type Exec = (sql: string, params?: unknown[]) => Promise<any[]>;
 export async function snapshot(exec: Exec, tables: string[], ignore: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const table of tables) {
-    const pk = (await exec(`select a.attname as c from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey) where i.indrelid = ?::regclass and i.indisprimary`, [table])).map((r) => r.c as string);
+    const pk = (
+      await exec(
+        `select a.attname as c from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey) where i.indrelid = ?::regclass and i.indisprimary`,
+        [table],
+      )
+    ).map((r) => r.c as string);
     for (const { r } of await exec(`select to_jsonb(t) as r from ${table} t`)) {
       for (const col of ignore) delete r[col];
       // The owning session is part of the key, so rows of a session an accepted request touched can be told apart.
@@ -181,8 +195,9 @@ export async function snapshot(exec: Exec, tables: string[], ignore: string[]): 
 /** Keys added, removed or changed between two snapshots. */
 export function diff(before: Map<string, string>, after: Map<string, string>): string[] {
   const changed: string[] = [];
-  for (const [k, h] of before) if (!after.has(k)) changed.push(`removed ${k}`);
-  else if (after.get(k) !== h) changed.push(`changed ${k}`);
+  for (const [k, h] of before)
+    if (!after.has(k)) changed.push(`removed ${k}`);
+    else if (after.get(k) !== h) changed.push(`changed ${k}`);
   for (const k of after.keys()) if (!before.has(k)) changed.push(`added ${k}`);
   return changed;
 }

@@ -15,8 +15,18 @@ t.test('the model writes, edits and runs a file; the client downloads it', async
   model.script(
     { toolCalls: [{ name: 'Write', args: { file_path: 'hello.sh', content: 'echo "hello $WHO"\n' } }] },
     { toolCalls: [{ name: 'Edit', args: { file_path: 'hello.sh', old_string: 'hello', new_string: 'goodbye' } }] },
-    { toolCalls: [{ name: 'Bash', args: { command: 'WHO=world sh hello.sh && pwd' } }, { name: 'Read', args: { file_path: 'hello.sh' } }] },
-    { toolCalls: [{ name: 'Glob', args: { pattern: '**/*.sh' } }, { name: 'Grep', args: { pattern: 'good', output_mode: 'content', '-n': true } }] },
+    {
+      toolCalls: [
+        { name: 'Bash', args: { command: 'WHO=world sh hello.sh && pwd' } },
+        { name: 'Read', args: { file_path: 'hello.sh' } },
+      ],
+    },
+    {
+      toolCalls: [
+        { name: 'Glob', args: { pattern: '**/*.sh' } },
+        { name: 'Grep', args: { pattern: 'good', output_mode: 'content', '-n': true } },
+      ],
+    },
     { text: ['done'] },
   );
   await request(sock, 'chat:send', { session_id: sid, message: 'make a script' });
@@ -110,12 +120,20 @@ t.test('background tasks and disable_tools', async (t) => {
   const seen = record(sock);
   await subscribe(sock, sid);
   model.script(
-    { toolCalls: [{ name: 'Bash', args: { command: 'for i in 1 2 3 4 5; do echo line$i; done; sleep 30', run_in_background: true } }, { name: 'Write', args: { file_path: 'x', content: 'y' } }] },
+    {
+      toolCalls: [
+        { name: 'Bash', args: { command: 'for i in 1 2 3 4 5; do echo line$i; done; sleep 30', run_in_background: true } },
+        { name: 'Write', args: { file_path: 'x', content: 'y' } },
+      ],
+    },
     { text: ['started'] },
   );
   await request(sock, 'chat:send', { session_id: sid, message: 'serve' });
   await untilEnd(seen, sid);
-  t.notOk(model.requests[0].tools.some((x: any) => x.function.name === 'Write'), 'disabled tool not offered');
+  t.notOk(
+    model.requests[0].tools.some((x: any) => x.function.name === 'Write'),
+    'disabled tool not offered',
+  );
   const results = seen.filter((e) => e.payload.patch_type === 'tool_result').map((e) => e.payload.data);
   t.match(results[0].result, /Started background task bg_/);
   t.match(results[1], { status: 'error', result: /Unknown or unavailable tool "Write"/ }, 'disabled tool cannot run');

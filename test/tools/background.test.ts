@@ -6,7 +6,16 @@ import { next, request } from '../helpers/socket.js';
 
 /** A computer whose commands write `chunks` (then wait for abort, when `hang`). */
 function fakeComputer(chunks: () => Iterable<string>, hang = true): Computer {
-  const result = (aborted: boolean): ExecResult => ({ exitCode: aborted ? null : 0, signal: aborted ? 'SIGKILL' : null, stdout: '', stderr: '', timedOut: false, aborted, truncated: false, durationMs: 1 });
+  const result = (aborted: boolean): ExecResult => ({
+    exitCode: aborted ? null : 0,
+    signal: aborted ? 'SIGKILL' : null,
+    stdout: '',
+    stderr: '',
+    timedOut: false,
+    aborted,
+    truncated: false,
+    durationMs: 1,
+  });
   return {
     userId: 'u',
     root: '/w',
@@ -37,7 +46,12 @@ t.test('output without newlines is kept to the last N characters; totals still c
   const bg = new BackgroundTasks({ outputBytes: 64 * 1024 });
   const chunk = 'x'.repeat(64 * 1024);
   // 24 MiB without a newline: the old buffer kept it all as one growing "partial line".
-  const task = bg.start('s1', fakeComputer(() => Array.from({ length: 384 }, () => chunk), false), 'cat /dev/zero', opts());
+  const task = bg.start(
+    's1',
+    fakeComputer(() => Array.from({ length: 384 }, () => chunk), false),
+    'cat /dev/zero',
+    opts(),
+  );
   const got = await finished(bg, 's1', task.id);
   t.ok(got.output.length <= 64 * 1024, `kept ${got.output.length} characters`);
   t.equal(got.output_bytes, 384 * 64 * 1024, 'every byte counted');
@@ -48,7 +62,12 @@ t.test('output without newlines is kept to the last N characters; totals still c
 t.test('tail lines come from the kept window, line counts from everything', async (t) => {
   const bg = new BackgroundTasks({ outputBytes: 1024 });
   const lines = Array.from({ length: 5000 }, (_, i) => `line${i}\n`);
-  const task = bg.start('s1', fakeComputer(() => lines, false), 'seq', opts());
+  const task = bg.start(
+    's1',
+    fakeComputer(() => lines, false),
+    'seq',
+    opts(),
+  );
   const got = await finished(bg, 's1', task.id);
   t.equal(got.output, 'line4998\nline4999');
   t.equal(got.total_lines, 5000);
@@ -69,7 +88,12 @@ t.test('running tasks are capped per user, with an error the model can act on', 
 
 t.test('a task past its lifetime is killed and says why', async (t) => {
   const bg = new BackgroundTasks({ maxLifetimeMs: 150 });
-  const task = bg.start('s1', fakeComputer(() => ['serving\n']), 'serve forever', opts());
+  const task = bg.start(
+    's1',
+    fakeComputer(() => ['serving\n']),
+    'serve forever',
+    opts(),
+  );
   for (let i = 0; i < 100 && task.status === 'running'; i++) await new Promise((r) => setTimeout(r, 20));
   t.equal(task.status, 'killed');
   t.match(bg.get('s1', task.id)!.output, /serving\n+\[background task stopped: it ran longer than the 150 ms limit\]/);
@@ -79,11 +103,19 @@ t.test('finished tasks are forgotten beyond twice the per-user limit, oldest fir
   const bg = new BackgroundTasks({ maxTasks: 2 });
   const ids: string[] = [];
   for (let i = 0; i < 6; i++) {
-    const task = bg.start('s1', fakeComputer(() => [`${i}\n`], false), `echo ${i}`, opts());
+    const task = bg.start(
+      's1',
+      fakeComputer(() => [`${i}\n`], false),
+      `echo ${i}`,
+      opts(),
+    );
     await bg.stop('s1', task.id);
     ids.push(task.id);
   }
-  t.same(bg.list('s1').map((x) => x.id), ids.slice(-4));
+  t.same(
+    bg.list('s1').map((x) => x.id),
+    ids.slice(-4),
+  );
 });
 
 /** The app, with one session whose model has started `command` as a background task. */
@@ -110,7 +142,11 @@ t.test('deleting a session stops its background tasks', async (t) => {
 });
 
 t.test('a real command flooding output without newlines keeps only the tail', async (t) => {
-  const { app, sid, task: { id } } = await startedInBackground(t, 'head -c 40000000 /dev/zero | tr "\\0" x', { AGENTSVC_BACKGROUND_OUTPUT_BYTES: '65536' });
+  const {
+    app,
+    sid,
+    task: { id },
+  } = await startedInBackground(t, 'head -c 40000000 /dev/zero | tr "\\0" x', { AGENTSVC_BACKGROUND_OUTPUT_BYTES: '65536' });
   let task: any;
   for (let i = 0; i < 300; i++) {
     task = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}?tail=5`)).json();

@@ -14,7 +14,11 @@ t.test('a tool defined once with zod: JSON Schema for the model, validation with
   });
   t.same(tool.parameters, {
     type: 'object',
-    properties: { a: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }, b: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'non-negative' }, note: { type: 'string' } },
+    properties: {
+      a: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
+      b: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'non-negative' },
+      note: { type: 'string' },
+    },
     required: ['a', 'b'],
     additionalProperties: false,
   });

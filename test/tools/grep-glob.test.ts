@@ -16,8 +16,20 @@ function workspace(t: { teardown(fn: () => unknown): void }, files: Record<strin
     writeFileSync(join(dir, name), text);
   }
   return {
-    userId: 'u', sessionId: 's', callId: 'tc', loopId: 'root', signal: new AbortController().signal, progress() {},
-    workspace: { hostDir: dir, computerDir: '/w', resolve: async (p: string) => resolve(dir, p), computer: async () => { throw new Error('no computer'); } },
+    userId: 'u',
+    sessionId: 's',
+    callId: 'tc',
+    loopId: 'root',
+    signal: new AbortController().signal,
+    progress() {},
+    workspace: {
+      hostDir: dir,
+      computerDir: '/w',
+      resolve: async (p: string) => resolve(dir, p),
+      computer: async () => {
+        throw new Error('no computer');
+      },
+    },
     llm: { complete: async () => '' },
   };
 }
@@ -46,11 +58,23 @@ t.test('a pattern that never finishes gives the model an error it can act on', a
 
 t.test('Grep still finds what it should; caps are reported', async (t) => {
   const long = 'x'.repeat(GREP_LIMITS.maxLineChars) + 'needle';
-  const ctx = workspace(t, { 'src/a.ts': 'const needle = 1;\nother\nNEEDLE again\n', 'src/b.js': 'no match\n', 'docs/c.md': 'needle\n', 'min.js': long + '\n', 'bin.dat': 'needle\0' });
-  t.equal(await grepTool.execute({ pattern: 'needle', glob: '*.ts', output_mode: 'content', '-n': true, '-i': true }, ctx), 'src/a.ts:1:const needle = 1;\nsrc/a.ts:3:NEEDLE again');
+  const ctx = workspace(t, {
+    'src/a.ts': 'const needle = 1;\nother\nNEEDLE again\n',
+    'src/b.js': 'no match\n',
+    'docs/c.md': 'needle\n',
+    'min.js': long + '\n',
+    'bin.dat': 'needle\0',
+  });
+  t.equal(
+    await grepTool.execute({ pattern: 'needle', glob: '*.ts', output_mode: 'content', '-n': true, '-i': true }, ctx),
+    'src/a.ts:1:const needle = 1;\nsrc/a.ts:3:NEEDLE again',
+  );
   t.equal(await grepTool.execute({ pattern: 'need(le)?', path: 'src', output_mode: 'count' }, ctx), 'src/a.ts:1');
-  t.equal((await grepTool.execute({ pattern: 'needle' }, ctx) as string).split('\n\n')[0].split('\n').sort().join(','), 'docs/c.md,src/a.ts');
-  t.match(await grepTool.execute({ pattern: 'needle', path: 'min.js' }, ctx), /No matches found\n\n\[1 line\(s\) longer than 10000 characters were searched in their beginning only\]/);
+  t.equal(((await grepTool.execute({ pattern: 'needle' }, ctx)) as string).split('\n\n')[0].split('\n').sort().join(','), 'docs/c.md,src/a.ts');
+  t.match(
+    await grepTool.execute({ pattern: 'needle', path: 'min.js' }, ctx),
+    /No matches found\n\n\[1 line\(s\) longer than 10000 characters were searched in their beginning only\]/,
+  );
   t.equal(await grepTool.execute({ pattern: 'needle', path: 'docs/c.md' }, ctx), 'docs/c.md');
   await t.rejects(grepTool.execute({ pattern: '(unclosed' }, ctx), { isToolError: true, message: /invalid regular expression/ });
   t.match(await grepTool.execute({ pattern: 'needle', head_limit: 1, output_mode: 'content', path: 'src' }, ctx), /^src\/a\.ts:const needle = 1;\n\n\[stopped at 1 results/);
@@ -74,10 +98,26 @@ t.test('Glob with many ** segments matches in linear time (was seconds per path)
 
 t.test('glob semantics', async (t) => {
   const cases: [string, string, boolean][] = [
-    ['**/*.ts', 'a.ts', true], ['**/*.ts', 'src/x/a.ts', true], ['*.ts', 'src/a.ts', false], ['src/*.{js,ts}', 'src/a.js', true],
-    ['src/*.{js,ts}', 'src/a.md', false], ['src/**', 'src/a/b/c', true], ['src/**/c', 'src/c', true], ['a?c', 'abc', true], ['a?c', 'a/c', false],
-    ['[abc].txt', 'b.txt', true], ['[!abc].txt', 'b.txt', false], ['[a-c]x', 'cx', true], ['{a,{b,c}}.md', 'c.md', true], ['{a.md', '{a.md', true],
-    ['x}.md', 'x}.md', true], ['a,b', 'a,b', true], ['a.b', 'axb', false], ['(x)+', '(x)+', true], ['[]', '[]', true], ['héllo/*', 'héllo/😀', true],
+    ['**/*.ts', 'a.ts', true],
+    ['**/*.ts', 'src/x/a.ts', true],
+    ['*.ts', 'src/a.ts', false],
+    ['src/*.{js,ts}', 'src/a.js', true],
+    ['src/*.{js,ts}', 'src/a.md', false],
+    ['src/**', 'src/a/b/c', true],
+    ['src/**/c', 'src/c', true],
+    ['a?c', 'abc', true],
+    ['a?c', 'a/c', false],
+    ['[abc].txt', 'b.txt', true],
+    ['[!abc].txt', 'b.txt', false],
+    ['[a-c]x', 'cx', true],
+    ['{a,{b,c}}.md', 'c.md', true],
+    ['{a.md', '{a.md', true],
+    ['x}.md', 'x}.md', true],
+    ['a,b', 'a,b', true],
+    ['a.b', 'axb', false],
+    ['(x)+', '(x)+', true],
+    ['[]', '[]', true],
+    ['héllo/*', 'héllo/😀', true],
   ];
   for (const [p, s, want] of cases) t.equal(compileGlob(p)(s), want, `${p} ~ ${s}`);
   t.throws(() => compileGlob('a/'.repeat(70)), { isToolError: true, message: /path segments/ });

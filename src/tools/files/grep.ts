@@ -65,8 +65,10 @@ function search(data: Record<string, unknown>, signal: AbortSignal, timeoutMs: n
 export const grepTool = defineTool({
   name: 'Grep',
   description:
-    'Search file contents with a regular expression (JavaScript syntax). output_mode: files_with_matches (default), content (matching lines; -n adds line numbers) or count. Filter files with glob; -i ignores case. ' +
-    `Each file is searched in its first ${GREP_LIMITS.maxFileBytes / 1024 / 1024} MiB, each line in its first ${GREP_LIMITS.maxLineChars} characters; a search stops after ${GREP_LIMITS.timeoutMs / 1000} s.`,
+    'Search file contents with a regular expression (JavaScript syntax). output_mode: files_with_matches (default), content (matching lines; -n adds ' +
+    'line numbers) or count. Filter files with glob; -i ignores case. ' +
+    `Each file is searched in its first ${GREP_LIMITS.maxFileBytes / 1024 / 1024} MiB, each line in its first ${GREP_LIMITS.maxLineChars} characters; ` +
+    `a search stops after ${GREP_LIMITS.timeoutMs / 1000} s.`,
   provider: 'file_ops',
   parallel: true,
   input: z
@@ -92,7 +94,10 @@ export const grepTool = defineTool({
     const filter = args.glob ? compileGlob(args.glob.includes('/') ? args.glob : `**/${args.glob}`) : null;
     const mode = args.output_mode ?? 'files_with_matches';
     const limit = args.head_limit ?? 500;
-    const isFile = await stat(base).then((s) => s.isFile(), () => false);
+    const isFile = await stat(base).then(
+      (s) => s.isFile(),
+      () => false,
+    );
     const files: string[] = [];
     if (isFile) files.push(base);
     else {

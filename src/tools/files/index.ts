@@ -69,7 +69,8 @@ async function own(ctx: ToolContext, fh: FileHandle) {
 export const readTool = defineTool({
   name: 'Read',
   description:
-    'Read a text file of the workspace. Returns numbered lines (cat -n format). Use offset (1-based line) and limit for large files; at most 2000 lines and 2000 characters per line are returned.',
+    'Read a text file of the workspace. Returns numbered lines (cat -n format). Use offset (1-based line) and limit for large files; at most 2000 ' +
+    'lines and 2000 characters per line are returned.',
   provider: 'file_ops',
   parallel: true,
   input: z
@@ -114,8 +115,7 @@ export const writeTool = defineTool({
 
 export const editTool = defineTool({
   name: 'Edit',
-  description:
-    'Replace old_string with new_string in a file. old_string must occur exactly once unless replace_all is true; include enough surrounding context to make it unique.',
+  description: 'Replace old_string with new_string in a file. old_string must occur exactly once unless replace_all is true; include enough surrounding context to make it unique.',
   provider: 'file_ops',
   input: z.object({ file_path: z.string(), old_string: z.string().min(1), new_string: z.string(), replace_all: z.boolean().optional() }).strict(),
   async execute({ file_path, old_string, new_string, replace_all }, ctx) {

@@ -16,7 +16,10 @@ const BOOT = FROM_SOURCES
 function plainText(body: Buffer, note: string): ConvertedContent {
   const html = body.toString('utf8');
   const title = extractTitle(html);
-  const text = decodeEntities(stripTags(html)).replace(/[ \t]+/g, ' ').replace(/\s*\n\s*/g, '\n').trim();
+  const text = decodeEntities(stripTags(html))
+    .replace(/[ \t]+/g, ' ')
+    .replace(/\s*\n\s*/g, '\n')
+    .trim();
   return { kind: 'html', title, markdown: `${title ? `Title: ${title}\n\n` : ''}[${note}; this is its text without markup.]\n\n${text}` };
 }
 
@@ -38,7 +41,10 @@ export async function convertOffThread(body: Buffer, contentType: string, url: s
       void worker.terminate();
       fn();
     };
-    const timer = setTimeout(() => finish(() => resolve(plainText(body, `The page could not be converted to Markdown within ${CONVERT_LIMITS.timeoutMs / 1000} s`))), CONVERT_LIMITS.timeoutMs);
+    const timer = setTimeout(
+      () => finish(() => resolve(plainText(body, `The page could not be converted to Markdown within ${CONVERT_LIMITS.timeoutMs / 1000} s`))),
+      CONVERT_LIMITS.timeoutMs,
+    );
     const onAbort = () => finish(() => reject(signal!.reason));
     signal?.addEventListener('abort', onAbort, { once: true });
     worker.once('message', (m: ConvertedContent) => finish(() => resolve(m)));

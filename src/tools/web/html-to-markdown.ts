@@ -18,7 +18,23 @@ export interface ConvertedContent {
 
 const DROPPED = new Set(['script', 'style', 'nav', 'noscript', 'iframe', 'svg', 'head', 'title', 'template', 'object', 'embed', 'canvas']);
 
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…', copy: '©', reg: '®', trade: '™', laquo: '«', raquo: '»', middot: '·' };
+const NAMED_ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  ndash: '–',
+  mdash: '—',
+  hellip: '…',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  laquo: '«',
+  raquo: '»',
+  middot: '·',
+};
 
 /** Enough entity decoding for titles and search snippets (turndown decodes the body itself). */
 export function decodeEntities(s: string): string {
@@ -101,7 +117,10 @@ export function htmlToMarkdown(html: string, baseUrl?: string): { title?: string
       return `![${alt}](${src.replace(/[()]/g, (c) => encodeURIComponent(c))})`;
     },
   });
-  const markdown = td.turndown(html).replace(/\n{3,}/g, '\n\n').trim();
+  const markdown = td
+    .turndown(html)
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
   return { title: extractTitle(html), markdown };
 }
 
@@ -117,9 +136,21 @@ function isTextType(type: string): boolean {
   if (type.startsWith('text/')) return true;
   if (/\+(json|xml|yaml)$/.test(type)) return true;
   return [
-    'application/json', 'application/xml', 'application/javascript', 'application/x-javascript', 'application/ecmascript',
-    'application/yaml', 'application/x-yaml', 'application/toml', 'application/x-ndjson', 'application/graphql',
-    'application/sql', 'application/csv', 'application/x-sh', 'application/x-httpd-php', 'application/rtf',
+    'application/json',
+    'application/xml',
+    'application/javascript',
+    'application/x-javascript',
+    'application/ecmascript',
+    'application/yaml',
+    'application/x-yaml',
+    'application/toml',
+    'application/x-ndjson',
+    'application/graphql',
+    'application/sql',
+    'application/csv',
+    'application/x-sh',
+    'application/x-httpd-php',
+    'application/rtf',
   ].includes(type);
 }
 
@@ -138,8 +169,8 @@ function charsetOf(contentType: string, body: Buffer, html: boolean): string {
 // 0x80-0x9F of windows-1252, which WHATWG uses for every "latin1" label. Node 20's TextDecoder
 // decodes that range as C1 controls, which loses the curly quotes and dashes old pages are full of.
 const CP1252_HIGH = [
-  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
-  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f, 0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014,
+  0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
 ];
 
 export function decodeText(body: Buffer, charset: string): string {
