@@ -291,3 +291,24 @@ export async function removeWorkspace(hostRoot: string): Promise<boolean> {
   await rm(aside, { recursive: true, force: true, maxRetries: 5 });
   return true;
 }
+
+/**
+ * Write `input` to a process's standard input, then close it. A process that exits without reading
+ * it all (EPIPE) is not an error of the caller; backpressure is respected for streamed input.
+ */
+export async function feedStdin(w: NodeJS.WritableStream, input: NonNullable<ExecOptions['stdin']>): Promise<void> {
+  w.on('error', () => {});
+  if (typeof input === 'string' || input instanceof Uint8Array) {
+    w.end(input);
+    return;
+  }
+  try {
+    for await (const chunk of input) {
+      if (!w.write(chunk)) await new Promise<void>((r) => w.once('drain', r));
+    }
+  } catch {
+    // A failing producer closes the input; the process sees end of file.
+  } finally {
+    w.end();
+  }
+}

@@ -19,6 +19,12 @@ export interface ExecOptions {
   onOutput?: (stream: OutputStream, chunk: string) => void;
   /** Cap on the bytes kept in ExecResult.stdout/stderr each (the stream callback still sees all). */
   maxOutputBytes?: number;
+  /**
+   * Standard input, closed at its end (without it the process reads end of file at once). An async
+   * iterable is written as it yields, so a stdio server (an MCP server) can run inside the computer
+   * with `onOutput` as its other half.
+   */
+  stdin?: string | Uint8Array | AsyncIterable<string | Uint8Array>;
 }
 
 export interface ExecResult {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import type { ExecOptions, ExecResult, OutputStream } from '../types.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, OutputCollector, checkUserEnv, finishResult, watchdog } from '../shared.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, OutputCollector, checkUserEnv, feedStdin, finishResult, watchdog } from '../shared.js';
 
 const MARKER = 'AGENTSVC_EXEC';
 
@@ -78,7 +78,14 @@ export async function runExec(t: ExecTarget, command: string, workingDir: string
   // Exec Env only reaches processes in the container; the same names as on the local runner are refused.
   const env = [['HOME', '/workspace'], ...checkUserEnv(o.env), [MARKER, mark]].map(([k, v]) => `${k}=${v}`);
   const exec = await t.api(
-    t.container.exec({ Cmd: ['sh', '-c', WRAPPER, command], AttachStdout: true, AttachStderr: true, WorkingDir: workingDir, Env: env }),
+    t.container.exec({
+      Cmd: ['sh', '-c', WRAPPER, command],
+      AttachStdin: o.stdin !== undefined,
+      AttachStdout: true,
+      AttachStderr: true,
+      WorkingDir: workingDir,
+      Env: env,
+    }),
     'exec create',
   );
   const out = new OutputCollector(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, o.onOutput);
@@ -96,8 +103,9 @@ export async function runExec(t: ExecTarget, command: string, workingDir: string
   t.running.add(kill);
   const dog = watchdog(o, () => void kill());
   try {
-    stream = await t.api(exec.start({ hijack: true, stdin: false }), 'exec start');
+    stream = await t.api(exec.start({ hijack: true, stdin: o.stdin !== undefined }), 'exec start');
     t.docker.modem.demuxStream(stream, sink(out, 'stdout'), sink(out, 'stderr'));
+    if (o.stdin !== undefined) void feedStdin(stream, o.stdin);
     await new Promise((done) => {
       stream!.once('end', done);
       stream!.once('close', done);

@@ -14,6 +14,7 @@ import {
   OutputCollector,
   SandboxRefusal,
   checkUserEnv,
+  feedStdin,
   finishResult,
   readWorkspaceFile,
   removeWorkspace,
@@ -177,19 +178,20 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
   }
 
   /** Start one command, confined when the probe found bubblewrap; the caller tracks the child. */
-  function start(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][]): ChildProcess {
+  function start(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][], withStdin = false): ChildProcess {
     const env = innerEnv(hostRoot, user);
+    const stdin = withStdin ? 'pipe' : 'ignore';
     if (!p.bwrap) {
       const [file, ...args] = inner(command);
       // Unconfined (allowed by the operator): still a scrubbed environment and the limits.
-      return spawn(file, args, { cwd, env: Object.fromEntries(env), detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...spawnId });
+      return spawn(file, args, { cwd, env: Object.fromEntries(env), detached: true, stdio: [stdin, 'pipe', 'pipe'], ...spawnId });
     }
     // The workspace goes in as an open fd: bwrap (nobody, for a root service) needs no path to it.
     const ws = openSync(hostRoot, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
       const extra = p.net ? ['--info-fd', String(FD.info), '--block-fd', String(FD.block)] : [];
       const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra });
-      const stdio = ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : [])] as ('ignore' | 'pipe' | number)[];
+      const stdio = [stdin, 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : [])] as ('ignore' | 'pipe' | number)[];
       const child = spawn(p.bwrap, [...args, ...inner(command)], { cwd: '/', env: BWRAP_ENV, detached: true, stdio, ...spawnId });
       for (const [fd, text] of [
         [FD.passwd, passwdFile(hostRoot)],
@@ -227,8 +229,9 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
 
   async function spawnOne(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][], o: ExecOptions, track?: Set<ChildProcess>): Promise<ExecResult> {
     const started = Date.now();
-    const child = start(p, hostRoot, cwd, command, user);
+    const child = start(p, hostRoot, cwd, command, user, o.stdin !== undefined);
     track?.add(child);
+    if (o.stdin !== undefined && child.stdin) void feedStdin(child.stdin, o.stdin);
     const out = new OutputCollector(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, o.onOutput);
     child.stdout!.on('data', (d: Buffer) => out.push('stdout', d));
     child.stderr!.on('data', (d: Buffer) => out.push('stderr', d));

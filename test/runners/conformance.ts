@@ -227,6 +227,41 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     t.equal((await c.exec('echo still')).stdout, 'still\n', 'a computer held across a reset works again');
   });
 
+  await t.test('stdin: given input is read to its end; none means end of file at once', async (t) => {
+    const c = await runner.acquire(user('stdin'));
+    t.equal((await c.exec('cat', { stdin: 'hello\nworld' })).stdout, 'hello\nworld');
+    t.equal((await c.exec('wc -c', { stdin: Buffer.alloc(300_000, 120) })).stdout.trim(), '300000', 'more than a pipe buffer');
+    const r = await c.exec('cat', { timeoutMs: 5000 });
+    t.same([r.stdout, r.timedOut], ['', false], 'without stdin, cat ends at once');
+    t.equal((await c.exec('head -c 1', { stdin: 'x'.repeat(1_000_000) })).stdout, 'x', 'a process that stops reading early ends normally');
+  });
+
+  await t.test('stdin streamed: a line conversation with a process inside the computer (as a stdio server needs)', async (t) => {
+    const c = await runner.acquire(user('stdio'));
+    let seen = '';
+    let wake: () => void = () => {};
+    const replies: string[] = [];
+    async function* conversation() {
+      for (let i = 1; i <= 3; i++) {
+        yield `ping ${i}\n`;
+        // The next line is written only after the reply to this one came back.
+        while (!seen.includes(`pong ${i}\n`)) await new Promise<void>((r) => (wake = r));
+        replies.push(`pong ${i}`);
+      }
+    }
+    const r = await c.exec('while read -r l; do echo "pong ${l#ping }"; done', {
+      stdin: conversation(),
+      timeoutMs: 15000,
+      onOutput: (stream, chunk) => {
+        if (stream === 'stdout') seen += chunk;
+        wake();
+      },
+    });
+    t.same(replies, ['pong 1', 'pong 2', 'pong 3']);
+    t.equal(r.stdout, 'pong 1\npong 2\npong 3\n');
+    t.equal(r.exitCode, 0);
+  });
+
   await t.test('resets at the same moment as each other and as the service writing into the workspace all succeed', async (t) => {
     const u = user('reset-race');
     const c = await runner.acquire(u);
