@@ -249,7 +249,7 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
         replies.push(`pong ${i}`);
       }
     }
-    const r = await c.exec('while read -r l; do echo "pong ${l#ping }"; done', {
+    const r = await c.exec('while read -r l; do echo "pong $(echo "$l" | cut -d" " -f2)"; done', {
       stdin: conversation(),
       timeoutMs: 15000,
       onOutput: (stream, chunk) => {
