@@ -14,6 +14,7 @@ import { sessionRoutes } from './sessions/routes.js';
 import { EventLog } from './chat/events.js';
 import { EventStore } from './chat/event-store.js';
 import { MemoryBus } from './infra/event-bus.js';
+import { RedisBus } from './infra/redis-bus.js';
 import { TurnStore } from './chat/turn-store.js';
 import { OpenAIModel, type ModelPort } from './chat/model.js';
 import { ToolRegistry } from './tools/registry.js';
@@ -80,8 +81,28 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const sessions = new SessionService(db.em, {
       removeFolder: (userId, sessionId) => removeSessionFolder(config.home, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
     const events = new EventStore(db);
-    const log = new EventLog(events, new MemoryBus(), { ttlHours: config.replayTtlHours, logger });
+    let lastRedisWarning = 0;
+    const bus = config.redisUrl
+      ? new RedisBus(config.redisUrl, (e) => {
+          // ioredis reports every reconnect attempt: one line per 30 s is enough.
+          if (Date.now() - lastRedisWarning < 30_000) return;
+          lastRedisWarning = Date.now();
+          logger.warn({ err: e.message }, 'redis event bus unreachable; reconnecting (events do not cross nodes meanwhile)');
+        })
+      : new MemoryBus();
+    if (bus instanceof RedisBus) {
+      const timeout = new Promise((_, fail) => setTimeout(() => fail(new Error(`REDIS_URL: Redis did not answer within 10 s`)), 10_000).unref());
+      await Promise.race([bus.connected(), timeout]).catch(async (e) => {
+        await bus.close();
+        throw e;
+      });
+      if (config.runner.kind === 'local') {
+        warnings.push('REDIS_URL is set with the local runner: every node must see the same workspaces (AGENTSVC_HOME/workspaces on shared storage), or use the docker runner on one Docker host');
+      }
+    }
+    const log = new EventLog(events, bus, { ttlHours: config.replayTtlHours, logger });
     closers.push(() => log.close());
+    closers.push(() => bus.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new OpenAIModel(config.model);
     const runner =
@@ -127,19 +148,20 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
     const chat = new ChatService({ config, executor, conversation, turns, model, tools, workspaces, prompt });
-    const subs = new Subscriptions(log.bus);
+    const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
     const app = await buildApp({
       config,
       users,
       health: async () => {
-        try {
-          await db.orm.em.getConnection().execute('select 1');
-          return true;
-        } catch {
-          return false;
-        }
+        const database = await db.orm.em
+          .getConnection()
+          .execute('select 1')
+          .then(() => 'ok' as const, () => 'down' as const);
+        const checks: Record<string, 'ok' | 'down'> = { database };
+        if (config.redisUrl) checks.redis = bus.healthy() ? 'ok' : 'down';
+        return { ok: database === 'ok', degraded: checks.redis === 'down', checks };
       },
       logger: logFile ? { level: config.logLevel, file: logFile } : false,
       routes: [

@@ -52,7 +52,8 @@ export class EventLog {
     return Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0);
   }
 
-  emit(sessionId: string, name: string, data: Record<string, unknown> = {}): SessionEvent {
+  /** `publish: false` stores the event without sending it: the caller publishes it later (`publish`). */
+  emit(sessionId: string, name: string, data: Record<string, unknown> = {}, opts: { publish?: boolean } = {}): SessionEvent {
     const last = this.seqs.get(sessionId);
     if (last === undefined) throw new Error(`event log not opened for ${sessionId}`);
     const seq = last + 1;
@@ -61,8 +62,12 @@ export class EventLog {
     this.pending.push(ev);
     if (this.pending.length >= (this.opts.maxBatch ?? 500)) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
-    this.bus.publish(ev);
+    if (opts.publish !== false) this.bus.publish(ev);
     return ev;
+  }
+
+  publish(ev: SessionEvent) {
+    this.bus.publish(ev);
   }
 
   flush(): Promise<void> {

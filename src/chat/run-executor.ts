@@ -2,12 +2,12 @@ import type { Config } from '../config/index.js';
 import { randomToken } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
 import { Errors } from '../server/errors.js';
-import type { EventLog } from './events.js';
+import type { EventLog, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
 import { closeTurn } from './loop.js';
 import { ModelError } from './model.js';
 import { RunState, TurnJournal } from './run-state.js';
-import type { Claimed, OrphanRow, RunStore } from './run-store.js';
+import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, type Patch, type Turn } from './turns.js';
 
@@ -50,6 +50,7 @@ export class RunExecutor {
   private claiming = new Set<string>();
   private lanes = new Map<string, Promise<unknown>>();
   private heartbeat: NodeJS.Timeout | null = null;
+  private offSignal: (() => void) | null = null;
   private closed = false;
 
   constructor(private readonly deps: ExecutorDeps) {}
@@ -57,12 +58,19 @@ export class RunExecutor {
   async start() {
     await this.deps.store.register(this.instanceId);
     await this.recover();
+    // chat:stop received by another node for a run this node owns.
+    this.offSignal = this.deps.log.bus.onSignal((sig) => {
+      if (sig.name !== 'stop') return;
+      const a = this.active.get(String(sig.data.session_id));
+      if (a && a.state.userId === sig.data.user_id) a.abort.abort(new Error('stopped'));
+    });
+    // The lease of this node's runs: renewed every LEASE_RENEW_MS; past STALE_SECONDS any node closes them.
     this.heartbeat = setInterval(() => {
       void this.deps.store
         .heartbeat(this.instanceId)
         .then(() => this.recover())
         .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
-    }, 10_000);
+    }, LEASE_RENEW_MS);
     this.heartbeat.unref();
   }
 
@@ -174,18 +182,27 @@ export class RunExecutor {
     return interrupted ? interruptedEnd : { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed' };
   }
 
-  /** Release the session, send chat:end, flush and forget: one ordered step, whatever fails in it. */
+  /**
+   * End a run in one ordered step, whatever fails in it: chat:end is stored with every event before
+   * it, then the session is released, then chat:end is published. So the next run, on any node,
+   * continues the seq after chat:end, and a client that sends the moment chat:end arrives finds the
+   * session free.
+   */
   private end(entry: ActiveRun, end: RunEnd): Promise<void> {
     const { state } = entry;
     return this.exclusive(state.sessionId, async () => {
       const ctx = { session_id: state.sessionId };
-      await this.deps.store.release(state.sessionId, this.instanceId, end.sessionStatus).catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not release a session'));
+      let ev: SessionEvent | null = null;
       try {
-        state.emit('chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason });
+        ev = this.deps.log.emit(state.sessionId, 'chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason }, { publish: false });
       } catch (e) {
         this.deps.logger.error({ ...errField(e), ...ctx }, 'could not send chat:end');
       }
       await this.deps.log.flush().catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not write events'));
+      await this.deps.store
+        .release(state.sessionId, this.instanceId, end.sessionStatus)
+        .catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not release a session'));
+      if (ev) this.deps.log.publish(ev);
       if (this.active.get(state.sessionId) === entry) this.active.delete(state.sessionId);
       this.deps.log.release(state.sessionId);
     });
@@ -202,9 +219,17 @@ export class RunExecutor {
       await Promise.race([a.ended, new Promise((r) => setTimeout(r, 2000))]);
       return { stopped: true, status: (await this.deps.store.status(userId, sessionId)) ?? 'interrupted' };
     }
-    const status = await this.deps.store.status(userId, sessionId);
+    let status = await this.deps.store.status(userId, sessionId);
     if (!status) throw Errors.notFound('session');
     if (status === 'running') {
+      // Owned by another node: ask every node, and wait (2 s at most) for the owner to end it.
+      this.deps.log.bus.signal({ name: 'stop', data: { session_id: sessionId, user_id: userId } });
+      const until = Date.now() + 2000;
+      while (status === 'running' && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await this.deps.store.status(userId, sessionId)) ?? 'deleted';
+      }
+      if (status !== 'running') return { stopped: true, status };
       const closed = await this.recover();
       if (closed.includes(sessionId)) return { stopped: true, status: 'interrupted' };
     }
@@ -247,9 +272,11 @@ export class RunExecutor {
         state.live.set(turn.id, turn);
         await closeTurn(state, turn, 'interrupted');
       }
-      state.emit('chat:end', { status: 'interrupted', result: null, finish_reason: 'interrupted' });
-      await this.deps.store.release(o.id, marker, 'interrupted');
+      // As a run's own end: stored, released, then published.
+      const ev = this.deps.log.emit(o.id, 'chat:end', { status: 'interrupted', result: null, finish_reason: 'interrupted' }, { publish: false });
       await this.deps.log.flush();
+      await this.deps.store.release(o.id, marker, 'interrupted');
+      this.deps.log.publish(ev);
     } finally {
       this.deps.log.release(o.id);
     }
@@ -260,6 +287,7 @@ export class RunExecutor {
   async close() {
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    this.offSignal?.();
     const runs = [...this.active.values()];
     for (const a of runs) a.abort.abort(new Error('service shutting down'));
     await Promise.all(runs.map((a) => a.ended));

@@ -16,7 +16,12 @@ export interface OrphanRow {
   run_owner: string | null;
 }
 
-/** How long an instance may miss heartbeats (every 10 s) before its runs count as orphaned. */
+/**
+ * Leases (CONTRACT 11): a node renews the lease of its runs (its instance heartbeat) every 5 s; a
+ * run whose lease is older than 30 s is closed by any live node at its next check (every 5 s), so
+ * within about 35 s of its owner's death, without a restart.
+ */
+export const LEASE_RENEW_MS = 5000;
 export const STALE_SECONDS = 30;
 
 /**

@@ -5,31 +5,71 @@ interface Sub {
   socket: AppSocket;
   /** Last seq delivered; live events at or below it are duplicates and dropped. */
   cursor: number;
-  /** Live events held while a replay is being sent. */
+  /** Live events held while a replay is being sent, or while a gap is filled from the log. */
   held: SessionEvent[] | null;
+  /** Unsubscribed: a gap fill still under way sends nothing more. */
+  gone?: boolean;
 }
+
+/** Reads stored events with seq > after (the event log), to fill a gap in live delivery. */
+export type EventFetch = (sessionId: string, after: number, limit: number) => Promise<SessionEvent[]>;
+
+/** How long a gap may wait for the events before it to be stored by the node that runs the session. */
+const GAP_WAIT_MS = 3000;
 
 /**
  * Which local sockets receive which session's events. Delivery is per socket (not a room
  * broadcast) so each subscriber's cursor can guarantee "nothing lost, nothing repeated" across
- * a replay.
+ * a replay. With several nodes, a live event can arrive ahead of ones this node has not seen (they
+ * were published before the subscription, or by another node's connection, and are still on their
+ * way to the log): the socket's later events are held while the missing ones are read from the log.
  */
 export class Subscriptions {
   private bySession = new Map<string, Map<string, Sub>>();
   private bySocket = new Map<string, Set<string>>();
   private off: () => void;
 
-  constructor(bus: EventBus) {
+  constructor(
+    bus: EventBus,
+    private readonly fetch?: EventFetch,
+  ) {
     this.off = bus.subscribe((ev) => this.deliver(ev));
   }
 
   private deliver(ev: SessionEvent) {
     const subs = this.bySession.get(ev.payload.session_id);
     if (!subs) return;
-    for (const sub of subs.values()) {
-      if (sub.held) sub.held.push(ev);
-      else send(sub, ev);
+    for (const sub of subs.values()) this.send(sub, ev);
+  }
+
+  private send(sub: Sub, ev: SessionEvent) {
+    if (sub.held) {
+      sub.held.push(ev);
+      return;
     }
+    if (ev.payload.seq <= sub.cursor) return;
+    if (this.fetch && ev.payload.seq > sub.cursor + 1) {
+      sub.held = [ev];
+      void this.fill(sub, ev.payload.session_id);
+      return;
+    }
+    emit(sub, ev);
+  }
+
+  /** Read the events between the cursor and the first held one from the log, then send the held ones. */
+  private async fill(sub: Sub, sessionId: string) {
+    const deadline = Date.now() + GAP_WAIT_MS;
+    for (;;) {
+      const target = (sub.held?.[0]?.payload.seq ?? 0) - 1;
+      if (sub.gone || sub.cursor >= target || Date.now() > deadline) break;
+      const got = await (this.fetch as EventFetch)(sessionId, sub.cursor, Math.min(target - sub.cursor, 1000)).catch(() => []);
+      for (const e of got) if (!sub.gone && e.payload.seq === sub.cursor + 1 && e.payload.seq <= target) emit(sub, e);
+      if (sub.cursor < target && got.length === 0) await new Promise((r) => setTimeout(r, 25));
+    }
+    // Past the deadline the missing events were never stored (their node died first): go on.
+    const held = sub.held ?? [];
+    sub.held = null;
+    if (!sub.gone) for (const e of held) this.send(sub, e);
   }
 
   /** Start holding live events for this socket; returns a function that finishes the subscription. */
@@ -42,12 +82,12 @@ export class Subscriptions {
     if (!mine) this.bySocket.set(socket.id, (mine = new Set()));
     mine.add(sessionId);
     return {
-      replay: (events: SessionEvent[]) => events.forEach((ev) => send(sub, ev)),
+      replay: (events: SessionEvent[]) => events.forEach((ev) => ev.payload.seq > sub.cursor && emit(sub, ev)),
       setCursor: (seq: number) => (sub.cursor = seq),
       live: () => {
         const held = sub.held ?? [];
         sub.held = null;
-        held.forEach((ev) => send(sub, ev));
+        for (const ev of held) this.send(sub, ev);
       },
     };
   }
@@ -63,6 +103,8 @@ export class Subscriptions {
     for (const sid of sessionId ? [sessionId] : [...mine]) {
       mine.delete(sid);
       const subs = this.bySession.get(sid);
+      const sub = subs?.get(socketId);
+      if (sub) sub.gone = true;
       subs?.delete(socketId);
       if (subs && !subs.size) this.bySession.delete(sid);
     }
@@ -76,8 +118,7 @@ export class Subscriptions {
   }
 }
 
-function send(sub: Sub, ev: SessionEvent) {
-  if (ev.payload.seq <= sub.cursor) return;
+function emit(sub: Sub, ev: SessionEvent) {
   sub.cursor = ev.payload.seq;
   sub.socket.emit(ev.name, ev.payload);
 }

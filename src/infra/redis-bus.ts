@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { EventBus, SessionEvent } from './event-bus.js';
+import type { EventBus, NodeSignal, SessionEvent } from './event-bus.js';
 
 const CHANNEL = 'agentsvc:events';
+const SIGNALS = 'agentsvc:signals';
+const MAX_QUEUED = 100_000;
 
 /**
  * The event bus across nodes, on Redis pub/sub. A publish reaches this node's subscribers at once
@@ -12,25 +14,34 @@ const CHANNEL = 'agentsvc:events';
 export class RedisBus implements EventBus {
   private readonly node = randomUUID();
   private fns = new Set<(ev: SessionEvent) => void>();
+  private signals = new Set<(sig: NodeSignal) => void>();
   private pub: Redis;
   private sub: Redis;
   private ready: Promise<unknown>;
+  private queued = 0;
 
   constructor(url: string, onError: (e: Error) => void = () => {}) {
     this.pub = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
     this.sub = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
     this.pub.on('error', onError);
     this.sub.on('error', onError);
-    this.sub.on('message', (_channel: string, raw: string) => {
-      let msg: { node: string; ev: SessionEvent };
+    this.sub.on('message', (channel: string, raw: string) => {
+      let msg: { node: string; ev?: SessionEvent; sig?: NodeSignal };
       try {
         msg = JSON.parse(raw);
       } catch {
         return;
       }
-      if (msg.node !== this.node) this.deliver(msg.ev);
+      if (msg.node === this.node) return;
+      if (channel === CHANNEL && msg.ev) this.deliver(msg.ev);
+      else if (channel === SIGNALS && msg.sig) for (const fn of this.signals) fn(msg.sig);
     });
-    this.ready = this.sub.subscribe(CHANNEL);
+    this.ready = this.sub.subscribe(CHANNEL, SIGNALS);
+  }
+
+  /** Both connections up: events and signals cross nodes. */
+  healthy(): boolean {
+    return this.pub.status === 'ready' && this.sub.status === 'ready';
   }
 
   /** Resolves once this node receives other nodes' events. */
@@ -44,7 +55,31 @@ export class RedisBus implements EventBus {
 
   publish(ev: SessionEvent) {
     this.deliver(ev);
-    void this.pub.publish(CHANNEL, JSON.stringify({ node: this.node, ev })).catch(() => {});
+    this.send(CHANNEL, { node: this.node, ev });
+  }
+
+  signal(sig: NodeSignal) {
+    for (const fn of this.signals) fn(sig);
+    this.send(SIGNALS, { node: this.node, sig });
+  }
+
+  /**
+   * While Redis is away, ioredis queues what is published and sends it on reconnect (other nodes
+   * then catch up; their subscribers fill any gap from the event log). The queue is bounded: past
+   * MAX_QUEUED, messages for other nodes are dropped, never this node's memory.
+   */
+  private send(channel: string, msg: unknown) {
+    if (this.queued >= MAX_QUEUED) return;
+    this.queued++;
+    this.pub
+      .publish(channel, JSON.stringify(msg))
+      .catch(() => {})
+      .finally(() => this.queued--);
+  }
+
+  onSignal(fn: (sig: NodeSignal) => void) {
+    this.signals.add(fn);
+    return () => this.signals.delete(fn);
   }
 
   subscribe(fn: (ev: SessionEvent) => void) {
@@ -54,6 +89,8 @@ export class RedisBus implements EventBus {
 
   async close() {
     this.fns.clear();
-    await Promise.allSettled([this.sub.quit(), this.pub.quit()]);
+    this.signals.clear();
+    // quit() waits for a reply that never comes while Redis is unreachable: then just disconnect.
+    await Promise.allSettled([this.sub, this.pub].map((c) => (c.status === 'ready' ? c.quit() : c.disconnect())));
   }
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
 import { RateLimiter } from './rate-limit.js';
 import { installErrorHandler } from './error-handler.js';
-import { metaRoutes } from './meta-routes.js';
+import { type HealthReport, metaRoutes } from './meta-routes.js';
 
 export interface RouteModule {
   // biome-ignore lint/suspicious/noExplicitAny: each route plugin has its own options type; the list holds them together
@@ -17,7 +17,7 @@ export interface RouteModule {
 export interface AppDeps {
   config: Config;
   users: Authenticator;
-  health: () => Promise<boolean>;
+  health: () => Promise<HealthReport>;
   /** Domain route plugins, registered after auth, each with its own dependencies. */
   routes?: RouteModule[];
   logger?: FastifyServerOptions['logger'];

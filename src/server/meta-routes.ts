@@ -3,7 +3,14 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { publicRoute } from './auth.js';
 
-const Health = z.object({ status: z.string() });
+const Health = z.object({ status: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down'])).optional() });
+
+/** What the service reports of itself: down database = 503; down Redis = 200 `degraded` (local sessions still work). */
+export interface HealthReport {
+  ok: boolean;
+  degraded?: boolean;
+  checks: Record<string, 'ok' | 'down'>;
+}
 const PublicConfig = z.object({
   errorTrackingDsn: z.string(),
   analyticsKey: z.string(),
@@ -20,11 +27,11 @@ const Models = z.object({
   models: z.array(z.object({ id: z.string(), name: z.string(), context_window: z.number().int() })),
 });
 
-export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => Promise<boolean> }> = async (app, { config, health }) => {
+export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => Promise<HealthReport> }> = async (app, { config, health }) => {
   const healthHandler = async (_req: unknown, reply: { code(n: number): unknown }) => {
-    const ok = await health();
-    if (!ok) reply.code(503);
-    return { status: ok ? 'ok' : 'degraded' };
+    const h = await health();
+    if (!h.ok) reply.code(503);
+    return { status: h.ok && !h.degraded ? 'ok' : 'degraded', checks: h.checks };
   };
   app.get('/api/health', { config: publicRoute, schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);
   app.get('/healthz', { config: publicRoute, schema: { tags: ['meta'], response: { 200: Health, 503: Health } } }, healthHandler);

@@ -21,6 +21,19 @@ function conformance(name: string, make: () => Promise<EventBus>) {
     t.equal(a.length, 500, 'no event after unsubscribe');
     t.equal(b.at(-1), 501);
   });
+
+  t.test(`${name}: a signal reaches this node's listeners; healthy when connected`, async (t) => {
+    const bus = await make();
+    t.teardown(() => bus.close());
+    const got: unknown[] = [];
+    const off = bus.onSignal((s) => got.push(s));
+    bus.signal({ name: 'stop', data: { session_id: 's1' } });
+    t.same(got, [{ name: 'stop', data: { session_id: 's1' } }]);
+    off();
+    bus.signal({ name: 'stop', data: {} });
+    t.equal(got.length, 1, 'no signal after unsubscribe');
+    t.ok(bus.healthy());
+  });
 }
 
 conformance('memory', async () => new MemoryBus());
@@ -57,5 +70,28 @@ if (!url) {
         t.same(seqs, Array.from({ length: 300 }, (_, i) => i + 1), `${name}: session ${s} in order`);
       }
     }
+  });
+
+  t.test('redis: a signal from one node reaches the other once', async (t) => {
+    const [n1, n2] = await Promise.all([redis(), redis()]);
+    t.teardown(() => Promise.all([n1.close(), n2.close()]));
+    const on1: unknown[] = [];
+    const on2: unknown[] = [];
+    n1.onSignal((s) => on1.push(s.data.n));
+    n2.onSignal((s) => on2.push(s.data.n));
+    n1.signal({ name: 'stop', data: { n: 1 } });
+    const deadline = Date.now() + 3000;
+    while (on2.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    t.same(on1, [1], 'the sender once');
+    t.same(on2, [1], 'the other node once');
+  });
+
+  t.test('redis: healthy() follows the connection', async (t) => {
+    const bus = new RedisBus('redis://127.0.0.1:1', () => {});
+    t.teardown(() => bus.close());
+    await new Promise((r) => setTimeout(r, 200));
+    t.notOk(bus.healthy(), 'not healthy when Redis is unreachable');
+    bus.publish(ev('x', 1));
   });
 }
