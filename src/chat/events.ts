@@ -4,6 +4,8 @@ import type { EventStore } from './event-store.js';
 
 export type { SessionEvent } from '../infra/event-bus.js';
 
+const MAX_SEEN = 100_000;
+
 /**
  * Session events: every event gets the session's next `seq`, is published at once to live
  * subscribers, and is written to session_events in batches (one multi-row insert per flush), so a
@@ -16,6 +18,13 @@ export class EventLog {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private purgeTimer: NodeJS.Timeout;
+  /**
+   * The highest seq seen on the bus for sessions whose run is under way (on any node), until their
+   * chat:end. Published events reach the log a few ms later; when an owner dies in between, the
+   * node that closes its run continues after what clients saw, not after what was stored.
+   */
+  private seen = new Map<string, number>();
+  private offBus: () => void;
 
   constructor(
     private readonly store: EventStore,
@@ -24,13 +33,20 @@ export class EventLog {
   ) {
     this.purgeTimer = setInterval(() => void this.purge().catch(() => {}), 3600_000);
     this.purgeTimer.unref();
+    this.offBus = bus.subscribe((ev) => {
+      const sid = ev.payload.session_id;
+      this.seen.delete(sid);
+      if (ev.name === 'chat:end') return;
+      this.seen.set(sid, ev.payload.seq);
+      if (this.seen.size > MAX_SEEN) this.seen.delete(this.seen.keys().next().value as string);
+    });
   }
 
   /** Load the session's last seq; required before emitting for a session this process did not start. */
   async open(sessionId: string): Promise<number> {
     const known = this.seqs.get(sessionId);
     if (known !== undefined) return known;
-    const seq = Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0);
+    const seq = Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0, this.seen.get(sessionId) ?? 0);
     this.seqs.set(sessionId, seq);
     return seq;
   }
@@ -120,6 +136,7 @@ export class EventLog {
 
   async close() {
     clearInterval(this.purgeTimer);
+    this.offBus();
     await this.flush();
   }
 }

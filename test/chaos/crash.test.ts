@@ -2,11 +2,10 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { io as connect, type Socket } from 'socket.io-client';
-import { startFakeModel } from '../fixtures/fake-model.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
-import { kill, startUp, type UpProcess } from '../helpers/cli.js';
+import { kill } from '../helpers/cli.js';
 import { deadline, sleep, transcriptProblems, type Api } from '../helpers/chaos.js';
+import { boot, type Running, withModel as withRouter } from '../helpers/nodes.js';
 
 /**
  * SIGKILL of a real `agentsvc up` in the middle of 20 chats (tools running, streams, a pending
@@ -14,6 +13,8 @@ import { deadline, sleep, transcriptProblems, type Api } from '../helpers/chaos.
  * result, every turn that had ended is still stored, and the question can still be answered.
  * Second variant: embedded PostgreSQL killed together with `up`, restarted at once.
  */
+
+const withModel = (t: { teardown(fn: () => unknown): void }) => withRouter(t, router).then(({ home, env }) => ({ home, env: { ...env, AGENTSVC_HOME: home } }));
 
 const Q = { questions: [{ question: 'Go on?', options: [{ label: 'yes' }, { label: 'no' }] }] };
 
@@ -29,42 +30,6 @@ function router(body: any) {
   if (first === 'ask') return { toolCalls: [{ name: 'AskUserQuestion', args: Q }] };
   if (first === 'agent') return { toolCalls: [{ name: 'Agent', args: { description: 'a', prompt: 'alpha' } }, { name: 'Agent', args: { description: 'b', prompt: 'beta' } }] };
   return { text: ['quick ', 'answer'] };
-}
-
-interface Running {
-  up: UpProcess;
-  key: string;
-  api: Api;
-  socket: () => Promise<Socket>;
-}
-
-async function boot(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Promise<Running> {
-  const up = await startUp(env);
-  t.teardown(() => kill(up.child, 'SIGKILL'));
-  const key = readFileSync(join(env.AGENTSVC_HOME, 'admin.key'), 'utf8').trim();
-  const api: Api = (path, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set('authorization', `Bearer ${key}`);
-    if (init.json !== undefined) headers.set('content-type', 'application/json');
-    return fetch(up.url + path, { ...init, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body, signal: AbortSignal.timeout(10_000) });
-  };
-  const socket = async () => {
-    const s = connect(up.url, { auth: { token: key }, transports: ['websocket'], reconnection: false, forceNew: true });
-    t.teardown(() => s.disconnect());
-    await deadline(new Promise<void>((r) => s.once('connect', () => r())), 10_000, 'socket connect');
-    return s;
-  };
-  return { up, key, api, socket };
-}
-
-/** A fake model answering by `router`, and a fresh AGENTSVC_HOME; both removed at teardown. */
-async function withModel(t: { teardown(fn: () => unknown): void }) {
-  const model = await startFakeModel();
-  t.teardown(() => model.close());
-  model.fallback = router;
-  const home = mkdtempSync(join(tmpdir(), 'agentsvc-crash-'));
-  t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  return { home, env: { AGENTSVC_HOME: home, OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: 'test', AGENTSVC_MODEL: 'fake-model' } };
 }
 
 async function noneRunning(api: Api, sids: string[], ms: number): Promise<{ left: string[]; waited: number }> {

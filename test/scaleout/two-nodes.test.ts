@@ -1,0 +1,199 @@
+import t from 'tap';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { Socket } from 'socket.io-client';
+import { freshDatabaseUrl } from '../helpers/db.js';
+import { kill } from '../helpers/cli.js';
+import { deadline, seqProblems, sleep } from '../helpers/chaos.js';
+import { boot, modelEnv, socketTo, tempHome, type Running } from '../helpers/nodes.js';
+import { startFakeModel } from '../fixtures/fake-model.js';
+
+/**
+ * Scale-out (CONTRACT 11): two real `agentsvc up` processes on one PostgreSQL and one Redis (a
+ * redis-server this test starts, so it can restart it). A client on either node sees every run.
+ */
+
+const CI = process.env.CI === 'true';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server on `port` that the test can kill and start again. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG')) return child;
+    await sleep(50);
+  }
+  throw new Error('redis-server did not start');
+}
+
+type Ev = { name: string; payload: any };
+
+/** Every event of `sid` this socket receives. */
+function recorder(sock: Socket, sid: string): Ev[] {
+  const got: Ev[] = [];
+  sock.onAny((name, payload) => payload?.session_id === sid && got.push({ name, payload }));
+  return got;
+}
+
+const until = (what: string, ok: () => boolean, ms = 20_000) =>
+  deadline(
+    (async () => {
+      while (!ok()) await sleep(20);
+    })(),
+    ms,
+    what,
+  );
+const deltas = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_content').length;
+const ended = (evs: Ev[]) => evs.find((e) => e.name === 'chat:end');
+
+if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
+  if (CI) t.fail('redis-server is not installed: CI must run the two-node test');
+  else t.comment('skipped two-node test: redis-server not installed');
+} else {
+  t.test('two nodes on one PostgreSQL and one Redis', async (t) => {
+    const model = await startFakeModel();
+    t.teardown(() => model.close());
+    // Routes on the session's last user message: slow-* streams for ~12 s, anything else answers at once.
+    model.fallback = (body: any) => {
+      const last = [...body.messages].reverse().find((m: any) => m.role === 'user').content as string;
+      if (last.startsWith('slow')) return { text: Array.from({ length: 400 }, (_, i) => `w${i} `), delayMs: 30 };
+      return { text: ['quick ', 'answer ', last] };
+    };
+    const redisPort = await freePort();
+    let redis = await startRedis(redisPort);
+    t.teardown(() => kill(redis, 'SIGKILL'));
+    const shared = { ...modelEnv(model), DATABASE_URL: await freshDatabaseUrl(t), REDIS_URL: `redis://127.0.0.1:${redisPort}` };
+    const a = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) });
+    // Node B shares the database, so user admin exists: it uses the key node A wrote.
+    const b = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) }, a.key);
+    t.comment(`node A listening after ${a.up.startMs} ms, node B after ${b.up.startMs} ms`);
+    const newSession = async (node: Running) => (await (await node.api('/api/sessions', { method: 'POST', json: {} })).json()).session_id as string;
+    const sockA = await a.socket();
+    const sockB = await b.socket();
+
+    await t.test('a chat sent through A streams live to a client on B, same events, one seq sequence', async (t) => {
+      const sid = await newSession(a);
+      const onA = recorder(sockA, sid);
+      const onB = recorder(sockB, sid);
+      await sockA.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid });
+      t.same(await sockB.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid }), { ok: true, session_id: sid });
+      t.equal((await sockA.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'hello' })).ok, true);
+      await until('chat:end on B', () => !!ended(onB));
+      await until('chat:end on A', () => !!ended(onA));
+      t.same(seqProblems(onB.map((e) => e.payload.seq), 'B'), [], 'B: seq 1, 2, 3… with no gap or repeat');
+      t.same(onB, onA, 'B received exactly what A sent to its own client');
+      t.equal(onB[0].payload.seq, 1);
+      t.match(ended(onB), { payload: { status: 'completed' } });
+
+      const replay = await b.socket();
+      const got = recorder(replay, sid);
+      await replay.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid, since_seq: 0 });
+      await until('replay on B', () => got.length >= onA.length);
+      t.same(got, onA, 'replay on B from since_seq 0 is the run as streamed');
+    });
+
+    await t.test('SESSION_BUSY and chat:stop across nodes; the next run, on B, continues the seq', async (t) => {
+      const sid = await newSession(a);
+      const onA = recorder(sockA, sid);
+      const onB = recorder(sockB, sid);
+      await sockA.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid });
+      await sockB.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid });
+      t.equal((await sockA.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'slow one' })).ok, true);
+      await until('the run on A streaming to B', () => deltas(onB) >= 5);
+      const busy = await sockB.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'me too' });
+      t.match(busy, { ok: false, error: { code: 'SESSION_BUSY' } }, 'a send on B while A runs the session');
+      const t0 = Date.now();
+      const stop = await sockB.timeout(10_000).emitWithAck('chat:stop', { session_id: sid });
+      await until('chat:end after the stop', () => !!ended(onB), 5000);
+      const ms = Date.now() - t0;
+      t.comment(`chat:stop on B -> chat:end of the run on A: ${ms} ms`);
+      t.ok(ms <= 2000, `stopped within 2 s (${ms} ms)`);
+      t.match(stop, { ok: true });
+      t.match(ended(onB), { payload: { status: 'interrupted' } });
+      t.equal((await (await b.api(`/api/sessions/${sid}`)).json()).status, 'interrupted');
+      await until('chat:end on A', () => !!ended(onA));
+
+      const before = onA.length;
+      t.equal((await sockB.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'again' })).ok, true, 'B runs the next chat');
+      await until('second chat:end on A', () => onA.filter((e) => e.name === 'chat:end').length === 2);
+      t.equal(onA[before].payload.seq, onA[before - 1].payload.seq + 1, 'the run on B starts right after the run on A');
+      t.same(seqProblems(onA.map((e) => e.payload.seq), 'A'), [], 'one seq sequence across both runs');
+      t.same(onB, onA);
+    });
+
+    await t.test('a key revoked through A disconnects its socket on B', async (t) => {
+      const created = await (await a.api('/api/user/api-keys/', { method: 'POST', json: { name: 'short-lived' } })).json();
+      const sock = await socketTo(t, b.up.url, created.plaintext);
+      let gone = false;
+      sock.on('disconnect', () => (gone = true));
+      t.equal((await a.api(`/api/user/api-keys/${created.key.id}`, { method: 'DELETE' })).status, 204);
+      await until('disconnect on B', () => gone, 10_000);
+      t.ok(gone, 'disconnected');
+    });
+
+    await t.test('Redis restarts mid-run: health says so, streaming resumes, nothing lost on B', async (t) => {
+      const sid = await newSession(a);
+      const onB = recorder(sockB, sid);
+      await sockB.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid });
+      t.equal((await sockA.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'slow two' })).ok, true);
+      await until('streaming to B', () => deltas(onB) >= 5);
+      await kill(redis, 'SIGKILL');
+      const health = async (node: Running) => {
+        const r = await node.api('/api/health');
+        return { code: r.status, body: await r.json() };
+      };
+      let hA = await health(a);
+      for (let i = 0; i < 50 && hA.body.status !== 'degraded'; i++) {
+        await sleep(100);
+        hA = await health(a);
+      }
+      t.match(hA, { code: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'down' } } }, 'A: 200 degraded, redis down');
+      t.match(await health(b), { code: 200, body: { status: 'degraded' } }, 'B too');
+      await sleep(1000);
+      redis = await startRedis(redisPort);
+      let ok = false;
+      for (let i = 0; i < 100 && !ok; i++) {
+        ok = (await health(a)).body.status === 'ok' && (await health(b)).body.status === 'ok';
+        if (!ok) await sleep(100);
+      }
+      t.ok(ok, 'both nodes report ok once Redis is back');
+      await until('chat:end on B', () => !!ended(onB), 30_000);
+      t.match(ended(onB), { payload: { status: 'completed' } }, 'the run finished on A and B heard the end');
+      t.same(seqProblems(onB.map((e) => e.payload.seq), 'B'), [], 'B got every event once, in order (gaps filled from the log)');
+      t.equal(deltas(onB), 400, 'every text delta');
+    });
+
+    await t.test('SIGKILL of A mid-run: B closes the run, without a restart', async (t) => {
+      const sid = await newSession(a);
+      const onB = recorder(sockB, sid);
+      await sockB.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid });
+      t.equal((await sockA.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'slow three' })).ok, true);
+      await until('streaming to B', () => deltas(onB) >= 5);
+      const t0 = Date.now();
+      await kill(a.up.child, 'SIGKILL');
+      await until('chat:end from B', () => !!ended(onB), 60_000);
+      const ms = Date.now() - t0;
+      t.comment(`owner killed -> run closed by the other node: ${ms} ms`);
+      t.match(ended(onB), { payload: { status: 'interrupted' } });
+      const seqs = onB.map((e) => e.payload.seq);
+      t.ok(
+        seqs.every((s, i) => i === 0 || s > seqs[i - 1]),
+        'seqs only grow (the closing event comes after every event clients saw)',
+      );
+      t.equal((await (await b.api(`/api/sessions/${sid}`)).json()).status, 'interrupted');
+      t.equal((await sockB.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'after the crash' })).ok, true, 'the session works on B');
+      await until('the next run on B', () => onB.filter((e) => e.name === 'chat:end').length === 2);
+      t.match(onB.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+    });
+  });
+}
