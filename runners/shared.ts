@@ -23,9 +23,14 @@ export function checkUserId(userId: string): string {
   return userId;
 }
 
-/** Host folder of a user's computer workspace (same layout as src/files/paths.ts). */
-export function workspaceHostDir(home: string, userId: string): string {
-  return join(home, 'workspaces', checkUserId(userId));
+/** Host folder of a user's computer workspace under the workspaces root (same layout as src/files/paths.ts). */
+export function workspaceHostDir(root: string, userId: string): string {
+  return join(root, checkUserId(userId));
+}
+
+/** The workspaces root: AGENTSVC_WORKSPACES, else <home>/workspaces. */
+export function workspacesRoot(opts: { home: string; workspaces?: string }): string {
+  return resolve(opts.workspaces ?? join(opts.home, 'workspaces'));
 }
 
 export class WorkspacePathError extends Error {

@@ -79,7 +79,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   try {
     const users = new UserService(db.em);
     const sessions = new SessionService(db.em, {
-      removeFolder: (userId, sessionId) => removeSessionFolder(config.home, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
+      removeFolder: (userId, sessionId) => removeSessionFolder(config.workspaces, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
     const events = new EventStore(db);
     let lastRedisWarning = 0;
     const bus = config.redisUrl
@@ -96,8 +96,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         await bus.close();
         throw e;
       });
-      if (config.runner.kind === 'local') {
-        warnings.push('REDIS_URL is set with the local runner: every node must see the same workspaces (AGENTSVC_HOME/workspaces on shared storage), or use the docker runner on one Docker host');
+      if (config.runner.kind === 'local' && config.workspaces === join(config.home, 'workspaces')) {
+        warnings.push(
+          `REDIS_URL is set with the local runner and the workspaces in this node's own home (${config.workspaces}): ` +
+            'other nodes do not see its files; set AGENTSVC_WORKSPACES to a folder on storage every node shares',
+        );
       }
     }
     const log = new EventLog(events, bus, { ttlHours: config.replayTtlHours, logger });
@@ -109,6 +112,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       config.runner.kind === 'docker'
         ? createRunner('docker', {
             home: config.home,
+            workspaces: config.workspaces,
             image: config.runner.image,
             dockerHost: config.runner.dockerHost,
             memoryBytes: config.runner.memoryBytes,
@@ -117,7 +121,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             idleStopMs: config.runner.idleMs,
             network: config.runner.network,
           })
-        : createRunner('local', { home: config.home, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
+        : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
     closers.push(() => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
@@ -134,7 +138,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(basePrompt);
     prompt.add(planningPrompt);
     await loadPlugins(config.plugins, { registry: tools, prompt }, config, (m) => warnings.push(m));
-    const workspaces = new Workspaces(config.home, runner);
+    const workspaces = new Workspaces(config.workspaces, runner);
     const clearMemo = async (userId: string) => {
       let n = 0;
       for (const id of await sessions.idsOf(userId)) {

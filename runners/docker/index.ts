@@ -9,12 +9,14 @@ import { chmod, chown, mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
-import { readWorkspaceFile, removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, writeWorkspaceFile, type Owner } from '../shared.js';
+import { readWorkspaceFile, removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, writeWorkspaceFile, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
 
 export interface DockerRunnerOptions {
-  /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> on the daemon's host. */
+  /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> on the daemon's host unless `workspaces` is given. */
   home: string;
+  /** The workspaces root (AGENTSVC_WORKSPACES): several nodes of one install on one daemon share it, and their computers. */
+  workspaces?: string;
   /** Image of the computers (runners/docker/Dockerfile builds the production one). */
   image: string;
   /** Default: dockerHost, else DOCKER_HOST, else the local socket. */
@@ -36,7 +38,7 @@ export interface DockerRunnerOptions {
 
 export const LABEL_MANAGED = 'agentsvc.managed';
 export const LABEL_USER = 'agentsvc.user';
-/** Hash of the service home: two installs sharing one daemon never adopt each other's containers. */
+/** Hash of the workspaces root: two installs sharing one daemon never adopt each other's containers; nodes of one install do. */
 export const LABEL_HOME = 'agentsvc.home';
 const ROOT = '/workspace';
 
@@ -74,8 +76,8 @@ function status(e: unknown): number | undefined {
 export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   const docker = opts.docker ?? dockerFrom(opts.dockerHost);
   const where = describe(docker);
-  const home = resolve(opts.home);
-  const homeTag = createHash('sha256').update(home).digest('hex').slice(0, 12);
+  const root = workspacesRoot(opts);
+  const homeTag = createHash('sha256').update(root).digest('hex').slice(0, 12);
   const apiMs = opts.apiTimeoutMs ?? 5000;
   const idleStopMs = opts.idleStopMs ?? 30 * 60 * 1000;
   const boxes = new Map<string, Promise<Box>>();
@@ -163,10 +165,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     if (p) return p;
     p = (async () => {
       await reachable();
-      const hostRoot = workspaceHostDir(home, userId);
+      const hostRoot = workspaceHostDir(root, userId);
       // Private: the daemon binds the workspace; nobody else on the host needs to list or enter it.
-      await mkdir(join(home, 'workspaces'), { recursive: true, mode: 0o700 });
-      await chmod(join(home, 'workspaces'), 0o700);
+      await mkdir(root, { recursive: true, mode: 0o700 });
+      await chmod(root, 0o700);
       await mkdir(hostRoot, { recursive: true, mode: 0o700 });
       const [found] = await findContainers(userId);
       const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot);
@@ -275,13 +277,13 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       };
     },
     async reset(userId) {
-      const hostRoot = workspaceHostDir(home, userId);
+      const hostRoot = workspaceHostDir(root, userId);
       await reachable();
       const removed = await removeAll(userId);
       return { removed_containers: removed, removed_volume: await removeWorkspace(hostRoot) };
     },
     async version(userId): Promise<ComputerVersion> {
-      workspaceHostDir(home, userId);
+      workspaceHostDir(root, userId);
       await reachable();
       const image = await api(docker.getImage(opts.image).inspect(), 'inspect image').catch(() => null);
       const [c] = await findContainers(userId);
@@ -293,7 +295,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       return { upgrade_available: true, reason: 'the configured image differs from the computer\'s: upgrade recreates it, keeping the workspace', current_version, target_version };
     },
     async upgrade(userId) {
-      workspaceHostDir(home, userId);
+      workspaceHostDir(root, userId);
       await reachable();
       const removed = await removeAll(userId);
       await box(userId);

@@ -21,6 +21,7 @@ import {
   resolveCwd,
   watchdog,
   workspaceHostDir,
+  workspacesRoot,
   writeWorkspaceFile,
   type Owner,
 } from '../shared.js';
@@ -28,8 +29,10 @@ import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, confineArgs, groupFile, hostId
 import { attachNetwork, type NetTools } from './net.js';
 
 export interface LocalRunnerOptions {
-  /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user>. */
+  /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> unless `workspaces` is given. */
   home: string;
+  /** The workspaces root (AGENTSVC_WORKSPACES), e.g. shared storage for several nodes. */
+  workspaces?: string;
   /** Give confined commands network access through pasta (default false). */
   network?: boolean;
   /** bwrap binary; undefined = look it up on PATH, null = never confine. */
@@ -68,7 +71,8 @@ async function chownTree(dir: string, o: Owner): Promise<void> {
 
 interface Probe {
   bwrap: string | null;
-  home: string;
+  /** The workspaces root, real path. */
+  root: string;
   check: RunnerCheck;
   /** Why commands are refused, when they are. */
   refusal?: string;
@@ -103,23 +107,23 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
 
   function probe(): Promise<Probe> {
     probed ??= (async () => {
-      const ws = join(opts.home, 'workspaces');
+      const ws = workspacesRoot(opts);
       // Private: only the service lists it. A root service's bwrap (nobody) must still traverse it to
       // bind a workspace (each workspace is 0700 and nobody's), hence 0711 then.
       const mode = id.root ? 0o711 : 0o700;
       await mkdir(ws, { recursive: true, mode });
       await chmod(ws, mode);
-      const home = await realpath(resolve(opts.home));
+      const root = await realpath(ws);
       const fallback = (why: string): Probe => {
         if (opts.allowUnconfined) {
           return {
             bwrap: null,
-            home,
+            root,
             check: { ok: true, warning: `UNCONFINED: ${why}; AGENTSVC_ALLOW_UNCONFINED=1 lets every command run as ${id.root ? 'nobody' : 'the service user'} with no sandbox` },
           };
         }
         const refusal = `${why}: commands are refused (install bubblewrap 0.8 or newer and allow user namespaces, or set AGENTSVC_ALLOW_UNCONFINED=1 to run them unconfined)`;
-        return { bwrap: null, home, refusal, check: { ok: false, error: refusal } };
+        return { bwrap: null, root, refusal, check: { ok: false, error: refusal } };
       };
       if (opts.bwrapPath === null) return fallback('bubblewrap disabled');
       const bwrap = opts.bwrapPath ?? onPath('bwrap');
@@ -135,7 +139,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
           );
         net = { pasta, nsenter, ip };
       }
-      const p: Probe = { bwrap, home, net, check: { ok: true } };
+      const p: Probe = { bwrap, root, net, check: { ok: true } };
       // Run the real thing once: bwrap may be installed yet refused (no user namespaces, seccomp).
       const tryIt = async () => {
         const dir = join(ws, '.probe');
@@ -150,12 +154,12 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       let r = await tryIt();
       let rootNote = '';
       if (r.exitCode !== 0 && id.root) {
-        // nobody cannot traverse to AGENTSVC_HOME (e.g. under /root): bwrap runs as root then.
+        // nobody cannot traverse to the workspaces (e.g. under /root): bwrap runs as root then.
         owner = undefined;
         spawnId = {};
         r = await tryIt();
-        rootNote = `the service runs as root and ${home} is not reachable by nobody, so sandboxed commands map to host root and RLIMIT_NPROC is not ` +
-          `enforced (run the service as a non-root user, or let nobody traverse AGENTSVC_HOME)`;
+        rootNote = `the service runs as root and ${root} is not reachable by nobody, so sandboxed commands map to host root and RLIMIT_NPROC is not ` +
+          `enforced (run the service as a non-root user, or let nobody traverse the folders above it)`;
       }
       if (r.exitCode !== 0) return fallback(`bubblewrap not usable (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
       const as = owner ? ' (nobody on the host)' : id.root ? ' (host root)' : '';
@@ -293,7 +297,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       return (await probe()).check;
     },
     async acquire(userId): Promise<Computer> {
-      const hostRoot = workspaceHostDir((await probe()).home, userId);
+      const hostRoot = workspaceHostDir((await probe()).root, userId);
       await prepare(hostRoot);
       // Local processes see the host filesystem, so the computer's root is the host folder itself.
       return {
@@ -310,7 +314,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       };
     },
     async reset(userId) {
-      const hostRoot = workspaceHostDir((await probe()).home, userId);
+      const hostRoot = workspaceHostDir((await probe()).root, userId);
       for (const child of running.get(userId) ?? []) killGroup(child);
       return { removed_containers: 0, removed_volume: await removeWorkspace(hostRoot) };
     },

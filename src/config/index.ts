@@ -27,6 +27,7 @@ const url = (protocols: string[]) =>
 /** Setting name (environment variable) -> schema and default. */
 const settings = {
   AGENTSVC_HOME: z.string().min(1).default(join(homedir(), '.agentsvc')),
+  AGENTSVC_WORKSPACES: z.string().min(1).optional(),
   AGENTSVC_HOST: z.string().min(1).default('127.0.0.1'),
   AGENTSVC_PORT: int(0, 65535).default(8080),
   AGENTSVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -78,6 +79,8 @@ type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> }
 
 export interface Config {
   home: string;
+  /** Root of the users' workspaces: AGENTSVC_WORKSPACES, else <home>/workspaces (shared storage for several nodes). */
+  workspaces: string;
   host: string;
   port: number;
   logLevel: Settings['AGENTSVC_LOG_LEVEL'];
@@ -199,6 +202,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   }
   return {
     home: resolve(v.AGENTSVC_HOME),
+    workspaces: resolve(v.AGENTSVC_WORKSPACES ?? join(v.AGENTSVC_HOME, 'workspaces')),
     host: v.AGENTSVC_HOST,
     port: v.AGENTSVC_PORT,
     logLevel: v.AGENTSVC_LOG_LEVEL,

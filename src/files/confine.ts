@@ -255,8 +255,9 @@ export class SessionFolder {
     this.hostDir = join(base, user, session);
   }
 
-  static of(home: string, userId: string, sessionId: string): SessionFolder {
-    return new SessionFolder(join(resolve(home), 'workspaces'), userId, sessionId);
+  /** `root`: the workspaces root (config.workspaces). */
+  static of(root: string, userId: string, sessionId: string): SessionFolder {
+    return new SessionFolder(resolve(root), userId, sessionId);
   }
 
   static fromHostDir(hostDir: string, computerDir?: string): SessionFolder {

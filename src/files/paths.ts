@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 
-/** Host folder of a user's computer workspace (local dir, or the docker runner's bind-mount source). */
+/**
+ * Host folder of a user's computer workspace (local dir, or the docker runner's bind-mount source),
+ * in the default layout (AGENTSVC_WORKSPACES unset: <home>/workspaces).
+ */
 export function userWorkspaceDir(home: string, userId: string): string {
   return join(home, 'workspaces', userId);
 }

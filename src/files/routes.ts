@@ -62,7 +62,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
   const folderOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFolder> => {
     const userId = me(req).id;
     await sessions.getOwned(userId, req.params.session_id);
-    return SessionFolder.of(config.home, userId, req.params.session_id);
+    return SessionFolder.of(config.workspaces, userId, req.params.session_id);
   };
   /** Run `fn` on the verified session folder; every descriptor it opened is closed after. */
   const inSession = async <T>(req: FastifyRequest & { params: { session_id: string } }, fn: (s: OpenSession) => Promise<T>): Promise<T> =>

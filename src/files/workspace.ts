@@ -33,9 +33,9 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
  * rm -rf of a session folder through the descriptor of the verified user folder: a link (or file)
  * where the folder should be is removed itself, and nothing below is ever followed.
  */
-export async function removeSessionFolder(home: string, userId: string, sessionId: string): Promise<void> {
+export async function removeSessionFolder(root: string, userId: string, sessionId: string): Promise<void> {
   if (!SAFE_ID.test(userId) || !SAFE_ID.test(sessionId)) return;
-  const opened = await SessionFolder.of(home, userId, sessionId).openUser();
+  const opened = await SessionFolder.of(root, userId, sessionId).openUser();
   if (!opened) return;
   try {
     await removeEntry(at(opened.user, sessionId));
@@ -46,15 +46,15 @@ export async function removeSessionFolder(home: string, userId: string, sessionI
   }
 }
 
-/** Session folders inside users' computers. */
+/** Session folders inside users' computers, under the workspaces root (config.workspaces). */
 export class Workspaces {
   constructor(
-    private readonly home: string,
+    private readonly root: string,
     private readonly runner: Runner | null,
   ) {}
 
   forSession(userId: string, sessionId: string): SessionWorkspace {
-    const folder = SessionFolder.of(this.home, userId, sessionId);
+    const folder = SessionFolder.of(this.root, userId, sessionId);
     let computer: Promise<Computer> | null = null;
     const runner = this.runner;
     const ws: SessionWorkspace = {

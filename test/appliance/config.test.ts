@@ -13,6 +13,8 @@ t.test('defaults', async (t) => {
   t.equal(c.runner.kind, 'local');
   t.equal(c.limits.body, 1024 * 1024);
   t.same(c.model.models, [c.model.default]);
+  t.equal(c.workspaces, join(home, 'workspaces'), 'workspaces under the home by default');
+  t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_WORKSPACES: '/srv/shared/ws/' } }).workspaces, '/srv/shared/ws', 'AGENTSVC_WORKSPACES, resolved');
 });
 
 t.test('a wrong setting names itself', async (t) => {

@@ -29,7 +29,7 @@ const calls: Call[] = [
 
 const ctxOf = (app: TestApp, userId: string, sessionId: string) =>
   ({
-    workspace: new Workspaces(app.home, null).forSession(userId, sessionId),
+    workspace: new Workspaces(join(app.home, 'workspaces'), null).forSession(userId, sessionId),
     userId,
     sessionId,
     callId: 'tc_test',

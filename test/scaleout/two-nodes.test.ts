@@ -1,6 +1,7 @@
 import t from 'tap';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { Socket } from 'socket.io-client';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { kill } from '../helpers/cli.js';
@@ -72,7 +73,13 @@ if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
     const redisPort = await freePort();
     let redis = await startRedis(redisPort);
     t.teardown(() => kill(redis, 'SIGKILL'));
-    const shared = { ...modelEnv(model), DATABASE_URL: await freshDatabaseUrl(t), REDIS_URL: `redis://127.0.0.1:${redisPort}` };
+    // Each node has its own home; the workspaces are shared (CONTRACT 11), here one local folder.
+    const shared = {
+      ...modelEnv(model),
+      DATABASE_URL: await freshDatabaseUrl(t),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      AGENTSVC_WORKSPACES: join(tempHome(t), 'shared-workspaces'),
+    };
     const a = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) });
     // Node B shares the database, so user admin exists: it uses the key node A wrote.
     const b = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) }, a.key);
@@ -129,6 +136,16 @@ if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
       t.equal(onA[before].payload.seq, onA[before - 1].payload.seq + 1, 'the run on B starts right after the run on A');
       t.same(seqProblems(onA.map((e) => e.payload.seq), 'A'), [], 'one seq sequence across both runs');
       t.same(onB, onA);
+    });
+
+    await t.test('the workspaces are shared: a file written through A is read through B', async (t) => {
+      const sid = await newSession(a);
+      const put = await a.api(`/api/sessions/${sid}/files/notes/a.txt`, { method: 'PUT', json: { content: 'from node A' } });
+      t.equal(put.status, 200);
+      const got = await b.api(`/api/sessions/${sid}/files/notes/a.txt`);
+      t.equal(got.status, 200);
+      t.equal(await got.text(), 'from node A');
+      t.notOk(a.up.out().includes('AGENTSVC_WORKSPACES'), 'no shared-storage warning when AGENTSVC_WORKSPACES is set');
     });
 
     await t.test('a key revoked through A disconnects its socket on B', async (t) => {

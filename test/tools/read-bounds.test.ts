@@ -14,7 +14,7 @@ function session(t: { teardown(fn: () => unknown): void }) {
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const dir = sessionHostDir(home, 'user_reader', 'sess_reader');
   mkdirSync(dir, { recursive: true });
-  const ctx = { workspace: new Workspaces(home, null).forSession('user_reader', 'sess_reader') } as unknown as ToolContext;
+  const ctx = { workspace: new Workspaces(join(home, 'workspaces'), null).forSession('user_reader', 'sess_reader') } as unknown as ToolContext;
   return { dir, ctx };
 }
 
