@@ -47,7 +47,7 @@ async function floor() {
 
 async function service() {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-bench-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENTSVC_HOME: home, OPENAI_BASE_URL: model.baseUrl, AGENTSVC_MODEL: 'fake-model', AGENTSVC_LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENTSVC_HOME: home, OPENAI_BASE_URL: model.baseUrl, AGENTSVC_MODEL: 'fake-model', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_MAX_RUNS_PER_USER: String(K + 10) };
   delete env.DATABASE_URL;
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
   const child = spawn(process.execPath, [...nodeArgs, join(import.meta.dirname, '..', 'bin', 'run.js'), 'up', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
