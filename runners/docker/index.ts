@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { chmod, chown, mkdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
 import { readWorkspaceFile, removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, writeWorkspaceFile, type Owner } from '../shared.js';

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promises';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { Computer, ExecOptions, ExecResult, Runner, RunnerCheck } from '../types.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
