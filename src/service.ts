@@ -32,6 +32,7 @@ import { loadPlugins } from './plugins/loader.js';
 import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
+import { createScheduling, type Scheduling } from './scheduling/index.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
 import { LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
@@ -53,6 +54,7 @@ export interface Service {
   runner: Runner;
   background: BackgroundTasks;
   log: EventLog;
+  scheduled: Scheduling;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -152,6 +154,18 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
     const chat = new ChatService({ config, executor, conversation, turns, model, tools, workspaces, prompt });
+    const scheduled = await createScheduling({
+      db,
+      bus,
+      logger,
+      models: config.model.models,
+      redisUrl: config.redisUrl,
+      pollMs: config.schedulerPollMs,
+      sessions,
+      chat,
+      conversation,
+    });
+    closers.unshift(() => scheduled.close());
     const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
@@ -176,6 +190,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: backgroundRoutes, opts: { sessions, background } },
         { plugin: computerRoutes, opts: { runner, clearMemo } },
         { plugin: taskRoutes, opts: { sessions, tasks } },
+        scheduled.routes,
       ],
     });
     logger.bind(app.log);
@@ -197,6 +212,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
     closers.splice(1, 0, () => io.close(), () => app.close());
     closers.push(async () => subs.close());
+    await scheduled.start();
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
     closers.push(() => listener.close());
     const addr = app.server.address();
@@ -217,6 +233,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       runner,
       background,
       log,
+      scheduled,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

@@ -68,6 +68,7 @@ const settings = {
   AGENTSVC_SEARCH_URL: url(['http:', 'https:']).optional(),
   AGENTSVC_SEARCH_API_KEY: z.string().optional(),
   AGENTSVC_REPLAY_TTL_HOURS: int(1).default(24),
+  AGENTSVC_SCHEDULER_POLL_MS: int(100, 60_000).default(5000),
   AGENTSVC_PLUGINS: z.string().default(''),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
@@ -128,6 +129,8 @@ export interface Config {
   /** Per-user and per-socket bounds of the chat gateway. */
   chat: { runsPerUser: number; subscriptionsPerSocket: number };
   replayTtlHours: number;
+  /** Poll interval of the database-backed scheduler (no Redis). */
+  schedulerPollMs: number;
   plugins: string[];
   publicSharing: boolean;
   memoryEnabled: boolean;
@@ -250,6 +253,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     },
     chat: { runsPerUser: v.AGENTSVC_MAX_RUNS_PER_USER, subscriptionsPerSocket: v.AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET },
     replayTtlHours: v.AGENTSVC_REPLAY_TTL_HOURS,
+    schedulerPollMs: v.AGENTSVC_SCHEDULER_POLL_MS,
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,

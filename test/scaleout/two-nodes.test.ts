@@ -87,6 +87,9 @@ if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
     const newSession = async (node: Running) => (await (await node.api('/api/sessions', { method: 'POST', json: {} })).json()).session_id as string;
     const sockA = await a.socket();
     const sockB = await b.socket();
+    // Checked before A is killed: an every-minute task with both nodes up runs each occurrence once.
+    const task = await (await a.api('/api/scheduled-tasks', { method: 'POST', json: { title: 'Both nodes', prompt: 'scheduled tick', cron: '* * * * *', timezone: 'UTC' } })).json();
+    t.equal(task.enabled, true, 'a scheduled task created through A');
 
     await t.test('a chat sent through A streams live to a client on B, same events, one seq sequence', async (t) => {
       const sid = await newSession(a);
@@ -188,6 +191,23 @@ if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
       t.match(ended(onB), { payload: { status: 'completed' } }, 'the run finished on A and B heard the end');
       t.same(seqProblems(onB.map((e) => e.payload.seq), 'B'), [], 'B got every event once, in order (gaps filled from the log)');
       t.equal(deltas(onB), 400, 'every text delta');
+    });
+
+    await t.test('a scheduled task fires once with two nodes up', async (t) => {
+      let runs: any[] = [];
+      for (const t0 = Date.now(); Date.now() - t0 < 75_000; await sleep(250)) {
+        runs = await (await b.api(`/api/scheduled-tasks/${task.id}/runs`)).json();
+        if (runs.some((r) => r.status === 'completed')) break;
+      }
+      await sleep(500);
+      runs = await (await b.api(`/api/scheduled-tasks/${task.id}/runs`)).json();
+      t.ok(runs.length >= 1, `${runs.length} occurrence(s) so far`);
+      t.ok(runs.some((r) => r.status === 'completed'), 'completed');
+      const chats = model.requests.filter((r) => JSON.stringify(r.messages).includes('scheduled tick')).length;
+      t.equal(chats, runs.length, 'one chat per occurrence, whichever node took it');
+      const sessions = new Set(runs.map((r) => r.session_id));
+      t.equal(sessions.size, runs.length, 'one session per occurrence');
+      await b.api(`/api/scheduled-tasks/${task.id}/stop`, { method: 'POST' });
     });
 
     await t.test('SIGKILL of A mid-run: B closes the run, without a restart', async (t) => {

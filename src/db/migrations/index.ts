@@ -2,10 +2,12 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000001_users_keys } from './Migration20261121000001_users_keys.js';
 import { Migration20261121000002_sessions_turns_events } from './Migration20261121000002_sessions_turns_events.js';
 import { Migration20261121000003_session_tasks } from './Migration20261121000003_session_tasks.js';
+import { Migration20261123000001_scheduled_tasks } from './Migration20261123000001_scheduled_tasks.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000001_users_keys', class: Migration20261121000001_users_keys },
   { name: 'Migration20261121000002_sessions_turns_events', class: Migration20261121000002_sessions_turns_events },
   { name: 'Migration20261121000003_session_tasks', class: Migration20261121000003_session_tasks },
+  { name: 'Migration20261123000001_scheduled_tasks', class: Migration20261123000001_scheduled_tasks },
 ];

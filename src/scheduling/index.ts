@@ -1,0 +1,51 @@
+import type { Database } from '../db/index.js';
+import type { EventBus } from '../infra/event-bus.js';
+import { BullJobs } from '../infra/jobs-bullmq.js';
+import { DatabaseJobs } from '../infra/jobs-db.js';
+import type { JobsPort } from '../infra/jobs.js';
+import type { Logger } from '../lib/logger.js';
+import { type LauncherDeps, TaskLauncher } from './launcher.js';
+import { scheduledTaskRoutes } from './routes.js';
+import { SchedulingService } from './service.js';
+import { TaskStore } from './store.js';
+
+export interface SchedulingDeps extends Omit<LauncherDeps, 'store'> {
+  db: Database;
+  bus: EventBus;
+  logger: Logger;
+  models: string[];
+  /** BullMQ on this Redis; without it the database-backed scheduler. */
+  redisUrl?: string;
+  /** Poll interval of the database-backed scheduler (ms). */
+  pollMs?: number;
+}
+
+export type Scheduling = Awaited<ReturnType<typeof createScheduling>>;
+
+/** Scheduled tasks, wired: routes for the app, start once the service listens, close on shutdown. */
+export async function createScheduling(d: SchedulingDeps) {
+  const store = new TaskStore(d.db);
+  const jobs: JobsPort = d.redisUrl ? new BullJobs(d.redisUrl, d.logger, `agentsvc:${await store.installationId()}`) : new DatabaseJobs(d.db, d.logger, d.pollMs);
+  const launcher = new TaskLauncher({ ...d, store });
+  const scheduling = new SchedulingService({ store, jobs, launcher, logger: d.logger, models: d.models });
+  let expiry: NodeJS.Timeout | null = null;
+  return {
+    jobs,
+    scheduling,
+    launcher,
+    routes: { plugin: scheduledTaskRoutes, opts: { scheduling } },
+    async start() {
+      launcher.start();
+      await scheduling.syncSchedules();
+      await jobs.start((id, at) => launcher.fire(id, at));
+      jobs.onLost?.(() => void scheduling.syncSchedules().catch(() => {}));
+      expiry = setInterval(() => void scheduling.expire(), 30_000);
+      expiry.unref();
+    },
+    async close() {
+      if (expiry) clearInterval(expiry);
+      launcher.close();
+      await jobs.close();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import t from 'tap';
+import { buildWithModel } from '../helpers/chat.js';
+import { sleep } from '../helpers/chaos.js';
+
+/** With REDIS_URL the occurrences come from BullMQ job schedulers: same behaviour as the database scheduler. */
+
+const url = process.env.TEST_REDIS_URL;
+if (!url) {
+  if (process.env.CI === 'true') t.fail('TEST_REDIS_URL is not set: CI must run the BullMQ scheduler test');
+  else t.comment('skipped BullMQ scheduler test: TEST_REDIS_URL not set (npm test starts redis-server when it is installed)');
+} else {
+  t.test('BullMQ: a task fires at its cron time, once, as a chat', async (t) => {
+    const { app, model } = await buildWithModel(t, { REDIS_URL: url });
+    t.equal(app.service.scheduled.jobs.kind, 'bullmq');
+    model.fallback = { text: ['from bullmq'] };
+    const task = await (await app.api('/api/scheduled-tasks', { method: 'POST', json: { title: 'Bull', prompt: 'tick', cron: '* * * * *', timezone: 'Europe/Paris' } })).json();
+    const due = Date.parse(task.next_run_at);
+    t.comment(`waiting for ${task.next_run_at}`);
+    let runs: any[] = [];
+    for (const t0 = Date.now(); Date.now() - t0 < 75_000; await sleep(250)) {
+      runs = await (await app.api(`/api/scheduled-tasks/${task.id}/runs`)).json();
+      if (runs.some((r) => r.status !== 'running')) break;
+    }
+    const first = runs.at(-1);
+    t.match(first, { status: 'completed', error: null }, 'the run completed');
+    const late = Date.parse(first.triggered_at) - due;
+    t.comment(`fired ${late} ms after its time`);
+    t.ok(late >= 0 && late < 60_000, 'within 60 s of its time');
+    t.equal(runs.filter((r) => Math.abs(Date.parse(r.triggered_at) - due) < 30_000).length, 1, 'that occurrence ran once');
+    t.equal((await (await app.api(`/api/sessions/${first.session_id}`)).json()).intent, 'Bull');
+    // Stopping removes the job scheduler.
+    await app.api(`/api/scheduled-tasks/${task.id}/stop`, { method: 'POST' });
+    t.notOk(
+      (await (app.service.scheduled.jobs as unknown as { queue: { getJobSchedulers(): Promise<{ key: string }[]> } }).queue.getJobSchedulers()).some((s) => s.key === task.id),
+      'no job scheduler after stop',
+    );
+  });
+}
