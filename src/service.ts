@@ -33,8 +33,11 @@ import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
 import { createScheduling, type Scheduling } from './scheduling/index.js';
+import { Snapshots } from './timetravel/snapshots.js';
+import { TimeTravel } from './timetravel/service.js';
+import { timeTravelRoutes } from './timetravel/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
-import { LateLogger, keepServing } from './lib/logger.js';
+import { errField, LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
 import { chatSocket } from './chat/socket.js';
 import { chatRoutes } from './chat/routes.js';
@@ -153,7 +156,30 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
-    const chat = new ChatService({ config, executor, conversation, turns, model, tools, workspaces, prompt });
+    const timetravel = new TimeTravel({
+      db,
+      turns,
+      sessions,
+      logger,
+      snapshots: new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile }),
+      beforeRestore: async (sessionId) => {
+        const n = background.list(sessionId).length;
+        await background.stopSession(sessionId);
+        return n;
+      },
+    });
+    const chat = new ChatService({
+      config,
+      executor,
+      conversation,
+      turns,
+      model,
+      tools,
+      workspaces,
+      prompt,
+      onUserTurn: (userId, sessionId, turn, text) =>
+        timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
+    });
     const scheduled = await createScheduling({
       db,
       bus,
@@ -191,6 +217,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: computerRoutes, opts: { runner, clearMemo } },
         { plugin: taskRoutes, opts: { sessions, tasks } },
         scheduled.routes,
+        { plugin: timeTravelRoutes, opts: { timetravel } },
       ],
     });
     logger.bind(app.log);

@@ -26,6 +26,8 @@ export interface ChatDeps {
   tools: ToolRegistry;
   workspaces: Workspaces;
   prompt: SystemPrompt;
+  /** Called at each new user turn, before the model is called (time travel's checkpoint). Must not throw. */
+  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
 }
 
 interface RunOptions {
@@ -74,6 +76,7 @@ export class ChatService {
             user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
         await state.startTurn(user, p.message);
         await state.endTurn(user, 'completed');
+        await this.deps.onUserTurn?.(userId, p.session_id, user, text).catch(() => {});
         return { turn_id: user.turn_id };
       },
       (state, claimed) => this.execute(state, claimed, opts),

@@ -75,8 +75,10 @@ export class TurnStore {
     const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, ...rest } = turn;
     const extra = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null));
     await this.conn().execute(
-      `insert into turns (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)`,
-      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), Object.keys(extra).length ? storableJson(extra) : null],
+      // On the session's active branch (it cannot change during a run: rewinds wait for SESSION_BUSY).
+      `insert into turns (${COLUMNS}, branch_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb,
+       (select active_branch from sessions where id = ?))`,
+      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), Object.keys(extra).length ? storableJson(extra) : null, sessionId],
     );
   }
 
@@ -87,8 +89,25 @@ export class TurnStore {
     );
   }
 
-  async list(sessionId: string): Promise<StoredTurn[]> {
-    const rows = await this.conn().execute<TurnRow[]>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
+  /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own. */
+  async list(sessionId: string, branchId?: string): Promise<StoredTurn[]> {
+    const rows = await this.conn().execute<TurnRow[]>(
+      `with recursive chain as (
+         select b.id, b.parent_id, b.fork_sequence, 2147483647 as upto
+         from (select coalesce(?, active_branch) as id from sessions where id = ?) a
+         left join session_branches b0 on b0.session_id = ? and b0.id = a.id
+         cross join lateral (select a.id, b0.parent_id, b0.fork_sequence) b
+         union all
+         select c.parent_id, p.parent_id, p.fork_sequence, c.fork_sequence
+         from chain c left join session_branches p on p.session_id = ? and p.id = c.parent_id
+         where c.parent_id is not null
+       )
+       select ${COLUMNS.split(', ')
+         .map((c) => `t.${c}`)
+         .join(', ')} from turns t join chain c on t.branch_id = c.id and t.sequence < c.upto
+       where t.session_id = ? order by t.sequence`,
+      [branchId ?? null, sessionId, sessionId, sessionId, sessionId],
+    );
     return rows.map(fromRow);
   }
 }

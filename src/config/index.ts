@@ -52,6 +52,7 @@ const settings = {
   DOCKER_HOST: z.string().optional(),
   AGENTSVC_BODY_LIMIT: int(1024).default(1 * MiB),
   AGENTSVC_FILE_LIMIT: int(1024).default(10 * MiB),
+  AGENTSVC_SNAPSHOT_FILE_LIMIT: int(0).default(10 * MiB),
   AGENTSVC_UPLOAD_LIMIT: int(1024).default(100 * MiB),
   AGENTSVC_UPLOAD_MAX_FILES: int(1, 100000).default(100),
   AGENTSVC_UPLOAD_MAX_TOTAL: int(1024).default(1024 * MiB),
@@ -112,6 +113,8 @@ export interface Config {
   limits: {
     body: number;
     file: number;
+    /** Files over this are left out of checkpoints (listed as skipped). */
+    snapshotFile: number;
     upload: number;
     /** Files and total bytes of one upload request. */
     uploadFiles: number;
@@ -235,6 +238,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     limits: {
       body: v.AGENTSVC_BODY_LIMIT,
       file: v.AGENTSVC_FILE_LIMIT,
+      snapshotFile: v.AGENTSVC_SNAPSHOT_FILE_LIMIT,
       upload: v.AGENTSVC_UPLOAD_LIMIT,
       uploadFiles: v.AGENTSVC_UPLOAD_MAX_FILES,
       uploadTotal: v.AGENTSVC_UPLOAD_MAX_TOTAL,

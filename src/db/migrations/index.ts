@@ -3,6 +3,7 @@ import { Migration20261121000001_users_keys } from './Migration20261121000001_us
 import { Migration20261121000002_sessions_turns_events } from './Migration20261121000002_sessions_turns_events.js';
 import { Migration20261121000003_session_tasks } from './Migration20261121000003_session_tasks.js';
 import { Migration20261123000001_scheduled_tasks } from './Migration20261123000001_scheduled_tasks.js';
+import { Migration20261123000002_timetravel } from './Migration20261123000002_timetravel.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000002_sessions_turns_events', class: Migration20261121000002_sessions_turns_events },
   { name: 'Migration20261121000003_session_tasks', class: Migration20261121000003_session_tasks },
   { name: 'Migration20261123000001_scheduled_tasks', class: Migration20261123000001_scheduled_tasks },
+  { name: 'Migration20261123000002_timetravel', class: Migration20261123000002_timetravel },
 ];

@@ -1,0 +1,165 @@
+import { execFile } from 'node:child_process';
+import { lstat, mkdir, readdir, stat, lchown, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SessionFolder, type OpenSession } from '../files/confine.js';
+
+/**
+ * Workspace snapshots in a shadow git directory per session, outside the workspace
+ * (`<workspaces>/.snapshots/<user>/<session>.git`, never visible to a sandbox): one tree per
+ * checkpoint, content-addressed, so unchanged files cost nothing and changes made by any tool
+ * (Bash included) are caught. Git works on the verified session folder through its open descriptor
+ * (`/proc/<pid>/fd/<n>`), so a link put in place of the folder is never followed. Heavy folders are
+ * excluded; files over the size limit are listed as skipped, never silently lost.
+ */
+
+/** Folders that are rebuilt rather than restored (listed in the snapshot's exclude file). */
+export const EXCLUDED_DIRS = ['.git', 'node_modules', '.venv', 'venv', '__pycache__', '.cache', '.npm', '.mypy_cache', '.pytest_cache'];
+
+export interface Skipped {
+  path: string;
+  size: number;
+  reason: string;
+}
+
+export interface Snapshot {
+  tree: string;
+  files: number;
+  skipped: Skipped[];
+}
+
+export interface SnapshotOptions {
+  /** Files larger than this are skipped (AGENTSVC_SNAPSHOT_FILE_LIMIT). */
+  fileLimit: number;
+  /** At most this many files in one snapshot; the rest are skipped. */
+  maxFiles?: number;
+  timeoutMs?: number;
+}
+
+const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
+
+export class Snapshots {
+  constructor(
+    private readonly root: string,
+    private readonly opts: SnapshotOptions,
+  ) {}
+
+  private gitDir(userId: string, sessionId: string) {
+    return join(this.root, '.snapshots', userId, `${sessionId}.git`);
+  }
+
+  private git(gitDir: string, workTree: string | null, args: string[], input?: string): Promise<string> {
+    const base = ['-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.autocrlf=false', '-c', 'core.symlinks=true', `--git-dir=${gitDir}`];
+    if (workTree) base.push(`--work-tree=${workTree}`);
+    return new Promise((resolve, reject) => {
+      const child = execFile('git', [...base, ...args], { env: GIT_ENV, maxBuffer: 256 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000, cwd: workTree ?? '/' }, (e, out, err) =>
+        e ? reject(new Error(`git ${args[0]}: ${String(err).trim() || e.message}`)) : resolve(out),
+      );
+      if (input !== undefined) child.stdin?.end(input);
+    });
+  }
+
+  private async ensure(gitDir: string) {
+    try {
+      await stat(join(gitDir, 'HEAD'));
+    } catch {
+      await mkdir(join(this.root, '.snapshots'), { recursive: true, mode: 0o700 });
+      await mkdir(gitDir, { recursive: true, mode: 0o700 });
+      await this.git(gitDir, null, ['init', '-q', '--bare']);
+    }
+  }
+
+  /** Files too big to snapshot, and past maxFiles; heavy folders are not walked. */
+  private async oversize(dir: string): Promise<Skipped[]> {
+    const skipped: Skipped[] = [];
+    let count = 0;
+    const max = this.opts.maxFiles ?? 100_000;
+    const walk = async (rel: string) => {
+      for (const e of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+        const path = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) {
+          if (!EXCLUDED_DIRS.includes(e.name)) await walk(path);
+        } else if (e.isFile()) {
+          const { size } = await lstat(join(dir, path)).catch(() => ({ size: 0 }));
+          if (size > this.opts.fileLimit) skipped.push({ path, size, reason: `over the snapshot file limit of ${this.opts.fileLimit} bytes` });
+          else if (++count > max) skipped.push({ path, size, reason: `over ${max} files in one snapshot` });
+        }
+      }
+    };
+    await walk('');
+    return skipped;
+  }
+
+  /** Exclude heavy folders and the skipped files (gitignore syntax, each path anchored and escaped). */
+  private async excludes(gitDir: string, skipped: Skipped[]) {
+    const esc = (p: string) => `/${p.replace(/[\\*?[\]!# ]/g, (c) => `\\${c}`)}`;
+    const lines = [...EXCLUDED_DIRS.map((d) => `${d}/`), ...skipped.map((s) => esc(s.path))];
+    await mkdir(join(gitDir, 'info'), { recursive: true });
+    await writeFile(join(gitDir, 'info', 'exclude'), `${lines.join('\n')}\n`);
+  }
+
+  private folder(userId: string, sessionId: string) {
+    return SessionFolder.of(this.root, userId, sessionId);
+  }
+
+  private static tree(s: OpenSession) {
+    return `/proc/${process.pid}/fd/${s.fh.fd}`;
+  }
+
+  /** Record the session folder's files now: the index follows the folder, one tree object. */
+  async take(userId: string, sessionId: string): Promise<Snapshot> {
+    const gitDir = this.gitDir(userId, sessionId);
+    await this.ensure(gitDir);
+    return this.folder(userId, sessionId).with(async (s) => {
+      const wt = Snapshots.tree(s);
+      const skipped = await this.oversize(wt);
+      await this.excludes(gitDir, skipped);
+      await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(async (e) => {
+        // Unreadable files: recorded as skipped by what git could not add, the rest is kept.
+        skipped.push({ path: '*', size: 0, reason: (e as Error).message.slice(0, 500) });
+      });
+      const tree = (await this.git(gitDir, wt, ['write-tree'])).trim();
+      const files = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean).length;
+      return { tree, files, skipped };
+    });
+  }
+
+  /**
+   * Make the session folder hold exactly `tree` (excluded folders and skipped files are left as
+   * they are). Restored files belong to the folder's owner (the sandbox user). Returns their count.
+   */
+  async restore(userId: string, sessionId: string, tree: string): Promise<number> {
+    const gitDir = this.gitDir(userId, sessionId);
+    await this.ensure(gitDir);
+    return this.folder(userId, sessionId).with(async (s) => {
+      const wt = Snapshots.tree(s);
+      // The index first follows the folder as it is now, so files made since are removed too.
+      await this.excludes(gitDir, await this.oversize(wt));
+      await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
+      await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);
+      const paths = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean);
+      const owner = await s.fh.stat();
+      if (process.getuid?.() === 0 && owner.uid !== 0) {
+        const dirs = new Set<string>();
+        for (const p of paths) {
+          const parts = p.split('/');
+          for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+        }
+        for (const p of [...dirs, ...paths]) await lchown(join(wt, p), owner.uid, owner.gid).catch(() => {});
+      }
+      return paths.length;
+    });
+  }
+
+  /** The files of a snapshot, with sizes. */
+  async files(userId: string, sessionId: string, tree: string): Promise<{ path: string; size: number }[]> {
+    const out = await this.git(this.gitDir(userId, sessionId), null, ['ls-tree', '-r', '-l', '-z', tree]);
+    return out
+      .split('\0')
+      .filter(Boolean)
+      .map((line) => {
+        const [meta, path] = line.split('\t');
+        const size = Number(meta.trim().split(/\s+/)[3]);
+        return { path, size: Number.isFinite(size) ? size : 0 };
+      });
+  }
+}
