@@ -177,6 +177,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       tools,
       workspaces,
       prompt,
+      whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
       onUserTurn: (userId, sessionId, turn, text) =>
         timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
     });

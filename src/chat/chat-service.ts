@@ -28,6 +28,28 @@ export interface ChatDeps {
   prompt: SystemPrompt;
   /** Called at each new user turn, before the model is called (time travel's checkpoint). Must not throw. */
   onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
+  /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
+  whatif?: WhatIfPort;
+}
+
+export interface WhatIf {
+  from_step: number;
+  quotes: string[];
+  deprecate_entry_ids: string[];
+}
+
+export interface WhatIfPort {
+  /** Throws a 422 for a step out of range or unknown entry ids. */
+  check(userId: string, sessionId: string, w: WhatIf, hasMessage: boolean): Promise<void>;
+  /** Start the new branch (files restored); answers the original text of the step rerun. */
+  fork(userId: string, sessionId: string, w: WhatIf): Promise<{ original: string }>;
+}
+
+/** Quotes as quoted context before the message. */
+function withQuotes(message: string, quotes: string[]): string {
+  if (!quotes.length) return message;
+  const quoted = quotes.map((q) => q.split('\n').map((l) => `> ${l}`).join('\n')).join('\n\n');
+  return message ? `${quoted}\n\n${message}` : quoted;
 }
 
 interface RunOptions {
@@ -48,7 +70,12 @@ export class ChatService {
     const parsed = ChatSend.safeParse(raw);
     if (!parsed.success) throw new AppError(422, 'VALIDATION_ERROR', issues(parsed.error));
     const p = parsed.data;
-    if (p.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server yet');
+    if (p.whatif && p.askuser_answer) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not with askuser_answer');
+    if (p.whatif && typeof p.message !== 'string') throw new AppError(422, 'VALIDATION_ERROR', 'whatif: the message must be text');
+    if (p.whatif) {
+      if (!this.deps.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
+      await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
+    }
     if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer);
     if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
     if (p.output_schema) {
@@ -58,8 +85,8 @@ export class ChatService {
         throw new AppError(422, 'VALIDATION_ERROR', `output_schema: not a valid JSON Schema (${(e as Error).message})`);
       }
     }
-    const text = typeof p.message === 'string' ? p.message : p.message.filter((m) => m.type === 'text').map((m) => (m as { text: string }).text).join('\n');
-    if (!text.trim() && typeof p.message === 'string') throw new AppError(422, 'VALIDATION_ERROR', 'message: must not be empty');
+    let text = typeof p.message === 'string' ? p.message : p.message.filter((m) => m.type === 'text').map((m) => (m as { text: string }).text).join('\n');
+    if (!text.trim() && typeof p.message === 'string' && !p.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'message: must not be empty');
     const from = ['created', 'completed', 'failed', 'interrupted'];
     let opts!: RunOptions;
     return this.deps.executor.run(
@@ -68,13 +95,19 @@ export class ChatService {
       from,
       async (state, claimed) => {
         opts = { mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema };
+        let message = p.message;
+        if (p.whatif && this.deps.whatif) {
+          const { original } = await this.deps.whatif.fork(userId, p.session_id, p.whatif);
+          text = withQuotes(text.trim() ? text : original, p.whatif.quotes);
+          message = text;
+        }
         state.emit('chat:start', { mode: opts.mode, headless: opts.headless });
         const user = state.newTurn('user', 'root', null, 'completed');
-        if (typeof p.message === 'string') user.blocks.push({ type: 'text', content: p.message, tool_call_id: null, tool_name: null, display_name: null });
+        if (typeof message === 'string') user.blocks.push({ type: 'text', content: message, tool_call_id: null, tool_name: null, display_name: null });
         else
-          for (const part of p.message)
+          for (const part of message)
             user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
-        await state.startTurn(user, p.message);
+        await state.startTurn(user, message);
         await state.endTurn(user, 'completed');
         await this.deps.onUserTurn?.(userId, p.session_id, user, text).catch(() => {});
         return { turn_id: user.turn_id };

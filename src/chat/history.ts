@@ -25,7 +25,7 @@ export function assistantMessages(turn: Turn): ModelMessage[] {
 export function toModelMessages(stored: StoredTurn[], loopId = 'root'): ModelMessage[] {
   const out: ModelMessage[] = [];
   for (const { turn, content } of stored) {
-    if (turn.loop_id !== loopId) continue;
+    if (turn.loop_id !== loopId || turn.deprecated) continue;
     if (turn.kind === 'compaction') {
       if (turn.summary_full) out.push({ role: 'user', content: `Summary of the earlier conversation:\n${turn.summary_full}` });
       continue;

@@ -47,6 +47,7 @@ export const TurnSchema = z.object({
   context_window: z.number().int(),
   memory_refs: z.array(z.unknown()).nullable(),
   parent_fork_tool_call_id: z.string().nullable(),
+  deprecated: z.boolean().optional(),
   compaction_id: z.string().nullable(),
   summary_preview: z.string().nullable(),
   summary_full: z.string().nullable(),

@@ -21,7 +21,14 @@ export const ChatSend = z.object({
   mode: z.enum(['planning', 'executing']).optional(),
   headless: z.boolean().optional(),
   output_schema: z.record(z.string(), z.unknown()).optional(),
-  whatif: z.record(z.string(), z.unknown()).optional(),
+  whatif: z
+    .object({
+      from_step: z.number().int().min(0),
+      quotes: z.array(Text(100_000)).max(50).default([]),
+      deprecate_entry_ids: z.array(z.string().min(1).max(100)).max(1000).default([]),
+    })
+    .strict()
+    .optional(),
   askuser_answer: z
     .object({
       tool_call_id: z.string().min(1),

@@ -108,6 +108,15 @@ export class TurnStore {
        where t.session_id = ? order by t.sequence`,
       [branchId ?? null, sessionId, sessionId, sessionId, sessionId],
     );
-    return rows.map(fromRow);
+    const [dep] = await this.conn().execute<{ deprecated: string[] }[]>(
+      `select b.deprecated from sessions s join session_branches b on b.session_id = s.id and b.id = coalesce(?, s.active_branch) where s.id = ?`,
+      [branchId ?? null, sessionId],
+    );
+    const deprecated = new Set(dep?.deprecated ?? []);
+    return rows.map((r) => {
+      const s = fromRow(r);
+      if (deprecated.has(s.turn.id) || deprecated.has(s.turn.turn_id)) s.turn.deprecated = true;
+      return s;
+    });
   }
 }

@@ -48,6 +48,8 @@ export interface Turn {
   context_window: number;
   memory_refs: unknown[] | null;
   parent_fork_tool_call_id: string | null;
+  /** Left out of what the model sees on this branch (a what-if's deprecate_entry_ids). */
+  deprecated?: boolean;
   compaction_id: string | null;
   summary_preview: string | null;
   summary_full: string | null;

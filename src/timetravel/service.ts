@@ -1,5 +1,6 @@
 import type { StoredTurn, TurnStore } from '../chat/turn-store.js';
 import type { Turn } from '../chat/turns.js';
+import type { WhatIf } from '../chat/chat-service.js';
 import type { Database } from '../db/index.js';
 import { newId } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
@@ -122,6 +123,53 @@ export class TimeTravel {
       const turns = (await this.d.turns.list(sessionId, cp.branch_id)).length;
       return { session_id: sessionId, branch_id: cp.branch_id, turns, restored_files: restored, stopped_background_tasks: stopped };
     });
+  }
+
+  /** The user messages (steps) of the active branch, oldest first, and all its turns. */
+  private async steps(sessionId: string) {
+    const view = await this.d.turns.list(sessionId);
+    return { view, steps: view.filter((s) => s.turn.role === 'user' && s.turn.loop_id === 'root') };
+  }
+
+  /** What-if, before anything is stored: the step exists, the entries to deprecate are kept ones. */
+  async checkWhatIf(userId: string, sessionId: string, w: WhatIf, hasMessage: boolean): Promise<void> {
+    await this.d.sessions.getOwned(userId, sessionId);
+    const { view, steps } = await this.steps(sessionId);
+    if (w.from_step > steps.length) throw Errors.invalid(['whatif', 'from_step'], `step ${w.from_step} is beyond the last step (${steps.length})`);
+    if (w.from_step === steps.length && !hasMessage) throw Errors.invalid(['whatif', 'from_step'], `no step ${w.from_step + 1} to rerun; send a message`);
+    const cut = steps[w.from_step]?.turn.sequence ?? Number.MAX_SAFE_INTEGER;
+    const kept = new Set(view.filter((s) => s.turn.sequence < cut).flatMap((s) => [s.turn.id, s.turn.turn_id]));
+    const unknown = w.deprecate_entry_ids.filter((id) => !kept.has(id));
+    if (unknown.length) throw Errors.invalid(['whatif', 'deprecate_entry_ids'], `unknown entries (or not among the kept steps): ${unknown.slice(0, 10).join(', ')}`);
+  }
+
+  /**
+   * What-if, with the session claimed by its run: steps 1..N stay, a new branch starts before step
+   * N+1 (files restored to its checkpoint), the old branch stays reachable.
+   */
+  async forkWhatIf(userId: string, sessionId: string, w: WhatIf): Promise<{ original: string }> {
+    const { steps } = await this.steps(sessionId);
+    const target = steps[w.from_step];
+    const store = this.store;
+    const current = await store.activeBranch(sessionId);
+    await store.setTip(sessionId, current, (await this.snap(userId, sessionId)).tree);
+    const branch = newId('br');
+    if (target) {
+      const place = await store.turnPlace(sessionId, target.turn.turn_id);
+      if (!place) throw Errors.invalid(['whatif', 'from_step'], 'that step is gone');
+      await store.createBranch(sessionId, branch, place.branch_id, place.sequence);
+    } else {
+      // After the last step: the new branch sees everything so far, and nothing the old one adds later.
+      await store.createBranch(sessionId, branch, current, await this.d.turns.nextSequence(sessionId));
+    }
+    await store.setDeprecated(sessionId, branch, w.deprecate_entry_ids);
+    await store.activate(sessionId, branch);
+    const cp = target && (await store.checkpointOfTurn(sessionId, target.turn.turn_id));
+    if (cp?.tree) {
+      await this.d.beforeRestore(sessionId);
+      await this.d.snapshots.restore(userId, sessionId, cp.tree);
+    }
+    return { original: messageOf(target) };
   }
 
   /** Read-only: the conversation and files at a checkpoint; nothing changes. */

@@ -95,6 +95,19 @@ export class TimeTravelStore {
     await this.sql('insert into session_branches (session_id, id, parent_id, fork_sequence) values (?, ?, ?, ?)', [sessionId, id, parentId, forkSequence]);
   }
 
+  async checkpointOfTurn(sessionId: string, turnId: string): Promise<CheckpointRow | null> {
+    return (await this.sql<CheckpointRow>('select * from checkpoints where session_id = ? and turn_id = ? order by created_at desc limit 1', [sessionId, turnId]))[0] ?? null;
+  }
+
+  /** Where a turn lives: its branch and sequence. */
+  async turnPlace(sessionId: string, turnId: string): Promise<{ branch_id: string; sequence: number } | null> {
+    return (await this.sql<{ branch_id: string; sequence: number }>('select branch_id, sequence from turns where session_id = ? and turn_id = ?', [sessionId, turnId]))[0] ?? null;
+  }
+
+  async setDeprecated(sessionId: string, branchId: string, ids: string[]): Promise<void> {
+    await this.sql('update session_branches set deprecated = ?::jsonb where session_id = ? and id = ?', [JSON.stringify(ids), sessionId, branchId]);
+  }
+
   async activate(sessionId: string, branchId: string): Promise<void> {
     await this.sql('update sessions set active_branch = ?, updated_at = now() where id = ?', [branchId, sessionId]);
   }

@@ -12,6 +12,7 @@ export class Migration20261123000002_timetravel extends Migration {
       parent_id text,
       fork_sequence integer,
       tip_tree text,
+      deprecated jsonb not null default '[]',
       created_at timestamptz not null default now(),
       primary key (session_id, id)
     )`);
