@@ -1,0 +1,51 @@
+// Checkpoint cost: a workspace of F files / S MB with one file changed between snapshots (p50/p95),
+// rewind (restore) time, and storage growth over 100 checkpoints of small edits against the bytes
+// changed. Usage: npx tsx bench/checkpoints.ts [files=1000] [MB=100]
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Snapshots } from '../src/timetravel/snapshots.js';
+
+const FILES = Number(process.argv[2] ?? 1000);
+const MB = Number(process.argv[3] ?? 100);
+const root = mkdtempSync(join(tmpdir(), 'agentsvc-bench-cp-'));
+const user = 'user_bench';
+const session = 'sess_bench';
+const dir = join(root, user, session);
+mkdirSync(join(dir, 'src'), { recursive: true, mode: 0o700 });
+const per = Math.floor((MB * 1024 * 1024) / FILES);
+for (let i = 0; i < FILES; i++) writeFileSync(join(dir, 'src', `f${i}.bin`), randomBytes(per));
+const snaps = new Snapshots(root, { fileLimit: 10 * 1024 * 1024 });
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const du = () => Number(execFileSync('du', ['-sb', join(root, '.snapshots')]).toString().split('\t')[0]);
+
+let t0 = performance.now();
+const first = await snaps.take(user, session);
+console.log(`workspace: ${FILES} files, ${MB} MB; first checkpoint ${(performance.now() - t0).toFixed(0)} ms (${first.files} files), store ${(du() / 1048576).toFixed(1)} MiB`);
+
+const base = du();
+const times: number[] = [];
+const trees: string[] = [];
+let changed = 0;
+for (let i = 0; i < 100; i++) {
+  const edit = `edit ${i} ${'x'.repeat(100)}\n`;
+  writeFileSync(join(dir, 'notes.txt'), edit.repeat(i + 1));
+  changed += edit.length * (i + 1);
+  t0 = performance.now();
+  trees.push((await snaps.take(user, session)).tree);
+  times.push(performance.now() - t0);
+}
+const growth = du() - base;
+console.log(`checkpoint with 1 file changed: p50 ${pct(times, 50).toFixed(1)} ms, p95 ${pct(times, 95).toFixed(1)} ms (100 checkpoints)`);
+console.log(`storage growth over 100 checkpoints: ${(growth / 1024).toFixed(0)} KiB for ${(changed / 1024).toFixed(0)} KiB of changed file contents (${(growth / changed).toFixed(2)}x)`);
+
+const rewinds: number[] = [];
+for (const tree of [trees[10], trees[90], first.tree, trees[50], trees[99]]) {
+  t0 = performance.now();
+  await snaps.restore(user, session, tree);
+  rewinds.push(performance.now() - t0);
+}
+console.log(`rewind (restore) of the same workspace: p50 ${pct(rewinds, 50).toFixed(0)} ms, max ${Math.max(...rewinds).toFixed(0)} ms`);
+rmSync(root, { recursive: true, force: true });
