@@ -36,6 +36,7 @@ import { createScheduling, type Scheduling } from './scheduling/index.js';
 import { Snapshots } from './timetravel/snapshots.js';
 import { TimeTravel } from './timetravel/service.js';
 import { timeTravelRoutes } from './timetravel/routes.js';
+import { tokenizeRoutes } from './tokenize/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
 import { errField, LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
@@ -219,6 +220,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: taskRoutes, opts: { sessions, tasks } },
         scheduled.routes,
         { plugin: timeTravelRoutes, opts: { timetravel } },
+        { plugin: tokenizeRoutes, opts: { defaultModel: config.model.default } },
       ],
     });
     logger.bind(app.log);
