@@ -37,6 +37,9 @@ import { Snapshots } from './timetravel/snapshots.js';
 import { TimeTravel } from './timetravel/service.js';
 import { timeTravelRoutes } from './timetravel/routes.js';
 import { tokenizeRoutes } from './tokenize/routes.js';
+import { Compactor } from './compaction/compactor.js';
+import { CompactionService } from './compaction/service.js';
+import { compactionRoutes } from './compaction/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
 import { errField, LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
@@ -169,6 +172,19 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         return n;
       },
     });
+    const compaction = new CompactionService({
+      executor,
+      sessions,
+      stored: (sessionId) => conversation.stored(sessionId),
+      compactor: new Compactor({
+        model,
+        keepTurns: config.compaction.keepTurns,
+        stored: (sessionId) => conversation.stored(sessionId),
+        tasks: (sessionId) => tasks.list(sessionId),
+      }),
+      compactAt: config.compaction.at,
+      contextWindow: config.model.contextWindow,
+    });
     const chat = new ChatService({
       config,
       executor,
@@ -178,6 +194,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       tools,
       workspaces,
       prompt,
+      autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
       onUserTurn: (userId, sessionId, turn, text) =>
         timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
@@ -221,6 +238,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         scheduled.routes,
         { plugin: timeTravelRoutes, opts: { timetravel } },
         { plugin: tokenizeRoutes, opts: { defaultModel: config.model.default } },
+        { plugin: compactionRoutes, opts: { compaction } },
       ],
     });
     logger.bind(app.log);
@@ -237,6 +255,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           maxMessageBytes: config.limits.socketMessage,
           maxSubscriptions: config.chat.subscriptionsPerSocket,
           conversation,
+          compact: async (userId, sessionId) => {
+            const r = await compaction.start(userId, sessionId);
+            return r.started ? { started: true as const } : { compaction_id: null, reason: r.reason };
+          },
         }),],
     });
     // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.

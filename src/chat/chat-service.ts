@@ -30,6 +30,8 @@ export interface ChatDeps {
   onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
   /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
   whatif?: WhatIfPort;
+  /** Automatic compaction between model calls (src/compaction). */
+  autoCompact?: LoopDeps['autoCompact'];
 }
 
 export interface WhatIf {
@@ -163,6 +165,7 @@ export class ChatService {
       workspace: this.deps.workspaces.forSession(state.userId, state.sessionId),
       env: claimed.env ?? undefined,
       forks: forkService,
+      autoCompact: this.deps.autoCompact,
     };
     let out: LoopOutcome;
     const messages: ModelMessage[] = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, opts.mode) }];

@@ -21,17 +21,32 @@ export function assistantMessages(turn: Turn): ModelMessage[] {
   return out;
 }
 
-/** Model history of one loop (root, or a sub-agent's own loop) from stored turns. */
+/** The newest compaction of a loop that worked: the model sees its summary instead of what it folded. */
+export function lastCompaction(stored: StoredTurn[], loopId = 'root'): (Turn & { archived_until?: number }) | null {
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const t = stored[i].turn;
+    if (t.loop_id === loopId && t.kind === 'compaction' && t.summary_full && !t.failure_reason && !t.deprecated) return t;
+  }
+  return null;
+}
+
+/**
+ * Model history of one loop (root, or a sub-agent's own loop) from stored turns. After a
+ * compaction: the first user message verbatim, the summary, then the turns it kept and what came
+ * after; failed compactions and deprecated entries are left out.
+ */
 export function toModelMessages(stored: StoredTurn[], loopId = 'root'): ModelMessage[] {
   const out: ModelMessage[] = [];
+  const compaction = lastCompaction(stored, loopId);
+  const cut = compaction ? Number(compaction.archived_until ?? compaction.sequence) : -1;
+  const first = stored.find((s) => s.turn.loop_id === loopId && s.turn.role === 'user' && !s.turn.deprecated)?.turn;
   for (const { turn, content } of stored) {
-    if (turn.loop_id !== loopId || turn.deprecated) continue;
-    if (turn.kind === 'compaction') {
-      if (turn.summary_full) out.push({ role: 'user', content: `Summary of the earlier conversation:\n${turn.summary_full}` });
-      continue;
-    }
+    if (turn.loop_id !== loopId || turn.deprecated || turn.kind === 'compaction') continue;
+    if (compaction && turn.sequence < cut && turn !== first) continue;
     if (turn.role === 'user') out.push({ role: 'user', content: (content as ModelContent) ?? turnText(turn) });
     else if (turn.role === 'assistant') out.push(...assistantMessages(turn));
+    if (compaction && turn === first) out.push({ role: 'user', content: `Summary of the earlier conversation:\n${compaction.summary_full}` });
   }
+  if (compaction && !first) out.unshift({ role: 'user', content: `Summary of the earlier conversation:\n${compaction.summary_full}` });
   return out;
 }

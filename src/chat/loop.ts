@@ -28,6 +28,8 @@ export interface LoopDeps {
   env?: Record<string, string>;
   /** ctx.fork for the calls of a loop (sub-agents); absent where forking is not offered. */
   forks?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => ForkService;
+  /** Between model calls of the root loop: a compacted history when the context is too full, else null. */
+  autoCompact?: (run: RunState, messages: ModelMessage[]) => Promise<ModelMessage[] | null>;
 }
 
 interface PendingCall {
@@ -50,6 +52,10 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
   let lastText = '';
   for (;;) {
     if (run.modelCalls >= run.config.model.maxCallsPerRun) return { kind: 'max_turns', text: lastText };
+    if (spec.depth === 0 && deps.autoCompact) {
+      const compacted = await deps.autoCompact(run, spec.messages);
+      if (compacted) spec.messages.splice(0, spec.messages.length, ...compacted);
+    }
     run.modelCalls++;
     const turn = run.newTurn('assistant', spec.loopId, spec.parentCallId, 'streaming');
     const t0 = performance.now();

@@ -29,6 +29,8 @@ export interface ChatSocketDeps {
   subs: Subscriptions;
   maxMessageBytes: number;
   conversation: Conversation;
+  /** chat:compact: starts a compaction (its events follow on the session's stream). */
+  compact?: (userId: string, sessionId: string) => Promise<{ compaction_id: null; reason: string } | { started: true }>;
 }
 
 /** Client events of SPEC.md: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop. */
@@ -94,8 +96,12 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       return deps.chat.stop(userId, p.data.session_id);
     });
 
-    handle('chat:compact', async () => {
-      throw new AppError(501, 'NOT_IMPLEMENTED', 'compaction is not available yet');
+    handle('chat:compact', async (payload) => {
+      const p = SessionRef.safeParse(payload);
+      if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
+      if (!deps.compact) throw new AppError(501, 'NOT_IMPLEMENTED', 'compaction is not available');
+      const r = await deps.compact(userId, p.data.session_id);
+      return 'reason' in r ? r : {};
     });
 
     socket.on('disconnect', () => deps.subs.remove(socket.id));

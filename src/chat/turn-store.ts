@@ -55,6 +55,18 @@ function fromRow(r: TurnRow): StoredTurn {
   };
 }
 
+/** Fields beyond the columns (compaction fields, ...): stored in `extra` when set. `deprecated` is per branch, never stored here. */
+function extraOf(turn: Turn): Record<string, unknown> {
+  const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, deprecated, ...rest } =
+    turn;
+  return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null && v !== undefined));
+}
+
+function extraOrNull(turn: Turn): string | null {
+  const e = extraOf(turn);
+  return Object.keys(e).length ? storableJson(e) : null;
+}
+
 const COLUMNS =
   'id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, text, extra';
 
@@ -72,20 +84,19 @@ export class TurnStore {
   }
 
   async insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
-    const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, ...rest } = turn;
-    const extra = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null));
+    const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
     await this.conn().execute(
       // On the session's active branch (it cannot change during a run: rewinds wait for SESSION_BUSY).
       `insert into turns (${COLUMNS}, branch_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb,
        (select active_branch from sessions where id = ?))`,
-      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), Object.keys(extra).length ? storableJson(extra) : null, sessionId],
+      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn), sessionId],
     );
   }
 
   async update(turn: Turn): Promise<void> {
     await this.conn().execute(
-      'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ? where id = ?',
-      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, turn.id],
+      'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, extra = ?::jsonb where id = ?',
+      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, extraOrNull(turn), turn.id],
     );
   }
 

@@ -70,6 +70,8 @@ const settings = {
   AGENTSVC_SEARCH_API_KEY: z.string().optional(),
   AGENTSVC_REPLAY_TTL_HOURS: int(1).default(24),
   AGENTSVC_SCHEDULER_POLL_MS: int(100, 60_000).default(5000),
+  AGENTSVC_COMPACT_AT: z.coerce.number().gt(0).lte(1).default(0.8),
+  AGENTSVC_COMPACT_KEEP_TURNS: int(0, 1000).default(4),
   AGENTSVC_PLUGINS: z.string().default(''),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
@@ -134,6 +136,7 @@ export interface Config {
   replayTtlHours: number;
   /** Poll interval of the database-backed scheduler (no Redis). */
   schedulerPollMs: number;
+  compaction: { at: number; keepTurns: number };
   plugins: string[];
   publicSharing: boolean;
   memoryEnabled: boolean;
@@ -258,6 +261,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     chat: { runsPerUser: v.AGENTSVC_MAX_RUNS_PER_USER, subscriptionsPerSocket: v.AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET },
     replayTtlHours: v.AGENTSVC_REPLAY_TTL_HOURS,
     schedulerPollMs: v.AGENTSVC_SCHEDULER_POLL_MS,
+    compaction: { at: v.AGENTSVC_COMPACT_AT, keepTurns: v.AGENTSVC_COMPACT_KEEP_TURNS },
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,

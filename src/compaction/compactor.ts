@@ -1,0 +1,130 @@
+import { lastCompaction, toModelMessages } from '../chat/history.js';
+import type { ModelMessage, ModelPort } from '../chat/model.js';
+import type { RunState } from '../chat/run-state.js';
+import { countTokens } from '../chat/tokens.js';
+import type { StoredTurn } from '../chat/turn-store.js';
+import { turnText, type Turn } from '../chat/turns.js';
+import { newId } from '../lib/ids.js';
+
+export type Trigger = 'manual' | 'auto';
+
+export interface CompactorDeps {
+  model: ModelPort;
+  /** The active branch's stored turns. */
+  stored(sessionId: string): Promise<StoredTurn[]>;
+  /** The session's task list (TaskList), kept verbatim. */
+  tasks(sessionId: string): Promise<{ id: string; subject: string; status: string; description: string }[]>;
+  /** Newest root turns kept verbatim (AGENTSVC_COMPACT_KEEP_TURNS). */
+  keepTurns: number;
+}
+
+export type Plan = { archived: StoredTurn[]; cut: number } | { skipped: string };
+
+const SYSTEM = [
+  'You compact the earlier part of a conversation between a user and an AI agent that works with tools in a workspace.',
+  'Write a summary the agent can continue from without the original messages. Keep, as short bullet points under headings:',
+  "- Goal: the user's goal and requirements, in their words where it matters;",
+  '- Decisions: what was decided and why;',
+  '- Done: what was done, and the files created, changed or read (paths);',
+  '- Open: open questions, problems and next steps.',
+  'Do not invent anything. Do not address the user. Answer with the summary only.',
+].join('\n');
+
+/** Tool output beyond this many characters is cut in the material the summariser reads. */
+const TOOL_OUTPUT_CHARS = 1500;
+/** The material the summariser reads is at most this long (the newest part is kept). */
+const MATERIAL_CHARS = 200_000;
+
+export function messagesTokens(messages: ModelMessage[]): number {
+  let n = 0;
+  for (const m of messages) {
+    n += 3;
+    if (typeof m.content === 'string') n += countTokens(m.content);
+    else if (Array.isArray(m.content)) for (const p of m.content) n += p.type === 'text' ? countTokens(p.text) : 85;
+    if ('tool_calls' in m && m.tool_calls) n += countTokens(JSON.stringify(m.tool_calls));
+  }
+  return n;
+}
+
+function transcript(archived: StoredTurn[], previous: string | null): string {
+  const lines: string[] = [];
+  if (previous) lines.push(`[Summary of what came before]\n${previous}`);
+  for (const { turn } of archived) {
+    const text = turnText(turn);
+    if (turn.role === 'user') lines.push(`[User]\n${text}`);
+    else if (turn.role === 'assistant') {
+      if (text) lines.push(`[Agent]\n${text}`);
+      for (const c of turn.tool_calls) {
+        const r = c.result ?? '(no result)';
+        lines.push(`[Tool ${c.tool_name}] ${c.arguments.slice(0, 500)}\n-> ${r.length > TOOL_OUTPUT_CHARS ? `${r.slice(0, TOOL_OUTPUT_CHARS)}... (${r.length - TOOL_OUTPUT_CHARS} more characters)` : r}`);
+      }
+    }
+  }
+  const all = lines.join('\n\n');
+  return all.length > MATERIAL_CHARS ? `(earliest part left out)\n${all.slice(-MATERIAL_CHARS)}` : all;
+}
+
+/**
+ * Compaction of a session's main loop: everything after the first user message and before the
+ * newest `keepTurns` turns is folded into a summary written by the model. Turns are whole units
+ * (an assistant turn holds its tool calls with their results), so a cut never splits a call from
+ * its result. The first user message and the task list are kept verbatim.
+ */
+export class Compactor {
+  constructor(private readonly d: CompactorDeps) {}
+
+  plan(stored: StoredTurn[]): Plan {
+    const root = stored.filter((s) => s.turn.loop_id === 'root' && !s.turn.deprecated && s.turn.kind !== 'compaction');
+    const prev = lastCompaction(stored);
+    const from = prev ? Number(prev.archived_until ?? prev.sequence) : -1;
+    const first = root.find((s) => s.turn.role === 'user');
+    const body = root.filter((s) => s !== first && s.turn.sequence >= from && s.turn.status !== 'streaming');
+    const keep = Math.min(this.d.keepTurns, body.length);
+    const archived = body.slice(0, body.length - keep);
+    if (archived.length < 2) {
+      return { skipped: `too little to compact: ${body.length} turn(s) since the last summary, and the newest ${this.d.keepTurns} stay as they are` };
+    }
+    const cut = body[body.length - keep]?.turn.sequence ?? archived[archived.length - 1].turn.sequence + 1;
+    return { archived, cut };
+  }
+
+  /**
+   * Summarise with the model, streamed as a system turn of kind `compaction` in the run's events.
+   * Returns the finished entry (failure_reason set when the model failed or nothing was saved).
+   */
+  async run(state: RunState, trigger: Trigger, plan: Extract<Plan, { archived: StoredTurn[] }>): Promise<Turn> {
+    const stored = await this.d.stored(state.sessionId);
+    const before = messagesTokens(toModelMessages(stored));
+    const prev = lastCompaction(stored);
+    const entry = state.newTurn('system', 'root', null, 'streaming');
+    Object.assign(entry, { kind: 'compaction', compaction_id: newId('cmp'), trigger, archived_count: plan.archived.length, tokens_before: before });
+    const t0 = performance.now();
+    await state.startTurn(entry);
+    let summary = '';
+    try {
+      const messages: ModelMessage[] = [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: transcript(plan.archived, prev?.summary_full ?? null) },
+      ];
+      for await (const d of this.d.model.stream({ model: state.model, messages, signal: state.signal })) {
+        if (d.type !== 'text') continue;
+        summary += d.text;
+        state.patch(entry, { patch_type: 'add_content', data: { text_delta: d.text } });
+      }
+      if (!summary.trim()) throw new Error('the model wrote no summary');
+      const tasks = (await this.d.tasks(state.sessionId)).filter((t) => t.status !== 'completed');
+      const full = tasks.length ? `${summary.trim()}\n\nOpen tasks (verbatim):\n${tasks.map((t) => `- [${t.status}] #${t.id} ${t.subject}${t.description ? `: ${t.description}` : ''}`).join('\n')}` : summary.trim();
+      Object.assign(entry, { summary_full: full, summary_preview: full.slice(0, 300), archived_until: plan.cut });
+      const after = messagesTokens(toModelMessages([...stored, { turn: entry, content: null }]));
+      Object.assign(entry, { tokens_after: after, saved_ratio: Math.max(0, Math.min(1, Math.round((1 - after / Math.max(1, before)) * 1000) / 1000)) });
+      // A summary that does not make the context smaller is no compaction: recorded, not used, not retried.
+      if (after >= before) entry.failure_reason = `the summary did not shrink the context (${before} -> ${after} tokens)`;
+      await state.endTurn(entry, 'completed', t0);
+    } catch (e) {
+      Object.assign(entry, { failure_reason: state.signal.aborted ? 'stopped' : `summary failed: ${(e as Error).message.slice(0, 300)}`, tokens_after: before, saved_ratio: 0 });
+      await state.endTurn(entry, state.signal.aborted ? 'interrupted' : 'failed', t0);
+      if (state.signal.aborted) throw e;
+    }
+    return entry;
+  }
+}
