@@ -6,7 +6,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { ChatService } from './chat-service.js';
 import type { Conversation } from './conversation.js';
 import { toOpenAITools } from './model.js';
-import { countTokens, TOKENIZER_MODEL } from './tokens.js';
+import { countTokens, messagesTokens, TOKENIZER_MODEL } from './tokens.js';
 import { turnText, type Turn } from './turns.js';
 import type { Config } from '../config/index.js';
 import { SessionParams as Params } from '../sessions/schemas.js';
@@ -129,7 +129,8 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
   app.get('/api/sessions/:session_id/context-stats', { schema: { tags, params: Params, response: { 200: ContextStats } } }, async (req) => {
     const { s, system_prompt_tokens, tools_tokens } = await promptCosts(req.params.session_id, me(req).id);
     const turns = (await messages(req.params.session_id)).filter((t) => t.loop_id === 'root');
-    const messages_tokens = turns.reduce((n, t) => n + turnTokens(t), 0);
+    // What the model sees: after a compaction, the summary and the kept turns, not the folded ones.
+    const messages_tokens = messagesTokens(await deps.conversation.modelHistory(req.params.session_id));
     const total = system_prompt_tokens + tools_tokens + messages_tokens;
     const assistants = turns.filter((t) => t.role === 'assistant');
     return {

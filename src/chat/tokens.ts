@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
+import type { ModelMessage } from './model.js';
 
 /** o200k_base: the tokenizer of current OpenAI models, a fair estimate for other vendors' models. */
 export const TOKENIZER_MODEL = 'o200k_base';
@@ -176,3 +177,16 @@ function count(text: string): number {
   }
   return n + encodeLength(text.slice(from));
 }
+
+/** Tokens of a model history: 3 of framing per message, its text (an image 85), its tool calls' JSON. */
+export function messagesTokens(messages: ModelMessage[]): number {
+  let n = 0;
+  for (const m of messages) {
+    n += 3;
+    if (typeof m.content === 'string') n += countTokens(m.content);
+    else if (Array.isArray(m.content)) for (const p of m.content) n += p.type === 'text' ? countTokens(p.text) : 85;
+    if ('tool_calls' in m && m.tool_calls) n += countTokens(JSON.stringify(m.tool_calls));
+  }
+  return n;
+}
+

@@ -1,7 +1,7 @@
 import { lastCompaction, toModelMessages } from '../chat/history.js';
 import type { ModelMessage, ModelPort } from '../chat/model.js';
 import type { RunState } from '../chat/run-state.js';
-import { countTokens } from '../chat/tokens.js';
+import { messagesTokens } from '../chat/tokens.js';
 import type { StoredTurn } from '../chat/turn-store.js';
 import { turnText, type Turn } from '../chat/turns.js';
 import { newId } from '../lib/ids.js';
@@ -34,17 +34,6 @@ const SYSTEM = [
 const TOOL_OUTPUT_CHARS = 1500;
 /** The material the summariser reads is at most this long (the newest part is kept). */
 const MATERIAL_CHARS = 200_000;
-
-export function messagesTokens(messages: ModelMessage[]): number {
-  let n = 0;
-  for (const m of messages) {
-    n += 3;
-    if (typeof m.content === 'string') n += countTokens(m.content);
-    else if (Array.isArray(m.content)) for (const p of m.content) n += p.type === 'text' ? countTokens(p.text) : 85;
-    if ('tool_calls' in m && m.tool_calls) n += countTokens(JSON.stringify(m.tool_calls));
-  }
-  return n;
-}
 
 function transcript(archived: StoredTurn[], previous: string | null): string {
   const lines: string[] = [];

@@ -5,7 +5,8 @@ import { toModelMessages } from '../chat/history.js';
 import type { StoredTurn } from '../chat/turn-store.js';
 import type { Turn } from '../chat/turns.js';
 import { Errors } from '../server/errors.js';
-import { type Compactor, messagesTokens } from './compactor.js';
+import { messagesTokens } from '../chat/tokens.js';
+import type { Compactor } from './compactor.js';
 
 export interface CompactionDeps {
   executor: RunExecutor;

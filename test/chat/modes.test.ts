@@ -103,7 +103,7 @@ t.test('planning mode, headless output, structured output, images', async (t) =>
     t.same(h.nodes.map((n: any) => [n.role, n.tokens]), [['user', 2], ['assistant', 2]]);
     const c = await (await app.api(`/api/sessions/${sid}/context-stats`)).json();
     t.equal(c.total_tokens, c.system_prompt_tokens + c.tools_tokens + c.messages_tokens);
-    t.equal(c.messages_tokens, 4);
+    t.equal(c.messages_tokens, 10, 'what the model sees: 2 + 2 tokens of text, 3 of framing per message');
     t.equal(c.context_window, app.config.model.contextWindow);
   });
 });

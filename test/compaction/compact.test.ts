@@ -22,6 +22,8 @@ t.test('manual compaction: streamed as a run, an entry with every field, the mod
     t.equal((await request(sock, 'chat:send', { session_id: sid, message: `m${i}` })).ok, true);
     await untilEnd(seen, sid, 20_000, i + 1);
   }
+  const stats = async () => (await (await app.api(`/api/sessions/${sid}/context-stats`)).json()).messages_tokens as number;
+  const before = await stats();
   const from = seen.length;
   const ack = await request(sock, 'chat:compact', { session_id: sid });
   t.same(ack, { ok: true }, 'chat:compact acked');
@@ -49,6 +51,8 @@ t.test('manual compaction: streamed as a run, an entry with every field, the mod
   t.ok(entry.tokens_before > entry.tokens_after && entry.tokens_after > 0, `${entry.tokens_before} -> ${entry.tokens_after} tokens`);
   t.ok(entry.saved_ratio > 0.3 && entry.saved_ratio < 1, `saved ${entry.saved_ratio}`);
   t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'completed', 'the session is as it was');
+  t.equal(await stats(), entry.tokens_after, 'context-stats counts what the model sees after the compaction');
+  t.equal(before, entry.tokens_before);
 
   const n = fake.requests.length;
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'next' })).ok, true);
