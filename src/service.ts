@@ -40,6 +40,8 @@ import { tokenizeRoutes } from './tokenize/routes.js';
 import { Compactor } from './compaction/compactor.js';
 import { CompactionService } from './compaction/service.js';
 import { compactionRoutes } from './compaction/routes.js';
+import { Replays } from './replay/service.js';
+import { replayRoutes } from './replay/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
 import { errField, LateLogger, keepServing } from './lib/logger.js';
 import { Subscriptions } from './chat/subscriptions.js';
@@ -239,6 +241,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: timeTravelRoutes, opts: { timetravel } },
         { plugin: tokenizeRoutes, opts: { defaultModel: config.model.default } },
         { plugin: compactionRoutes, opts: { compaction } },
+        { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
       ],
     });
     logger.bind(app.log);

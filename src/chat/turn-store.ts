@@ -100,6 +100,12 @@ export class TurnStore {
     );
   }
 
+  /** Every turn of a session, on every branch, in order. */
+  async all(sessionId: string): Promise<StoredTurn[]> {
+    const rows = await this.conn().execute<TurnRow[]>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
+    return rows.map(fromRow);
+  }
+
   /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own. */
   async list(sessionId: string, branchId?: string): Promise<StoredTurn[]> {
     const rows = await this.conn().execute<TurnRow[]>(
