@@ -1,4 +1,5 @@
 import t from 'tap';
+import Dockerode from 'dockerode';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionHostDir } from '../../src/files/paths.js';
@@ -154,4 +155,40 @@ t.test('a file over the snapshot limit is listed as skipped, heavy folders are l
   const view = await (await app.api(`/api/sessions/${sid}/checkout`, { method: 'POST', json: { checkpoint_id: cp.checkpoint_id } })).json();
   t.same(view.files, [{ path: 'small.txt', size: 5 }]);
   await watch(app, sid);
+});
+
+/** Both runners: the docker runner's workspaces are bind mounts of the same host folders. */
+const dockerOk = await new Dockerode()
+  .ping()
+  .then(() => true)
+  .catch(() => false);
+if (!dockerOk && process.env.CI === 'true') t.fail('docker daemon unreachable: CI must run the docker variant of the rewind test');
+t.test('on the docker runner: files written by Bash in a container are checkpointed and restored', { skip: dockerOk ? false : 'docker daemon unreachable (run .ci/docker.sh start)' }, async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t, { AGENTSVC_RUNNER: 'docker', AGENTSVC_RUNNER_IMAGE: process.env.AGENTSVC_TEST_IMAGE ?? 'agentsvc-test:latest' });
+  model.fallback = (body: any) => {
+    if (body.messages.at(-1).role === 'tool') return { text: ['ok'] };
+    const user = [...body.messages].reverse().find((m: any) => m.role === 'user').content as string;
+    return { toolCalls: [{ name: 'Bash', args: { command: `echo ${user} >> log.txt && mkdir -p d && echo ${user} > d/${user}.txt` } }] };
+  };
+  for (const [i, message] of ['first', 'second', 'third'].entries()) {
+    t.equal((await request(sock, 'chat:send', { session_id: sid, message })).ok, true);
+    await untilEnd(seen, sid, 60_000, i + 1);
+  }
+  const tool = seen.find((e) => e.payload.patch_type === 'tool_result');
+  t.match(tool?.payload.data, { status: 'done' }, 'Bash ran in the container');
+  const read = async (p: string) => {
+    const r = await app.api(`/api/sessions/${sid}/files/${p}`);
+    return r.status === 200 ? r.text() : null;
+  };
+  t.equal(await read('log.txt'), 'first\nsecond\nthird\n');
+  const cps = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
+  const rw = await (await app.api(`/api/sessions/${sid}/rewind`, { method: 'POST', json: { checkpoint_id: cps[1].checkpoint_id } })).json();
+  t.match(rw, { restored_files: 2, message: 'second' });
+  t.equal(await read('log.txt'), 'first\n', 'the log as before the second chat');
+  t.equal(await read('d/second.txt'), null);
+  t.equal(await read('d/first.txt'), 'first\n');
+  // The container sees the restored files and can still write them.
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'again' })).ok, true);
+  await untilEnd(seen, sid, 60_000, 4);
+  t.equal(await read('log.txt'), 'first\nagain\n', 'the sandbox appends to the restored file');
 });
