@@ -1,4 +1,4 @@
-import { lastCompaction, toModelMessages } from '../chat/history.js';
+import { lastCompaction, MASK_OVER_CHARS, maskedUntil, toModelMessages } from '../chat/history.js';
 import type { ModelMessage, ModelPort } from '../chat/model.js';
 import type { RunState } from '../chat/run-state.js';
 import { messagesTokens } from '../chat/tokens.js';
@@ -75,6 +75,36 @@ export class Compactor {
     }
     const cut = body[body.length - keep]?.turn.sequence ?? archived[archived.length - 1].turn.sequence + 1;
     return { archived, cut };
+  }
+
+  /**
+   * The cheap step: how many old tool outputs a masking compaction would elide (those of the turns
+   * the plan would fold, not yet masked), and the history's tokens with them elided.
+   */
+  maskable(stored: StoredTurn[], plan: Extract<Plan, { archived: StoredTurn[] }>): { outputs: number; tokensAfter: number } {
+    const already = maskedUntil(stored);
+    const outputs = plan.archived.filter((s) => s.turn.sequence >= already).flatMap((s) => s.turn.tool_calls.filter((c) => (c.result ?? '').length > MASK_OVER_CHARS)).length;
+    const probe = { ...stored[0].turn, kind: 'compaction' as const, masked_until: plan.cut, failure_reason: null, deprecated: false, loop_id: 'root' };
+    return { outputs, tokensAfter: messagesTokens(toModelMessages([...stored, { turn: probe, content: null }])) };
+  }
+
+  /** Record a masking compaction: old tool outputs elided from what the model sees, no model call. */
+  async mask(state: RunState, trigger: Trigger, plan: Extract<Plan, { archived: StoredTurn[] }>): Promise<Turn> {
+    const stored = await this.d.stored(state.sessionId);
+    const before = messagesTokens(toModelMessages(stored));
+    const { outputs, tokensAfter } = this.maskable(stored, plan);
+    const entry = state.newTurn('system', 'root', null, 'streaming');
+    const note = `Elided ${outputs} old tool output(s) from what the model sees; the turns stay listed.`;
+    Object.assign(entry, { kind: 'compaction', compaction_id: newId('cmp'), trigger, archived_count: outputs, tokens_before: before, masked_until: plan.cut });
+    await state.startTurn(entry);
+    state.patch(entry, { patch_type: 'add_content', data: { text_delta: note } });
+    Object.assign(entry, {
+      summary_preview: note,
+      tokens_after: tokensAfter,
+      saved_ratio: Math.max(0, Math.min(1, Math.round((1 - tokensAfter / Math.max(1, before)) * 1000) / 1000)),
+    });
+    await state.endTurn(entry, 'completed');
+    return entry;
   }
 
   /**

@@ -83,9 +83,13 @@ export class CompactionService {
   async auto(state: RunState, messages: ModelMessage[]): Promise<ModelMessage[] | null> {
     if (this.gaveUp.has(state)) return null;
     if (messagesTokens(messages) < this.d.compactAt * this.d.contextWindow) return null;
-    const plan = this.d.compactor.plan(await this.d.stored(state.sessionId));
+    const stored = await this.d.stored(state.sessionId);
+    const plan = this.d.compactor.plan(stored);
     if ('skipped' in plan) return null;
-    const entry = await this.d.compactor.run(state, 'auto', plan);
+    // Cheap first: eliding old tool outputs, when that alone brings the history under the threshold.
+    const masking = this.d.compactor.maskable(stored, plan);
+    const entry =
+      masking.outputs > 0 && masking.tokensAfter < this.d.compactAt * this.d.contextWindow ? await this.d.compactor.mask(state, 'auto', plan) : await this.d.compactor.run(state, 'auto', plan);
     if (entry.failure_reason) {
       this.gaveUp.add(state);
       return null;

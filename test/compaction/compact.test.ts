@@ -136,3 +136,31 @@ t.test('automatic compaction keeps a long run going', async (t) => {
   t.comment(`${messages.length} entries, ${messages.filter((m: any) => m.role === 'assistant').length} assistant turns, ${fake.requests.length} model calls`);
   t.equal(messages.filter((m: any) => m.role === 'assistant').length, 9, 'every turn of the run is still listed');
 });
+
+t.test('automatic compaction masks old tool outputs first, without a model call, when that is enough', async (t) => {
+  const probe = await buildWithModel(t);
+  const sysTokens = (await (await probe.app.api(`/api/sessions/${await createSession(probe.app)}/history`)).json()).system_prompt_tokens as number;
+  const { app, model: fake, sid, sock, seen } = await chatFixture(t, { AGENTSVC_CONTEXT_WINDOW: String(Math.round((sysTokens + 3000) / 0.5)), AGENTSVC_COMPACT_AT: '0.5', AGENTSVC_COMPACT_KEEP_TURNS: '1' });
+  const lines = Array.from({ length: 120 }, (_, i) => `line ${i} of a long file with some words in it`).join('\n');
+  await app.api(`/api/sessions/${sid}/files/big.txt`, { method: 'PUT', json: { content: lines } });
+  let calls = 0;
+  fake.fallback = (body: any) => {
+    if (String(body.messages[0].content).startsWith('You compact')) return { text: ['a summary'] };
+    if (calls++ < 6) return { toolCalls: [{ name: 'Read', args: { file_path: 'big.txt' } }] };
+    return { text: ['read it all'] };
+  };
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'read a lot' })).ok, true);
+  await untilEnd(seen, sid, 60_000);
+  t.match(seen.filter((e) => e.name === 'chat:end').at(-1), { payload: { status: 'completed' } });
+  const entries = ((await (await app.api(`/api/sessions/${sid}/messages`)).json()) as any[]).filter((m) => m.kind === 'compaction');
+  t.ok(entries.length >= 1, `${entries.length} compaction(s)`);
+  t.match(entries[0], { trigger: 'auto', summary_full: null, failure_reason: null, summary_preview: /^Elided \d+ old tool output/ });
+  t.ok(entries[0].tokens_after < entries[0].tokens_before, `${entries[0].tokens_before} -> ${entries[0].tokens_after}`);
+  t.notOk(
+    fake.requests.some((r: any) => String(r.messages[0].content).startsWith('You compact')),
+    'no summary was needed',
+  );
+  const lastCall = fake.requests.at(-1).messages;
+  t.ok(lastCall.some((m: any) => m.role === 'tool' && m.content.startsWith('[output of Read elided')), 'old outputs elided');
+  t.ok(lastCall.at(-1).role === 'tool' && lastCall.at(-1).content.includes('line 119'), 'the newest output intact');
+});
