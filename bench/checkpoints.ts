@@ -29,10 +29,13 @@ const base = du();
 const times: number[] = [];
 const trees: string[] = [];
 let changed = 0;
+let notes = '';
 for (let i = 0; i < 100; i++) {
-  const edit = `edit ${i} ${'x'.repeat(100)}\n`;
-  writeFileSync(join(dir, 'notes.txt'), edit.repeat(i + 1));
-  changed += edit.length * (i + 1);
+  // A small edit: one random (incompressible) line appended; `changed` counts the new bytes only.
+  const edit = `edit ${i} ${randomBytes(75).toString('base64')}\n`;
+  notes += edit;
+  writeFileSync(join(dir, 'notes.txt'), notes);
+  changed += edit.length;
   t0 = performance.now();
   trees.push((await snaps.take(user, session)).tree);
   times.push(performance.now() - t0);
