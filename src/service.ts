@@ -138,7 +138,6 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     if (check.warning) warnings.push(check.warning);
     if (check.error) warnings.push(`${config.runner.kind} runner unavailable: ${check.error} (runs that use tools will fail until it is back)`);
     const background = new BackgroundTasks(config.background);
-    sessions.onDelete = (id) => background.stopSession(id);
     closers.push(() => background.close());
     const tools = new ToolRegistry(logger);
     closers.push(() => tools.close());
@@ -162,12 +161,17 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
+    const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
+    sessions.onDelete = async (id, userId) => {
+      await background.stopSession(id);
+      await snapshots.remove(userId, id).catch((e) => logger.warn({ ...errField(e), session_id: id }, 'could not remove the snapshots of a deleted session'));
+    };
     const timetravel = new TimeTravel({
       db,
       turns,
       sessions,
       logger,
-      snapshots: new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile }),
+      snapshots,
       beforeRestore: async (sessionId) => {
         const n = background.list(sessionId).length;
         await background.stopSession(sessionId);

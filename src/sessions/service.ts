@@ -79,7 +79,7 @@ const toExtra = (r: ExtraRow): ExtraInfoT => ({
 /** Sessions of one user; another user's session is NOT_FOUND (its existence is not revealed). */
 export class SessionService {
   /** Called after a session's row is deleted, before its folder goes (stops its background tasks). */
-  onDelete?: (sessionId: string) => Promise<void>;
+  onDelete?: (sessionId: string, userId: string) => Promise<void>;
 
   constructor(
     private readonly em: () => EntityManager,
@@ -207,7 +207,7 @@ export class SessionService {
       await this.getOwned(userId, id, em);
       throw Errors.sessionBusy();
     }
-    await this.onDelete?.(id);
+    await this.onDelete?.(id, userId);
     try {
       await this.opts?.removeFolder?.(userId, id);
       return { folderError: null };

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, readdir, stat, lchown, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, stat, lchown, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SessionFolder, type OpenSession } from '../files/confine.js';
 
@@ -35,9 +35,14 @@ export interface SnapshotOptions {
   timeoutMs?: number;
 }
 
+/** Loose objects a snapshot store may hold before they are packed. */
+const LOOSE_LIMIT = 64;
+
 const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
 
 export class Snapshots {
+  private packing = new Map<string, Promise<void>>();
+
   constructor(
     private readonly root: string,
     private readonly opts: SnapshotOptions,
@@ -105,6 +110,32 @@ export class Snapshots {
     return `/proc/${process.pid}/fd/${s.fh.fd}`;
   }
 
+  /**
+   * Git keeps each version of a file whole until it packs, so an edited file would cost its full
+   * size at every checkpoint. Past LOOSE_LIMIT loose objects they go into a pack with deltas against
+   * each other; files over 128 KiB are packed as they are (no delta search, which is what costs).
+   */
+  private async pack(gitDir: string) {
+    const m = /^count: (\d+)/m.exec(await this.git(gitDir, null, ['count-objects', '-v']));
+    if (Number(m?.[1] ?? 0) < LOOSE_LIMIT) return;
+    // A ref per snapshot keeps its tree through packing and gc.
+    await this.git(gitDir, null, ['-c', 'core.bigFileThreshold=128k', '-c', 'pack.threads=1', 'repack', '-d', '-q', '--window=10']);
+    await this.git(gitDir, null, ['pack-refs', '--all']);
+    await this.git(gitDir, null, ['gc', '--auto', '-q']);
+  }
+
+  /** A deleted session's snapshots go with it. */
+  async remove(userId: string, sessionId: string): Promise<void> {
+    const gitDir = this.gitDir(userId, sessionId);
+    await this.packing.get(gitDir);
+    await rm(gitDir, { recursive: true, force: true });
+  }
+
+  /** Resolves when no packing runs (benchmarks, shutdown). */
+  async idle(): Promise<void> {
+    while (this.packing.size) await Promise.all(this.packing.values());
+  }
+
   /** Record the session folder's files now: the index follows the folder, one tree object. */
   async take(userId: string, sessionId: string): Promise<Snapshot> {
     const gitDir = this.gitDir(userId, sessionId);
@@ -118,7 +149,16 @@ export class Snapshots {
         skipped.push({ path: '*', size: 0, reason: (e as Error).message.slice(0, 500) });
       });
       const tree = (await this.git(gitDir, wt, ['write-tree'])).trim();
+      // A ref per tree: packing (and any gc) keeps what a checkpoint may still restore.
+      await this.git(gitDir, null, ['update-ref', `refs/snapshots/${tree}`, tree]);
       const files = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean).length;
+      // In the background: a checkpoint never waits for it (git's locks order it with the next add).
+      if (!this.packing.has(gitDir)) {
+        const p = this.pack(gitDir)
+          .catch(() => {})
+          .finally(() => this.packing.delete(gitDir));
+        this.packing.set(gitDir, p);
+      }
       return { tree, files, skipped };
     });
   }

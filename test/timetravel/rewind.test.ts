@@ -1,9 +1,9 @@
 import t from 'tap';
 import Dockerode from 'dockerode';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionHostDir } from '../../src/files/paths.js';
-import { chatFixture, createSession, untilEnd, watch } from '../helpers/chat.js';
+import { chatFixture, createSession, untilEnd } from '../helpers/chat.js';
 import type { TestApp } from '../helpers/app.js';
 import { request } from '../helpers/socket.js';
 
@@ -154,7 +154,10 @@ t.test('a file over the snapshot limit is listed as skipped, heavy folders are l
   t.ok(sessionHostDir(app.home, me, sid));
   const view = await (await app.api(`/api/sessions/${sid}/checkout`, { method: 'POST', json: { checkpoint_id: cp.checkpoint_id } })).json();
   t.same(view.files, [{ path: 'small.txt', size: 5 }]);
-  await watch(app, sid);
+  const gitDir = join(app.config.workspaces, '.snapshots', me, `${sid}.git`);
+  t.ok(existsSync(gitDir), 'the snapshot store exists, outside the session folder');
+  t.equal((await app.api(`/api/sessions/${sid}`, { method: 'DELETE' })).status, 200);
+  t.notOk(existsSync(gitDir), 'and goes with the session');
 });
 
 /** Both runners: the docker runner's workspaces are bind mounts of the same host folders. */
