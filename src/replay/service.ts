@@ -85,7 +85,8 @@ export class Replays {
     const p = await this.preview(userId, sourceId);
     if (!p.supported) throw new AppError(409, 'NOT_REPLAYABLE', `this session cannot be replayed: ${p.reason}`);
     const source = await this.d.sessions.getOwned(userId, sourceId);
-    const [{ n }] = await this.sql<{ n: number }>('select count(*)::int as n from session_events where session_id = ?', [sourceId]);
+    const events = await this.recorded(sourceId, new Set((await this.d.turns.list(sourceId)).map((s) => s.turn.turn_id)));
+    const n = events.length;
     const id = await this.d.sessions.create(userId, { intent: `Replay: ${source.intent}`.slice(0, 10000), model: source.model, is_persistent: false });
     const state: ReplayState = { source_session_id: sourceId, speed, status: 'playing', position: 0, total: n };
     await this.sql('update sessions set replay_state = ?::jsonb where id = ?', [JSON.stringify(state), id]);
@@ -94,7 +95,7 @@ export class Replays {
       id,
       ['created'],
       async () => null,
-      (run) => this.play(run, sourceId),
+      (run) => this.play(run, sourceId, events),
     );
     return { session_id: id };
   }
@@ -133,41 +134,67 @@ export class Replays {
     return rows.map((r) => ({ seq: r.seq, name: r.name, payload: r.payload, at: new Date(r.created_at).getTime() }));
   }
 
+  /**
+   * The recorded events of the source's active branch, up to its last chat:end: a run (chat:start
+   * .. chat:end) is kept when its first turn is on the active branch, so a rewound or what-if'd path
+   * is not replayed.
+   */
+  private async recorded(sourceId: string, active: Set<string>): Promise<Recorded[]> {
+    const out: Recorded[] = [];
+    let run: Recorded[] | null = null;
+    let keep: boolean | null = null;
+    for (let after = 0; ; ) {
+      const events = await this.page(sourceId, after);
+      if (!events.length) break;
+      for (const ev of events) {
+        after = ev.seq;
+        if (ev.name === 'session:resync') continue;
+        if (ev.name === 'chat:start') {
+          run = [ev];
+          keep = null;
+          continue;
+        }
+        const turnId = ev.payload.turn_id;
+        if (run && keep === null && typeof turnId === 'string') keep = active.has(turnId);
+        if (run) run.push(ev);
+        else out.push(ev);
+        if (run && ev.name === 'chat:end') {
+          if (keep !== false) out.push(...run);
+          run = null;
+        }
+      }
+    }
+    const lastEnd = out.findLastIndex((e) => e.name === 'chat:end');
+    return out.slice(0, lastEnd + 1);
+  }
+
   /** The playback run: every recorded event again, at the replay's pace, until done, stopped or made autonomous. */
-  private async play(run: RunState, sourceId: string) {
+  private async play(run: RunState, sourceId: string, events: Recorded[]) {
     const id = run.sessionId;
-    const source = new Map((await this.d.turns.all(sourceId)).map((s) => [s.turn.turn_id, s]));
+    const source = new Map((await this.d.turns.list(sourceId)).map((s) => [s.turn.turn_id, s]));
     const live = new Map<string, Turn>();
     const played = new Set<string>();
     let control = (await this.state(id))!;
     let checked = Date.now();
     let position = 0;
     let prevAt: number | null = null;
-    let after = 0;
-    const last = (await this.sql<{ m: number }>(`select coalesce(max(seq), 0)::int as m from session_events where session_id = ? and name = 'chat:end'`, [sourceId]))[0].m;
     const refresh = async (force = false) => {
       if (!force && Date.now() - checked < CONTROL_MS) return;
       checked = Date.now();
       control = (await this.state(id)) ?? control;
       await this.setState(id, { position });
     };
-    outer: for (;;) {
-      const events = await this.page(sourceId, after);
-      if (!events.length) break;
-      for (const ev of events) {
-        after = ev.seq;
-        await refresh();
-        while (control.status === 'paused') {
-          await sleep(CONTROL_MS, run.signal);
-          await refresh(true);
-        }
-        if (control.status === 'autonomous') break outer;
-        if (prevAt !== null) await sleep(Math.min(MAX_GAP_MS, Math.max(0, ev.at - prevAt)) / control.speed, run.signal);
-        prevAt = ev.at;
-        if (ev.seq > last) break outer;
-        await this.apply(run, ev, source, live, played, ev.seq === last);
-        position++;
+    for (const [i, ev] of events.entries()) {
+      await refresh();
+      while (control.status === 'paused') {
+        await sleep(CONTROL_MS, run.signal);
+        await refresh(true);
       }
+      if (control.status === 'autonomous') break;
+      if (prevAt !== null) await sleep(Math.min(MAX_GAP_MS, Math.max(0, ev.at - prevAt)) / control.speed, run.signal);
+      prevAt = ev.at;
+      await this.apply(run, ev, source, live, played, i === events.length - 1);
+      position++;
     }
     const autonomous = control.status === 'autonomous';
     await this.setState(id, autonomous ? { position } : { position, status: 'finished' });

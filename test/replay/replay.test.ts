@@ -113,3 +113,25 @@ t.test('pause, change the pace, autonomous; refusals', async (t) => {
   t.same(users, ['alpha', 'beta', 'gamma'], 'each user message once: replayed, then sent live');
   t.equal((await patch(rid, { speed: 1 })).status, 409, 'a finished replay cannot be steered');
 });
+
+t.test('a replay plays the active branch only', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  model.fallback = (body: any) => ({ text: [`re: ${[...body.messages].reverse().find((m: any) => m.role === 'user').content}`] });
+  let ends = 0;
+  for (const message of ['one', 'two', 'three']) {
+    t.equal((await request(sock, 'chat:send', { session_id: sid, message })).ok, true);
+    await untilEnd(seen, sid, 20_000, ++ends);
+  }
+  const cps = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
+  t.equal((await app.api(`/api/sessions/${sid}/rewind`, { method: 'POST', json: { checkpoint_id: cps[1].checkpoint_id } })).status, 200);
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'other' })).ok, true);
+  await untilEnd(seen, sid, 20_000, ++ends);
+  const { session_id: rid } = await (await app.api(`/api/sessions/${sid}/replay`, { method: 'POST', json: { speed: 5 } })).json();
+  await untilStatus(app, rid, 'finished');
+  const msgs = (await (await app.api(`/api/sessions/${rid}/messages`)).json()) as any[];
+  t.same(
+    msgs.map((m) => `${m.role}:${m.blocks[0]?.content}`),
+    ['user:one', 'assistant:re: one', 'user:other', 'assistant:re: other'],
+    'the rewound path (two, three) is not replayed',
+  );
+});
