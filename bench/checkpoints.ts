@@ -1,6 +1,6 @@
 // Checkpoint cost: a workspace of F files / S MB with one file changed between snapshots (p50/p95),
 // rewind (restore) time, and storage growth over 100 checkpoints of small edits against the bytes
-// changed. Usage: npx tsx bench/checkpoints.ts [files=1000] [MB=100]
+// changed. Usage: npx tsx bench/checkpoints.ts [files=1000] [MB=100] [edit bytes=110]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { Snapshots } from '../src/timetravel/snapshots.js';
 
 const FILES = Number(process.argv[2] ?? 1000);
 const MB = Number(process.argv[3] ?? 100);
+const EDIT = Number(process.argv[4] ?? 110);
 const root = mkdtempSync(join(tmpdir(), 'agentsvc-bench-cp-'));
 const user = 'user_bench';
 const session = 'sess_bench';
@@ -34,7 +35,7 @@ let changed = 0;
 let notes = '';
 for (let i = 0; i < 100; i++) {
   // A small edit: one random (incompressible) line appended; `changed` counts the new bytes only.
-  const edit = `edit ${i} ${randomBytes(75).toString('base64')}\n`;
+  const edit = `${randomBytes(Math.ceil((EDIT * 3) / 4)).toString('base64').slice(0, EDIT - 1)}\n`;
   notes += edit;
   writeFileSync(join(dir, 'notes.txt'), notes);
   changed += edit.length;
@@ -44,8 +45,13 @@ for (let i = 0; i < 100; i++) {
 }
 await snaps.idle();
 const growth = du() - base;
+await snaps.packNow(user, session);
+const packed = du() - base;
 console.log(`checkpoint with 1 file changed: p50 ${pct(times, 50).toFixed(1)} ms, p95 ${pct(times, 95).toFixed(1)} ms (100 checkpoints)`);
-console.log(`storage growth over 100 checkpoints: ${(growth / 1024).toFixed(0)} KiB for ${(changed / 1024).toFixed(0)} KiB of changed file contents (${(growth / changed).toFixed(2)}x)`);
+console.log(
+  `storage growth over 100 checkpoints of ${EDIT}-byte appends: ${(growth / 1024).toFixed(0)} KiB for ${(changed / 1024).toFixed(0)} KiB of changed bytes (${(growth / changed).toFixed(2)}x; ` +
+    `up to 63 objects stay loose until the next pack), ${(packed / 1024).toFixed(0)} KiB once packed (${(packed / changed).toFixed(2)}x)`,
+);
 
 const rewinds: number[] = [];
 for (const tree of [trees[10], trees[90], first.tree, trees[50], trees[99]]) {

@@ -115,9 +115,9 @@ export class Snapshots {
    * size at every checkpoint. Past LOOSE_LIMIT loose objects they go into a pack with deltas against
    * each other; files over 128 KiB are packed as they are (no delta search, which is what costs).
    */
-  private async pack(gitDir: string) {
+  private async pack(gitDir: string, force = false) {
     const m = /^count: (\d+)/m.exec(await this.git(gitDir, null, ['count-objects', '-v']));
-    if (Number(m?.[1] ?? 0) < LOOSE_LIMIT) return;
+    if (Number(m?.[1] ?? 0) < (force ? 1 : LOOSE_LIMIT)) return;
     // A ref per snapshot keeps its tree through packing and gc.
     await this.git(gitDir, null, ['-c', 'core.bigFileThreshold=128k', '-c', 'pack.threads=1', 'repack', '-d', '-q', '--window=10']);
     await this.git(gitDir, null, ['pack-refs', '--all']);
@@ -129,6 +129,12 @@ export class Snapshots {
     const gitDir = this.gitDir(userId, sessionId);
     await this.packing.get(gitDir);
     await rm(gitDir, { recursive: true, force: true });
+  }
+
+  /** Pack whatever is loose now (the tail below LOOSE_LIMIT), e.g. when a session goes idle. */
+  async packNow(userId: string, sessionId: string): Promise<void> {
+    await this.idle();
+    await this.pack(this.gitDir(userId, sessionId), true);
   }
 
   /** Resolves when no packing runs (benchmarks, shutdown). */
