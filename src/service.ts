@@ -40,6 +40,10 @@ import { tokenizeRoutes } from './tokenize/routes.js';
 import { Compactor } from './compaction/compactor.js';
 import { CompactionService } from './compaction/service.js';
 import { compactionRoutes } from './compaction/routes.js';
+import { MemoryStore } from './memories/store.js';
+import { Recall } from './memories/recall.js';
+import { memoryRoutes } from './memories/routes.js';
+import { settingsRoutes } from './settings/routes.js';
 import { Replays } from './replay/service.js';
 import { replayRoutes } from './replay/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
@@ -161,6 +165,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
+    const memories = new MemoryStore(db);
+    const recall = new Recall(db, memories, config.memoryTopK);
+    prompt.add(recall.prompt);
+    tools.addProvider(recall.tools);
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
     sessions.onDelete = async (id, userId) => {
       await background.stopSession(id);
@@ -202,8 +210,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       prompt,
       autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
-      onUserTurn: (userId, sessionId, turn, text) =>
-        timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
+      onUserTurn: async (userId, sessionId, turn, text) => {
+        await recall.onUserTurn(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not recall memories'));
+        await timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint'));
+      },
     });
     const scheduled = await createScheduling({
       db,
@@ -245,6 +255,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: timeTravelRoutes, opts: { timetravel } },
         { plugin: tokenizeRoutes, opts: { defaultModel: config.model.default } },
         { plugin: compactionRoutes, opts: { compaction } },
+        { plugin: memoryRoutes, opts: { store: memories } },
+        { plugin: settingsRoutes, opts: { db } },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
       ],
     });

@@ -62,7 +62,9 @@ export class RunStore {
       `update sessions set status = 'running', run_owner = ?, updated_at = now()
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
-       returning mode, model, disable_tools, env`,
+       returning mode, model, disable_tools,
+         -- The user's default env bucket under the session's own env (CONTRACT 10).
+         coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env`,
       [owner, sessionId, userId, ...from, userId, maxPerUser],
     );
     if (rows.length) return rows[0];

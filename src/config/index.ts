@@ -70,6 +70,7 @@ const settings = {
   AGENTSVC_SEARCH_API_KEY: z.string().optional(),
   AGENTSVC_REPLAY_TTL_HOURS: int(1).default(24),
   AGENTSVC_SCHEDULER_POLL_MS: int(100, 60_000).default(5000),
+  AGENTSVC_MEMORY_TOP_K: int(1, 50).default(5),
   AGENTSVC_COMPACT_AT: z.coerce.number().gt(0).lte(1).default(0.8),
   AGENTSVC_COMPACT_KEEP_TURNS: int(0, 1000).default(4),
   AGENTSVC_PLUGINS: z.string().default(''),
@@ -137,6 +138,7 @@ export interface Config {
   /** Poll interval of the database-backed scheduler (no Redis). */
   schedulerPollMs: number;
   compaction: { at: number; keepTurns: number };
+  memoryTopK: number;
   plugins: string[];
   publicSharing: boolean;
   memoryEnabled: boolean;
@@ -262,6 +264,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     replayTtlHours: v.AGENTSVC_REPLAY_TTL_HOURS,
     schedulerPollMs: v.AGENTSVC_SCHEDULER_POLL_MS,
     compaction: { at: v.AGENTSVC_COMPACT_AT, keepTurns: v.AGENTSVC_COMPACT_KEEP_TURNS },
+    memoryTopK: v.AGENTSVC_MEMORY_TOP_K,
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,

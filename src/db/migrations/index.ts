@@ -4,6 +4,7 @@ import { Migration20261121000002_sessions_turns_events } from './Migration202611
 import { Migration20261121000003_session_tasks } from './Migration20261121000003_session_tasks.js';
 import { Migration20261123000001_scheduled_tasks } from './Migration20261123000001_scheduled_tasks.js';
 import { Migration20261123000002_timetravel } from './Migration20261123000002_timetravel.js';
+import { Migration20261123000003_memories_settings } from './Migration20261123000003_memories_settings.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000003_session_tasks', class: Migration20261121000003_session_tasks },
   { name: 'Migration20261123000001_scheduled_tasks', class: Migration20261123000001_scheduled_tasks },
   { name: 'Migration20261123000002_timetravel', class: Migration20261123000002_timetravel },
+  { name: 'Migration20261123000003_memories_settings', class: Migration20261123000003_memories_settings },
 ];
