@@ -44,6 +44,7 @@ import { MemoryStore } from './memories/store.js';
 import { Recall } from './memories/recall.js';
 import { memoryRoutes } from './memories/routes.js';
 import { settingsRoutes } from './settings/routes.js';
+import { envRoutes } from './settings/env-routes.js';
 import { Replays } from './replay/service.js';
 import { replayRoutes } from './replay/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
@@ -257,6 +258,15 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: compactionRoutes, opts: { compaction } },
         { plugin: memoryRoutes, opts: { store: memories } },
         { plugin: settingsRoutes, opts: { db } },
+        {
+          plugin: envRoutes,
+          opts: {
+            config,
+            database: () => db.orm.em.getConnection().execute('select 1').then(() => true, () => false),
+            redis: () => (config.redisUrl ? bus.healthy() : null),
+            runner: () => runner.check(),
+          },
+        },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
       ],
     });

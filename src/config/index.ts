@@ -82,7 +82,16 @@ const settings = {
 
 type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> };
 
+/** One setting as `GET /api/env` shows it (secrets masked there). */
+export interface SettingItem {
+  env_var: string;
+  value: string;
+  default: string;
+}
+
 export interface Config {
+  /** Every setting's effective value and default, for `GET /api/env`. */
+  settings: SettingItem[];
   home: string;
   /** Root of the users' workspaces: AGENTSVC_WORKSPACES, else <home>/workspaces (shared storage for several nodes). */
   workspaces: string;
@@ -183,6 +192,15 @@ function readFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+const shown = (x: unknown) => (x === undefined || x === null ? '' : String(x));
+
+function describe(values: Record<string, unknown>): SettingItem[] {
+  return (Object.keys(settings) as (keyof typeof settings)[]).map((k) => {
+    const d = (settings[k] as z.ZodType).safeParse(undefined);
+    return { env_var: k, value: shown(values[k]), default: d.success ? shown(d.data) : '' };
+  });
+}
+
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
   const pick = (k: keyof typeof settings, file: Record<string, unknown>) => {
@@ -212,6 +230,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     throw new ConfigError('AGENTSVC_SEARCH_URL', 'required for search backend searxng');
   }
   return {
+    settings: describe(s),
     home: resolve(v.AGENTSVC_HOME),
     workspaces: resolve(v.AGENTSVC_WORKSPACES ?? join(v.AGENTSVC_HOME, 'workspaces')),
     host: v.AGENTSVC_HOST,
