@@ -45,6 +45,7 @@ import { Recall } from './memories/recall.js';
 import { memoryRoutes } from './memories/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { envRoutes } from './settings/env-routes.js';
+import { revokeAll, sharingRoutes } from './sharing/routes.js';
 import { Replays } from './replay/service.js';
 import { replayRoutes } from './replay/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
@@ -166,6 +167,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
+    sessions.onUnshare = (id) => revokeAll(db, id);
     const memories = new MemoryStore(db);
     const recall = new Recall(db, memories, config.memoryTopK);
     prompt.add(recall.prompt);
@@ -258,6 +260,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: compactionRoutes, opts: { compaction } },
         { plugin: memoryRoutes, opts: { store: memories } },
         { plugin: settingsRoutes, opts: { db } },
+        { plugin: sharingRoutes, opts: { config, db, turns, sessions } },
         {
           plugin: envRoutes,
           opts: {

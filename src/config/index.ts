@@ -75,6 +75,8 @@ const settings = {
   AGENTSVC_COMPACT_KEEP_TURNS: int(0, 1000).default(4),
   AGENTSVC_PLUGINS: z.string().default(''),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
+  AGENTSVC_SHARE_TTL_SECONDS: int(60, 31_536_000).default(604_800),
+  AGENTSVC_PUBLIC_URL: url(['http:', 'https:']).optional(),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
   AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
@@ -150,6 +152,8 @@ export interface Config {
   memoryTopK: number;
   plugins: string[];
   publicSharing: boolean;
+  /** Default lifetime of a share link, and the origin its url starts with (else the request's). */
+  share: { ttlSeconds: number; publicUrl?: string };
   memoryEnabled: boolean;
   /** Where each setting came from, for `agentsvc up` diagnostics. */
   file?: string;
@@ -286,6 +290,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     memoryTopK: v.AGENTSVC_MEMORY_TOP_K,
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
+    share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,
     file: Object.keys(file).length ? filePath : undefined,
   };

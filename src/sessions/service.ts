@@ -80,6 +80,8 @@ const toExtra = (r: ExtraRow): ExtraInfoT => ({
 export class SessionService {
   /** Called after a session's row is deleted, before its folder goes (stops its background tasks). */
   onDelete?: (sessionId: string, userId: string) => Promise<void>;
+  /** Sharing turned off: every share link of the session is revoked (src/sharing). */
+  onUnshare?: (sessionId: string) => Promise<void>;
 
   constructor(
     private readonly em: () => EntityManager,
@@ -185,7 +187,9 @@ export class SessionService {
   }
 
   async setShared(userId: string, id: string, shared: boolean): Promise<boolean> {
-    return (await this.change(userId, id, (s) => (s.shared = shared))).shared;
+    const r = (await this.change(userId, id, (s) => (s.shared = shared))).shared;
+    if (!shared) await this.onUnshare?.(id);
+    return r;
   }
 
   async setMemory(userId: string, id: string, enabled: boolean): Promise<boolean> {

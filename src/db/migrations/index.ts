@@ -5,6 +5,7 @@ import { Migration20261121000003_session_tasks } from './Migration20261121000003
 import { Migration20261123000001_scheduled_tasks } from './Migration20261123000001_scheduled_tasks.js';
 import { Migration20261123000002_timetravel } from './Migration20261123000002_timetravel.js';
 import { Migration20261123000003_memories_settings } from './Migration20261123000003_memories_settings.js';
+import { Migration20261123000004_share_links } from './Migration20261123000004_share_links.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000001_scheduled_tasks', class: Migration20261123000001_scheduled_tasks },
   { name: 'Migration20261123000002_timetravel', class: Migration20261123000002_timetravel },
   { name: 'Migration20261123000003_memories_settings', class: Migration20261123000003_memories_settings },
+  { name: 'Migration20261123000004_share_links', class: Migration20261123000004_share_links },
 ];

@@ -1,0 +1,123 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { TurnSchema } from '../chat/routes.js';
+import type { TurnStore } from '../chat/turn-store.js';
+import type { Turn } from '../chat/turns.js';
+import type { Config } from '../config/index.js';
+import type { Database } from '../db/index.js';
+import { newId, randomToken } from '../lib/ids.js';
+import { text } from '../lib/storable.js';
+import { me, publicRoute } from '../server/auth.js';
+import { AppError, Errors } from '../server/errors.js';
+import { SessionParams } from '../sessions/schemas.js';
+import { renderGone, renderShare } from './render.js';
+
+export interface SharingDeps {
+  config: Config;
+  db: Database;
+  turns: TurnStore;
+  sessions: { getOwned(userId: string, id: string): Promise<{ id: string }>; setShared(userId: string, id: string, shared: boolean): Promise<boolean> };
+}
+
+const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+const TOKEN = /^share_[A-Za-z0-9]{32}$/;
+
+/** Values of the session's env (and the owner's default bucket) never leave through a share. */
+function redact(turns: Turn[], secrets: string[]): Turn[] {
+  const long = secrets.filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+  if (!long.length) return turns;
+  const scrub = (s: string) => long.reduce((acc, v) => acc.split(v).join('****'), s);
+  return JSON.parse(scrub(JSON.stringify(turns))) as Turn[];
+}
+
+/**
+ * Share links (CONTRACT 9): a token (stored as its SHA-256 only) that reads the session's active
+ * branch at fetch time, as JSON (`/api/share/{token}`) and as a page (`/share/{token}`), without a
+ * key. Expired, revoked or unknown: 404; with public sharing off, nothing answers.
+ */
+export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) => {
+  const sql = <T>(q: string, p: unknown[] = []) => d.db.em().getConnection().execute<T[]>(q, p);
+  const tags = ['sharing'];
+
+  app.post(
+    '/api/sessions/:session_id/share',
+    {
+      schema: {
+        tags,
+        params: SessionParams,
+        body: z.object({ ttl_seconds: z.number().int().min(60).max(31_536_000).optional() }).strict().default({}),
+        response: { 200: z.object({ token: z.string(), url: z.string(), expires_at: z.string() }) },
+      },
+    },
+    async (req) => {
+      if (!d.config.publicSharing) throw new AppError(403, 'SHARING_DISABLED', 'public sharing is turned off on this server (AGENTSVC_PUBLIC_SHARING)');
+      const userId = me(req).id;
+      await d.sessions.getOwned(userId, req.params.session_id);
+      const token = `share_${randomToken(32)}`;
+      const ttl = req.body?.ttl_seconds ?? d.config.share.ttlSeconds;
+      const [row] = await sql<{ expires_at: Date }>(
+        `insert into share_links (id, token_hash, session_id, expires_at) values (?, ?, ?, now() + make_interval(secs => ?)) returning expires_at`,
+        [newId('share'), hash(token), req.params.session_id, ttl],
+      );
+      await d.sessions.setShared(userId, req.params.session_id, true);
+      const origin = d.config.share.publicUrl ?? `${req.protocol}://${req.host}`;
+      return { token, url: `${origin}/share/${token}`, expires_at: new Date(row.expires_at).toISOString() };
+    },
+  );
+
+  app.delete(
+    '/api/sessions/:session_id/share/:token',
+    { schema: { tags, params: SessionParams.extend({ token: text(100, 1) }), response: { 200: z.object({ revoked: z.boolean() }) } } },
+    async (req) => {
+      await d.sessions.getOwned(me(req).id, req.params.session_id);
+      const r = await sql('update share_links set revoked_at = now() where token_hash = ? and session_id = ? and revoked_at is null returning id', [hash(req.params.token), req.params.session_id]);
+      if (!r.length) throw Errors.notFound('share link');
+      return { revoked: true };
+    },
+  );
+
+  /** The shared session, or null (404) for a bad, expired or revoked token, or sharing off. */
+  async function resolve(token: string) {
+    if (!d.config.publicSharing || !TOKEN.test(token)) return null;
+    const h = hash(token);
+    const [row] = await sql<{ session_id: string; token_hash: string; expires_at: Date; intent: string; env: Record<string, string> | null; bucket: Record<string, string> | null }>(
+      `select l.session_id, l.token_hash, l.expires_at, s.intent, s.env,
+              (select b.env from env_buckets b where b.user_id = s.user_id and b.bucket = 'default') as bucket
+       from share_links l join sessions s on s.id = l.session_id
+       where l.token_hash = ? and l.revoked_at is null and l.expires_at > now()`,
+      [h],
+    );
+    if (!row || !timingSafeEqual(Buffer.from(row.token_hash), Buffer.from(h))) return null;
+    const turns = (await d.turns.list(row.session_id)).map((s) => s.turn);
+    return { intent: row.intent, expires: new Date(row.expires_at), turns: redact(turns, [...Object.values(row.env ?? {}), ...Object.values(row.bucket ?? {})]) };
+  }
+
+  app.get(
+    '/api/share/:token',
+    { config: publicRoute, schema: { tags, params: z.object({ token: text(100, 1) }), response: { 200: z.object({ intent: z.string(), turns: z.array(TurnSchema) }) } } },
+    async (req, reply) => {
+      const s = await resolve(req.params.token);
+      if (!s) throw Errors.notFound('share');
+      reply.header('cache-control', 'no-store').header('x-robots-tag', 'noindex');
+      return { intent: s.intent, turns: s.turns };
+    },
+  );
+
+  app.get('/share/:token', { config: publicRoute, schema: { hide: true, params: z.object({ token: z.string().max(100) }) } }, async (req, reply) => {
+    const s = await resolve(req.params.token);
+    reply
+      .header('cache-control', 'no-store')
+      .header('x-robots-tag', 'noindex, nofollow')
+      .header('content-security-policy', "default-src 'none'; img-src data: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'")
+      .header('referrer-policy', 'no-referrer')
+      .type('text/html; charset=utf-8');
+    if (!s) return reply.code(404).send(renderGone());
+    return reply.send(renderShare(s.intent, s.turns, s.expires));
+  });
+};
+
+/** PATCH .../sharing {shared: false}: every active link of the session is revoked. */
+export async function revokeAll(db: Database, sessionId: string): Promise<void> {
+  await db.em().getConnection().execute('update share_links set revoked_at = now() where session_id = ? and revoked_at is null', [sessionId]);
+}
