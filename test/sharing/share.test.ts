@@ -81,7 +81,7 @@ t.test('share links: create, read without a key, page, revoke, expiry, bounds, s
       const r = await p.goto(link.url);
       t.equal(r?.status(), 200, `${name}: 200`);
       t.equal(await p.title(), 'Quarterly report');
-      const textContent = await p.locator('main').innerText();
+      const textContent = (await p.locator('main').textContent()) ?? '';
       t.match(textContent, /Write the report/, `${name}: the user message`);
       t.match(textContent, /All \*\*done\*\*/, `${name}: the answer`);
       t.equal(await p.locator('details.tool').count(), 2, `${name}: both tool calls, folded`);
@@ -97,7 +97,7 @@ t.test('share links: create, read without a key, page, revoke, expiry, bounds, s
     const gone = await browser.newPage({ javaScriptEnabled: false });
     const r = await gone.goto(link.url);
     t.equal(r?.status(), 404, 'revoked: 404 page');
-    t.match(await gone.locator('h1').innerText(), /not available/);
+    t.match((await gone.locator('h1').textContent()) ?? '', /not available/);
     await gone.screenshot({ path: join(shots, 'share-revoked.png') });
     await gone.close();
   }
