@@ -46,6 +46,7 @@ import { memoryRoutes } from './memories/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { envRoutes } from './settings/env-routes.js';
 import { revokeAll, sharingRoutes } from './sharing/routes.js';
+import { portabilityRoutes } from './portability/routes.js';
 import { Replays } from './replay/service.js';
 import { replayRoutes } from './replay/routes.js';
 import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
@@ -261,6 +262,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: memoryRoutes, opts: { store: memories } },
         { plugin: settingsRoutes, opts: { db } },
         { plugin: sharingRoutes, opts: { config, db, turns, sessions } },
+        { plugin: portabilityRoutes, opts: { config, db, sessions } },
         {
           plugin: envRoutes,
           opts: {

@@ -76,6 +76,8 @@ const settings = {
   AGENTSVC_PLUGINS: z.string().default(''),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
   AGENTSVC_SHARE_TTL_SECONDS: int(60, 31_536_000).default(604_800),
+  AGENTSVC_IMPORT_MAX_ENTRIES: int(1).default(10_000),
+  AGENTSVC_IMPORT_MAX_BYTES: int(1024).default(1024 * MiB),
   AGENTSVC_PUBLIC_URL: url(['http:', 'https:']).optional(),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
@@ -154,6 +156,8 @@ export interface Config {
   publicSharing: boolean;
   /** Default lifetime of a share link, and the origin its url starts with (else the request's). */
   share: { ttlSeconds: number; publicUrl?: string };
+  /** Bounds on an imported archive: entries and unpacked bytes. */
+  importLimits: { entries: number; bytes: number };
   memoryEnabled: boolean;
   /** Where each setting came from, for `agentsvc up` diagnostics. */
   file?: string;
@@ -290,6 +294,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     memoryTopK: v.AGENTSVC_MEMORY_TOP_K,
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
+    importLimits: { entries: v.AGENTSVC_IMPORT_MAX_ENTRIES, bytes: v.AGENTSVC_IMPORT_MAX_BYTES },
     share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,
     file: Object.keys(file).length ? filePath : undefined,

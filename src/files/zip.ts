@@ -61,18 +61,27 @@ async function readConfined(folder: SessionFolder, rel: string): Promise<Readabl
 }
 
 /**
- * A ZIP of the walked folder `dir`, streamed: files are opened one at a time as the archive is
+ * A ZIP of the walked folder `dir` (under `prefix`, after the `extra` entries; no folder: only
+ * those), streamed: files are opened one at a time as the archive is
  * written, each through a fresh confined walk.
  */
-export async function zipFolder(folder: SessionFolder, s: OpenSession, dir: Entry): Promise<Readable> {
+export async function zipFolder(
+  folder: SessionFolder,
+  s: OpenSession | null,
+  dir: Entry | null,
+  opts: { prefix?: string; extra?: { name: string; data: Buffer }[] } = {},
+): Promise<Readable> {
   const items: ZipItem[] = [];
-  const d = dir.name === null ? null : await open(dir.path, DIR_FLAGS);
-  try {
-    await walk(s, d ?? dir.dir, dir.rel, '', items);
-  } finally {
-    await d?.close();
+  if (s && dir) {
+    const d = dir.name === null ? null : await open(dir.path, DIR_FLAGS);
+    try {
+      await walk(s, d ?? dir.dir, dir.rel, opts.prefix ?? '', items);
+    } finally {
+      await d?.close();
+    }
   }
   const zip = new yazl.ZipFile();
+  for (const e of opts.extra ?? []) zip.addBuffer(e.data, e.name);
   const out = new PassThrough();
   let reading: Readable | null = null;
   zip.on('error', (e: Error) => out.destroy(e));

@@ -1,0 +1,147 @@
+import t from 'tap';
+import { readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import yauzl from 'yauzl';
+import { chatFixture, untilEnd } from '../helpers/chat.js';
+import { request } from '../helpers/socket.js';
+import type { TestApp } from '../helpers/app.js';
+import { rawZip } from './rawzip.js';
+
+/** Export and import (CONTRACT 9): a round trip, and hostile archives refused with nothing left behind. */
+
+function script(body: any) {
+  if (body.messages.at(-1).role === 'tool') return { text: ['done'] };
+  const user = [...body.messages].reverse().find((m: any) => m.role === 'user').content as string;
+  if (user === 'one') return { toolCalls: [{ name: 'Write', args: { file_path: 'src/app.py', content: 'print("v1")\n' } }] };
+  if (user === 'two') return { toolCalls: [{ name: 'TaskCreate', args: { subject: 'ship it', description: 'after review' } }, { name: 'Write', args: { file_path: 'notes.md', content: '# notes\n' } }] };
+  return { text: [`echo ${user}`] };
+}
+
+async function zipEntries(buf: Buffer): Promise<Map<string, string>> {
+  return new Promise((resolve, reject) =>
+    yauzl.fromBuffer(buf, { lazyEntries: true }, (e, zip) => {
+      if (e || !zip) return reject(e);
+      const out = new Map<string, string>();
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName.endsWith('/')) return zip.readEntry();
+        zip.openReadStream(entry, (err, s) => {
+          if (err || !s) return reject(err);
+          const parts: Buffer[] = [];
+          s.on('data', (c: Buffer) => parts.push(c));
+          s.on('end', () => {
+            out.set(entry.fileName, Buffer.concat(parts).toString('utf8'));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(out));
+      zip.readEntry();
+    }),
+  );
+}
+
+const upload = (app: TestApp, path: string, zip: Buffer, fields: Record<string, string> = {}) => {
+  const form = new FormData();
+  form.set('file', new Blob([new Uint8Array(zip)]), 'session.zip');
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  return app.api(path, { method: 'POST', body: form });
+};
+
+/** What must survive a round trip: roles, texts, tool calls (names, arguments, results), branches. */
+const essence = (turnsJsonl: string) =>
+  turnsJsonl
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .map((x) => [x.sequence, x.role, x.loop_id, x.status, x.blocks.map((b: any) => `${b.type}:${b.content}`), x.tool_calls.map((c: any) => [c.tool_name, c.arguments, c.result]), x.branch_id === 'main' ? 'main' : 'other']);
+
+t.test('export, import, export again: the same turns, texts and files, with new ids', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  model.fallback = script;
+  let ends = 0;
+  for (const message of ['one', 'two', 'three']) {
+    t.equal((await request(sock, 'chat:send', { session_id: sid, message })).ok, true);
+    await untilEnd(seen, sid, 20_000, ++ends);
+  }
+  const cps = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
+  await app.api(`/api/sessions/${sid}/rewind`, { method: 'POST', json: { checkpoint_id: cps[2].checkpoint_id } });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'four' })).ok, true);
+  await untilEnd(seen, sid, 20_000, ++ends);
+
+  const res = await app.api(`/api/sessions/${sid}/export`);
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('content-type'), 'application/zip');
+  const zip = Buffer.from(await res.arrayBuffer());
+  const first = await zipEntries(zip);
+  const manifest = JSON.parse(first.get('manifest.json')!);
+  t.match(manifest, { format: 'agentsvc-session', version: 1, session: { mode: 'executing' }, counts: { tasks: 1, checkpoints: 4, branches: 2 } });
+  t.ok(first.has('files/src/app.py') && first.has('files/notes.md'), 'workspace files under files/');
+  t.equal(first.get('turns.jsonl')!.trim().split('\n').length, manifest.counts.turns, 'every branch of turns');
+
+  const preview = await (await upload(app, '/api/sessions/preview-import', zip)).json();
+  t.match(preview, { format: 'agentsvc-session', version: 1, turns: manifest.counts.turns, files: 2, warnings: [] });
+  t.ok(preview.total_bytes > 0);
+  const before = (await (await app.api('/api/sessions')).json()).total;
+  t.equal(before, 1, 'preview created nothing');
+
+  const imp = await upload(app, '/api/sessions/import', zip, { name: 'Imported copy' });
+  t.equal(imp.status, 200);
+  const made = await imp.json();
+  t.match(made, { session_id: /^sess_/, intent: 'Imported copy', status: 'completed' });
+  t.not(made.session_id, sid);
+  const msgs = async (s: string) => ((await (await app.api(`/api/sessions/${s}/messages`)).json()) as any[]).map((m) => [m.role, m.blocks.map((b: any) => b.content).join('|')]);
+  t.same(await msgs(made.session_id), await msgs(sid), 'the same active branch');
+  t.equal(await (await app.api(`/api/sessions/${made.session_id}/files/src/app.py`)).text(), 'print("v1")\n');
+  t.equal((await (await app.api(`/api/sessions/${made.session_id}/checkpoints`)).json()).length, (await (await app.api(`/api/sessions/${sid}/checkpoints`)).json()).length);
+  t.match(await (await app.api(`/api/sessions/${made.session_id}/tasks`)).json(), [{ subject: 'ship it' }]);
+
+  const again = await zipEntries(Buffer.from(await (await app.api(`/api/sessions/${made.session_id}/export`)).arrayBuffer()));
+  t.same(essence(again.get('turns.jsonl')!), essence(first.get('turns.jsonl')!), 'export -> import -> export: the same turns and texts');
+  t.same([...again.keys()].filter((k) => k.startsWith('files/')).sort(), [...first.keys()].filter((k) => k.startsWith('files/')).sort());
+  for (const k of [...first.keys()].filter((k) => k.startsWith('files/'))) t.equal(again.get(k), first.get(k), k);
+  const oldIds = new Set(first.get('turns.jsonl')!.match(/(entry|turn|tc)_[A-Za-z0-9]{20}/g));
+  const reused = again.get('turns.jsonl')!.match(/(entry|turn|tc)_[A-Za-z0-9]{20}/g)!.filter((id) => oldIds.has(id));
+  t.same(reused, [], 'new ids for everything');
+
+  const bob = await app.newUser('bob');
+  t.equal((await app.api(`/api/sessions/${sid}/export`, { key: bob.key })).status, 404, "another user's session");
+  sock.disconnect();
+});
+
+t.test('hostile archives: 422 INVALID_ARCHIVE, nothing created, nothing left in the temp folder', async (t) => {
+  const { app } = await chatFixture(t, { AGENTSVC_IMPORT_MAX_ENTRIES: '50' });
+  const manifest = JSON.stringify({ format: 'agentsvc-session', version: 1, session: { intent: 'x' }, counts: {} });
+  const ok = (extra: { name: string; data: Buffer | string; mode?: number; deflate?: boolean }[]) => rawZip([{ name: 'manifest.json', data: manifest }, ...extra]);
+  const cases: [string, Buffer][] = [
+    ['not a zip', Buffer.from('hello, I am not an archive')],
+    ['zip bomb', ok([{ name: 'files/zeros.bin', data: Buffer.alloc(50 * 1024 * 1024), deflate: true }])],
+    ['zip slip', ok([{ name: 'files/../../../evil.txt', data: 'pwned' }])],
+    ['absolute name', ok([{ name: '/etc/evil', data: 'pwned' }])],
+    ['symlink entry', ok([{ name: 'files/link', data: '/etc/passwd', mode: 0o120777 }])],
+    ['device entry', ok([{ name: 'files/dev', data: '', mode: 0o020644 }])],
+    ['no manifest', rawZip([{ name: 'turns.jsonl', data: '' }])],
+    ['version 99', rawZip([{ name: 'manifest.json', data: JSON.stringify({ format: 'agentsvc-session', version: 99 }) }])],
+    ['another format', rawZip([{ name: 'manifest.json', data: JSON.stringify({ format: 'something-else', version: 1 }) }])],
+    ['manifest not JSON', rawZip([{ name: 'manifest.json', data: '{nope' }])],
+    ['too many entries', ok(Array.from({ length: 60 }, (_, i) => ({ name: `files/f${i}.txt`, data: 'x' })))],
+    ['unexpected entry', ok([{ name: 'evil.sh', data: 'rm -rf /' }])],
+  ];
+  const good = ok([{ name: 'files/a.txt', data: 'hello' }]);
+  cases.push(['truncated', good.subarray(0, good.length - 30)]);
+  const tmp = join(app.config.workspaces, '.import-tmp');
+  for (const [what, zip] of cases) {
+    for (const path of ['/api/sessions/import', '/api/sessions/preview-import']) {
+      const r = await upload(app, path, zip);
+      const body = await r.json();
+      t.equal(r.status, 422, `${what} (${path.split('/').pop()}): 422`);
+      t.equal(body.code, 'INVALID_ARCHIVE', `${what}: ${body.detail}`);
+    }
+  }
+  t.equal((await (await app.api('/api/sessions')).json()).total, 1, 'no session created (only the fixture one)');
+  t.same(existsSync(tmp) ? readdirSync(tmp) : [], [], 'nothing left in the temp folder');
+  t.notOk(existsSync(join(app.config.workspaces, '..', 'evil.txt')));
+  const r = await upload(app, '/api/sessions/import', good);
+  t.equal(r.status, 200, 'a well-formed archive still imports');
+  t.equal(await (await app.api(`/api/sessions/${(await r.json()).session_id}/files/a.txt`)).text(), 'hello');
+  t.equal((await app.api('/api/sessions/import', { method: 'POST', json: {} })).status, 415, 'not multipart');
+});
