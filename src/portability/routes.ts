@@ -56,7 +56,9 @@ export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (
       return { dir, zip, fields };
     } catch (e) {
       await cleanup(dir);
-      throw e;
+      // A malformed multipart body (no boundary, cut short) is the client's fault.
+      if (e instanceof AppError || (e as { statusCode?: number }).statusCode) throw e;
+      throw new AppError(400, 'INVALID_MULTIPART', `the multipart body could not be read: ${(e as Error).message}`);
     }
   }
 
