@@ -35,6 +35,15 @@ export interface SnapshotOptions {
   timeoutMs?: number;
 }
 
+/** Prints the tree, its file count, the loose object count, and (last) what `add` could not read. */
+const SNAPSHOT_SCRIPT = `err=$(git add -A --ignore-errors . 2>&1 >/dev/null) || true
+tree=$(git write-tree) || exit 1
+git update-ref "refs/snapshots/$tree" "$tree" || exit 1
+echo "$tree"
+git ls-tree -r --name-only -z "$tree" | tr -cd '\\000' | wc -c
+git count-objects -v | sed -n 's/^count: //p'
+printf '%s' "$err" | tr '\\n' ' '`;
+
 /** Loose objects a snapshot store may hold before they are packed. */
 const LOOSE_LIMIT = 64;
 
@@ -60,6 +69,21 @@ export class Snapshots {
         e ? reject(new Error(`git ${args[0]}: ${String(err).trim() || e.message}`)) : resolve(out),
       );
       if (input !== undefined) child.stdin?.end(input);
+    });
+  }
+
+  /** A short sh script with GIT_DIR / GIT_WORK_TREE set (paths never pass through the shell). */
+  private shell(gitDir: string, workTree: string, script: string): Promise<string> {
+    const config = Object.entries({ 'safe.directory': '*', 'core.hooksPath': '/dev/null', 'core.fsmonitor': 'false', 'core.autocrlf': 'false', 'core.symlinks': 'true' });
+    const env: NodeJS.ProcessEnv = { ...GIT_ENV, GIT_DIR: gitDir, GIT_WORK_TREE: workTree, GIT_CONFIG_COUNT: String(config.length) };
+    config.forEach(([k, v], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = k;
+      env[`GIT_CONFIG_VALUE_${i}`] = v;
+    });
+    return new Promise((resolve, reject) => {
+      execFile('sh', ['-c', script], { env, cwd: workTree, maxBuffer: 16 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000 }, (e, out, err) =>
+        e ? reject(new Error(`snapshot: ${String(err).trim() || e.message}`)) : resolve(out),
+      );
     });
   }
 
@@ -150,22 +174,20 @@ export class Snapshots {
       const wt = Snapshots.tree(s);
       const skipped = await this.oversize(wt);
       await this.excludes(gitDir, skipped);
-      await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(async (e) => {
-        // Unreadable files: recorded as skipped by what git could not add, the rest is kept.
-        skipped.push({ path: '*', size: 0, reason: (e as Error).message.slice(0, 500) });
-      });
-      const tree = (await this.git(gitDir, wt, ['write-tree'])).trim();
-      // A ref per tree: packing (and any gc) keeps what a checkpoint may still restore.
-      await this.git(gitDir, null, ['update-ref', `refs/snapshots/${tree}`, tree]);
-      const files = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean).length;
+      // One process from the service for the whole snapshot (a fork of a large process is what
+      // costs, not git): add, write the tree, keep it by a ref, count its files and loose objects.
+      const out = await this.shell(gitDir, wt, SNAPSHOT_SCRIPT);
+      const [tree, files, loose, addError] = out.split('\n');
+      if (!/^[0-9a-f]{40}$/.test(tree ?? '')) throw new Error(`git snapshot failed: ${out.slice(0, 300)}`);
+      if (addError) skipped.push({ path: '*', size: 0, reason: `some files could not be read: ${addError.slice(0, 400)}` });
       // In the background: a checkpoint never waits for it (git's locks order it with the next add).
-      if (!this.packing.has(gitDir)) {
+      if (Number(loose) >= LOOSE_LIMIT && !this.packing.has(gitDir)) {
         const p = this.pack(gitDir)
           .catch(() => {})
           .finally(() => this.packing.delete(gitDir));
         this.packing.set(gitDir, p);
       }
-      return { tree, files, skipped };
+      return { tree, files: Number(files) || 0, skipped };
     });
   }
 
