@@ -49,6 +49,7 @@ import { chatSocket } from './chat/socket.js';
 import { chatRoutes } from './chat/routes.js';
 import { Conversation } from './chat/conversation.js';
 import { fileRoutes } from './files/routes.js';
+import { diagnosticsModule } from './diagnostics/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -246,6 +247,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: tokenizeRoutes, opts: { defaultModel: config.model.default } },
         { plugin: compactionRoutes, opts: { compaction } },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
+        diagnosticsModule(config, { database: () => db.orm.em.getConnection().execute('select 1'), runner: () => runner.check() }),
       ],
     });
     logger.bind(app.log);
