@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from 'node:readline';
+import { createInterface } from 'node:readline';
 import type { Api } from './api.js';
 import { type ChatEnd, ChatSession } from './chat.js';
 import { askQuestions, parseQuestions } from './question.js';

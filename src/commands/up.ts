@@ -26,9 +26,10 @@ export default class Up extends BaseCommand<typeof Up> {
     const sandbox = await service.runner.check();
     if (sandbox.summary) this.log(`agentsvc: ${service.runner.kind} runner: ${sandbox.summary}`);
     if (service.adminKeyCreated) this.log(`agentsvc: created user admin; its key is in ${this.cfg.home}/admin.key`);
-    this.log(`agentsvc listening on ${service.url}`);
-    // Clients (`agentsvc chat`, `sessions`, `doctor`) find this service through AGENTSVC_HOME/run/url.
+    // Clients (`agentsvc chat`, `sessions`, `doctor`) find this service through AGENTSVC_HOME/run/url:
+    // written before the listening line, so whoever waits for that line finds it.
     recordServiceUrl(this.cfg.home, service.url);
+    this.log(`agentsvc listening on ${service.url}`);
 
     await new Promise<void>((resolve) => {
       let stopping = false;

@@ -102,7 +102,10 @@ export const runnerCheck: Check = {
     try {
       const c = await d.runner();
       if (c.error || !c.ok) return result('runner', 'fail', `${d.runnerKind} runner unavailable: ${c.error ?? c.warning ?? 'probe failed'}`, d.runnerKind === 'docker' ? 'start Docker, or set AGENTSVC_RUNNER=local' : 'install bubblewrap, or set AGENTSVC_ALLOW_UNCONFINED=1');
-      if (c.warning) return result('runner', 'warn', `${d.runnerKind} runner: ${c.warning}`, 'install bubblewrap (apt-get install bubblewrap) so that commands run confined');
+      if (c.warning) {
+        const fix = /bubblewrap/i.test(c.warning) && /not found|missing|unavailable/i.test(c.warning) ? 'install bubblewrap (apt-get install bubblewrap) so that commands run confined' : 'follow the advice in the message';
+        return result('runner', 'warn', `${d.runnerKind} runner: ${c.warning}`, fix);
+      }
       return result('runner', 'ok', `${d.runnerKind} runner: ${c.summary ?? 'ready'}`);
     } catch (e) {
       return result('runner', 'fail', `${d.runnerKind} runner probe failed: ${errMsg(e)}`, 'see the service log in AGENTSVC_HOME/logs');
