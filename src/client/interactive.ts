@@ -109,7 +109,6 @@ export class ChatClient {
           const { toolCallId, arguments: args } = this.chat.pending;
           const answer = await askQuestions(toolCallId, parseQuestions(args), { ask, print: (l) => this.renderer.line(l) }, s);
           if (!answer) return;
-          this.interrupts = 0;
           await this.run(() => this.chat.send('', answer));
           continue;
         }
@@ -118,7 +117,6 @@ export class ChatClient {
         const text = line.trim();
         if (text === '/exit' || text === '/quit') return;
         if (!text) continue;
-        this.interrupts = 0;
         await this.run(() => this.chat.send(text));
       }
     } finally {
@@ -127,11 +125,14 @@ export class ChatClient {
   }
 
   private async run(send: () => Promise<ChatEnd>) {
+    this.interrupts = 0;
     try {
       await send();
     } catch (e) {
       this.renderer.line(this.renderer.s.red(`error: ${(e as Error).message}`));
     }
+    // The run is over (stopped or not): back at the prompt, Ctrl-C starts counting again.
+    this.interrupts = 0;
     this.renderer.newline();
   }
 

@@ -188,13 +188,12 @@ export class Renderer {
 
   private toolResult(callId: string, status: string, result: unknown, ms: number | null, fallbackDepth: number) {
     const depth = this.depthOfCall.get(callId) ?? fallbackDepth;
-    const name = this.calls.get(callId)?.name;
     const lines = resultText(result).replace(/\n+$/, '').split('\n');
     const empty = lines.length === 1 && !lines[0];
     const paint = status === 'done' ? this.s.green : status === 'error' ? this.s.red : this.s.yellow;
     const head = `${paint(status || 'done')}${ms ? this.s.gray(` ${seconds(ms)}`) : ''}`;
     const width = Math.max(20, (this.out.columns ?? 100) - 8 - depth * 2);
-    const shown = empty || name === 'AskUserQuestion' ? [] : lines.slice(0, this.fold).map((l) => short(l, width));
+    const shown = empty ? [] : lines.slice(0, this.fold).map((l) => short(l, width));
     const more = empty ? 0 : lines.length - shown.length;
     this.line(`  ${this.s.gray('└')} ${head}${shown.length ? ` ${this.s.gray('·')} ${shown[0]}` : ''}`, depth);
     for (const l of shown.slice(1)) this.line(`    ${l}`, depth);

@@ -99,7 +99,7 @@ t.test('doctor with the service down runs the checks locally; a bad setting is n
   t.match(r.stdout, /^ok {3}config {4}settings valid$/m);
   t.match(r.stdout, /^ok {3}database {2}embedded PostgreSQL in /m);
   t.match(r.stdout, /^ok {3}home {6}.* is private and writable$/m);
-  t.match(r.stdout, /^(ok  |WARN|FAIL) sandbox /m);
+  t.match(r.stdout, /^(ok {2}|WARN|FAIL) sandbox /m);
   const j = JSON.parse((await cli(['doctor', '--json'], env)).stdout);
   t.match(j, { source: 'local', status: 'fail' });
 
