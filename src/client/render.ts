@@ -1,6 +1,6 @@
 import type { Turn } from './api.js';
 import type { ServerEvent } from './stream.js';
-import { clean, type Output, type Style, styleFor } from './style.js';
+import { ansi, clean, type Output, plain, type Style, styleFor } from './style.js';
 
 /**
  * Renders a session's events (or its stored turns) to a terminal: text as it arrives, thinking
@@ -60,6 +60,8 @@ export interface RendererOptions {
   foldLines?: number;
   /** Print user turns (history); live user turns are what the person just typed. */
   showUserTurns?: boolean;
+  /** Force ANSI on or off (default: on a terminal unless NO_COLOR is set). */
+  color?: boolean;
 }
 
 export class Renderer {
@@ -76,7 +78,7 @@ export class Renderer {
     private readonly out: Output,
     private readonly opts: RendererOptions = {},
   ) {
-    this.s = styleFor(out);
+    this.s = opts.color === undefined ? styleFor(out) : opts.color ? ansi : plain;
     this.fold = opts.foldLines ?? (out.isTTY ? 4 : 2);
   }
 
