@@ -56,6 +56,7 @@ import { chatSocket } from './chat/socket.js';
 import { chatRoutes } from './chat/routes.js';
 import { Conversation } from './chat/conversation.js';
 import { fileRoutes } from './files/routes.js';
+import { diagnosticsModule } from './diagnostics/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -263,16 +264,15 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: settingsRoutes, opts: { db } },
         { plugin: sharingRoutes, opts: { config, db, turns, sessions } },
         { plugin: portabilityRoutes, opts: { config, db, sessions } },
-        {
-          plugin: envRoutes,
-          opts: {
-            config,
-            database: () => db.orm.em.getConnection().execute('select 1').then(() => true, () => false),
-            redis: () => (config.redisUrl ? bus.healthy() : null),
-            runner: () => runner.check(),
-          },
-        },
+        { plugin: envRoutes, opts: { config } },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
+        diagnosticsModule(config, {
+          database: () => db.orm.em.getConnection().execute('select 1'),
+          runner: () => runner.check(),
+          redis: () => (config.redisUrl ? bus.healthy() : null),
+          model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
+          searchBackend: config.web.searchBackend,
+        }),
       ],
     });
     logger.bind(app.log);

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { forgetServiceUrl, recordServiceUrl } from '../client/options.js';
 import { BaseCommand } from '../cli/base.js';
 import { startService } from '../service.js';
 
@@ -25,6 +26,9 @@ export default class Up extends BaseCommand<typeof Up> {
     const sandbox = await service.runner.check();
     if (sandbox.summary) this.log(`agentsvc: ${service.runner.kind} runner: ${sandbox.summary}`);
     if (service.adminKeyCreated) this.log(`agentsvc: created user admin; its key is in ${this.cfg.home}/admin.key`);
+    // Clients (`agentsvc chat`, `sessions`, `doctor`) find this service through AGENTSVC_HOME/run/url:
+    // written before the listening line, so whoever waits for that line finds it.
+    recordServiceUrl(this.cfg.home, service.url);
     this.log(`agentsvc listening on ${service.url}`);
 
     await new Promise<void>((resolve) => {
@@ -41,6 +45,7 @@ export default class Up extends BaseCommand<typeof Up> {
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
     });
+    forgetServiceUrl(this.cfg.home, service.url);
     this.log('agentsvc: stopped');
   }
 }

@@ -1,22 +1,9 @@
-import { statfs } from 'node:fs/promises';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config, SettingItem } from '../config/index.js';
-import { text } from '../lib/storable.js';
-import { Errors } from '../server/errors.js';
-
-export interface Check {
-  check_id: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-}
 
 export interface EnvDeps {
   config: Config;
-  database(): Promise<boolean>;
-  /** null without REDIS_URL. */
-  redis(): boolean | null;
-  runner(): Promise<{ ok: boolean; error?: string; warning?: string; summary?: string }>;
 }
 
 const GROUPS: [string, RegExp][] = [
@@ -50,7 +37,7 @@ function mask(item: SettingItem): SettingItem {
   return { ...item, value: m(item.value), default: m(item.default) };
 }
 
-/** GET /api/env (settings by group, secrets masked) and the diagnostics of /api/env/check (CONTRACT 10). */
+/** GET /api/env: the settings by group, secrets masked (CONTRACT 10). The checks are in src/diagnostics. */
 export const envRoutes: FastifyPluginAsyncZod<EnvDeps> = async (app, deps) => {
   const tags = ['settings'];
   const Item = z.object({ env_var: z.string(), value: z.string(), default: z.string(), remark: z.string() });
@@ -63,58 +50,4 @@ export const envRoutes: FastifyPluginAsyncZod<EnvDeps> = async (app, deps) => {
     return [...groups].filter(([, items]) => items.length).map(([group, items]) => ({ group, items }));
   });
 
-  const checks: Record<string, () => Promise<Omit<Check, 'check_id'>>> = {
-    database: async () => ((await deps.database()) ? { status: 'ok', detail: 'PostgreSQL answers' } : { status: 'fail', detail: 'PostgreSQL does not answer' }),
-    redis: async () => {
-      const r = deps.redis();
-      if (r === null) return { status: 'ok', detail: 'not configured: one node, events and jobs in-process' };
-      return r ? { status: 'ok', detail: 'connected' } : { status: 'fail', detail: 'REDIS_URL is set but Redis is unreachable: events do not cross nodes' };
-    },
-    runner: async () => {
-      const c = await deps.runner();
-      if (!c.ok) return { status: 'fail', detail: c.error ?? 'unavailable' };
-      return { status: c.warning ? 'warn' : 'ok', detail: c.warning ?? c.summary ?? `${deps.config.runner.kind} runner ready` };
-    },
-    model: async () => {
-      const url = `${deps.config.model.baseUrl.replace(/\/$/, '')}/models`;
-      try {
-        const r = await fetch(url, { headers: { authorization: `Bearer ${deps.config.model.apiKey}` }, signal: AbortSignal.timeout(5000) });
-        if (r.ok) return { status: 'ok', detail: `${deps.config.model.baseUrl} answers` };
-        return { status: r.status === 404 ? 'warn' : 'fail', detail: `GET /models answered ${r.status}${r.status === 401 ? ' (check OPENAI_API_KEY)' : ''}` };
-      } catch (e) {
-        return { status: 'fail', detail: `${deps.config.model.baseUrl} unreachable: ${(e as Error).message}` };
-      }
-    },
-    search: async () =>
-      deps.config.web.searchBackend ? { status: 'ok', detail: `backend ${deps.config.web.searchBackend}` } : { status: 'warn', detail: 'no search backend: WebSearch is not offered (AGENTSVC_SEARCH_BACKEND)' },
-    disk: async () => {
-      const s = await statfs(deps.config.home);
-      const free = s.bavail * s.bsize;
-      const gib = (free / 2 ** 30).toFixed(1);
-      if (free < 100 * 2 ** 20) return { status: 'fail', detail: `${gib} GiB free in ${deps.config.home}` };
-      return { status: free < 2 ** 30 ? 'warn' : 'ok', detail: `${gib} GiB free in ${deps.config.home}` };
-    },
-  };
-  const run = async (id: string): Promise<Check> => {
-    try {
-      return { check_id: id, ...(await checks[id]()) };
-    } catch (e) {
-      return { check_id: id, status: 'fail', detail: (e as Error).message };
-    }
-  };
-
-  app.get('/api/env/check', { schema: { tags } }, async (req, reply) => {
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    for (const id of Object.keys(checks)) {
-      if (req.raw.destroyed) return;
-      res.write(`event: check\ndata: ${JSON.stringify(await run(id))}\n\n`);
-    }
-    res.end('event: end\ndata: {}\n\n');
-  });
-  app.post('/api/env/check/:check_id', { schema: { tags, params: z.object({ check_id: text(50, 1) }) } }, async (req) => {
-    if (!(req.params.check_id in checks)) throw Errors.notFound('check');
-    return run(req.params.check_id);
-  });
 };

@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, Socket } from 'node:net';
+import { join } from 'node:path';
+import { BIN, cleanEnv } from '../helpers/cli.js';
+
+export { BIN };
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run the built CLI asynchronously (the service under test runs in this process, so a blocking
+ * spawnSync would starve it). stdin is a pipe: closed at once unless `input` is given.
+ */
+export function cli(args: string[], env: Record<string, string> = {}, opts: { input?: string; timeoutMs?: number; onStdout?: (s: string) => void } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), NO_COLOR: '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => {
+    stdout += c;
+    opts.onStdout?.(stdout);
+  });
+  child.stderr.on('data', (c) => (stderr += c));
+  child.stdin.end(opts.input ?? '');
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** No Node stack trace in what a person reads. */
+export const hasStack = (s: string) => /\n\s+at .+:\d+:\d+/.test(s) || /Error: .*\n\s+at /.test(s);
+
+/** Where tests keep captured screens (gitignored). */
+export function artifact(name: string, text: string) {
+  const dir = join(process.cwd(), 'test', 'artifacts', 'terminal');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, name), text);
+}
+
+/**
+ * A TCP proxy in front of the service whose open connections a test can cut, as a network drop
+ * does: the client's next connection goes through again.
+ */
+export async function dropProxy(targetPort: number): Promise<{ url: string; cut(): number; cuts: number; close(): Promise<void> }> {
+  const open = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = new Socket();
+    upstream.connect(targetPort, '127.0.0.1');
+    open.add(client);
+    open.add(upstream);
+    client.pipe(upstream).pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const p = {
+    url: `http://127.0.0.1:${port}`,
+    cuts: 0,
+    cut() {
+      const n = open.size;
+      for (const s of open) s.destroy();
+      open.clear();
+      p.cuts++;
+      return n;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of open) s.destroy();
+        server.close(() => r());
+      }),
+  };
+  return p;
+}

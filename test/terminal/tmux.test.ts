@@ -1,0 +1,110 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import t from 'tap';
+import { buildWithModel } from '../helpers/chat.js';
+import { artifact, BIN } from './helpers.js';
+
+/**
+ * The interactive `agentsvc chat` in a real terminal (tmux, on a server of its own): a tool call,
+ * an AskUserQuestion answered from the numbered menus, Ctrl-C while an answer streams, then the
+ * double Ctrl-C that exits. Screens are saved to test/artifacts/terminal/.
+ */
+
+const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
+const SOCK = `agentsvc-test-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCK, ...args], { encoding: 'utf8' });
+/** The visible screen, lines right-trimmed, blank rows at the bottom dropped. */
+const screen = (s: string) =>
+  tmux('capture-pane', '-p', '-t', s)
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
+    .replace(/\n+$/, '');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(s: string, re: RegExp, timeoutMs = 20_000): Promise<string> {
+  const t0 = Date.now();
+  for (;;) {
+    const text = screen(s);
+    if (re.test(text)) return text;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`screen never matched ${re}:\n${text}`);
+    await sleep(100);
+  }
+}
+
+function start(name: string, env: Record<string, string>, args: string[]) {
+  const vars = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ');
+  // The shell prints the CLI's exit status and keeps the pane open for the last capture.
+  tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', `env ${vars} '${process.execPath}' '${BIN}' ${args.join(' ')}; echo "[exit $?]"; sleep 120`);
+}
+
+t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+  const { app, model } = await buildWithModel(t);
+  t.teardown(() => void spawnSync('tmux', ['-L', SOCK, 'kill-server']));
+  app.service.tools.register({
+    name: 'Echo',
+    description: 'Echo the text back.',
+    provider: 'builtin',
+    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+    execute: async (args: { text: string }) => `echo: ${args.text}\n${Array.from({ length: 9 }, (_, i) => `row ${i + 2}`).join('\n')}`,
+  });
+  const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
+  start('chat', env, ['chat']);
+  let text = await waitFor('chat', /session (sess_\w+) \(new\).*\n.*›$/s);
+  const sid = /session (sess_\w+)/.exec(text)![1];
+
+  // 1. A tool call: compact line, folded result, then the answer.
+  model.script({ reasoning: ['Planning the call.'], text: ['Running echo.'], toolCalls: [{ name: 'Echo', args: { text: 'hi' } }] }, { text: ['Echo ', 'said ', 'hi.'] });
+  tmux('send-keys', '-t', 'chat', 'run echo', 'Enter');
+  text = await waitFor('chat', /Echo said hi\.\n.*›$/s);
+  t.match(text, /› run echo\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines\nEcho said hi\./);
+  artifact('tool-call.txt', text);
+
+  // 2. AskUserQuestion: a single-choice menu answered by number, a multi-select one by "1,3".
+  const questions = [
+    { question: 'Which color?', options: [{ label: 'red' }, { label: 'blue', description: 'calm' }, { label: 'green' }] },
+    { question: 'Which sizes?', header: 'Sizes', multiSelect: true, options: [{ label: 'S' }, { label: 'M' }, { label: 'L' }] },
+  ];
+  model.script({ text: ['One question first.'], toolCalls: [{ name: 'AskUserQuestion', args: { questions } }] }, { text: ['You chose blue, S and L.'] });
+  tmux('send-keys', '-t', 'chat', 'ask me', 'Enter');
+  text = await waitFor('chat', /\? Which color\? \(1\/2\)\n {2}1\. red\n {2}2\. blue - calm\n {2}3\. green\n.*\n›$/);
+  tmux('send-keys', '-t', 'chat', '7', 'Enter');
+  await waitFor('chat', /7 is not an option \(1-3\)\n›$/);
+  tmux('send-keys', '-t', 'chat', '2', 'Enter');
+  text = await waitFor('chat', /\? Sizes: Which sizes\? \(2\/2\)\n {2}1\. S\n {2}2\. M\n {2}3\. L\n {2}choose one or more.*\n›$/);
+  tmux('send-keys', '-t', 'chat', '1,3', 'Enter');
+  text = await waitFor('chat', /You chose blue, S and L\.\n.*›$/s);
+  t.match(text, /\? AskUserQuestion\(Which color\?\)/);
+  artifact('question.txt', text);
+  const answerMsg = model.requests.at(-1).messages.find((m: { role: string; content: string }) => m.role === 'tool' && /blue/.test(m.content));
+  t.ok(answerMsg, 'the model got the answer as the tool result');
+  t.match(answerMsg.content, /blue/);
+  t.match(answerMsg.content, /S/);
+  t.match(answerMsg.content, /L/);
+
+  // 3. Ctrl-C while the answer streams: chat:stop, the run ends interrupted, the prompt returns.
+  model.script({ text: Array.from({ length: 60 }, (_, i) => `tick${i} `), delayMs: 150 });
+  tmux('send-keys', '-t', 'chat', 'count slowly', 'Enter');
+  await waitFor('chat', /tick3 /);
+  tmux('send-keys', '-t', 'chat', 'C-c');
+  text = await waitFor('chat', /\[stopping… Ctrl-C again to exit\][\s\S]*\[chat interrupted: interrupted\]\n›$/);
+  t.notMatch(text, /tick59/, 'the answer was cut short');
+  artifact('ctrl-c.txt', text);
+  const session = await (await app.api(`/api/sessions/${sid}`)).json();
+  t.equal(session.status, 'interrupted');
+
+  // 4. At the prompt: the first Ctrl-C warns, the second exits.
+  tmux('send-keys', '-t', 'chat', 'C-c');
+  await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]/);
+  tmux('send-keys', '-t', 'chat', 'C-c');
+  text = await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]\n\[exit 130\]$/);
+  artifact('exit.txt', text);
+
+  // 5. Continuing the session shows its history, rendered the same way.
+  start('again', env, ['chat', sid]);
+  text = await waitFor('again', /session sess_\w+ · Ctrl-C.*\n›$/);
+  t.match(text, /> run echo\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n/);
+  t.match(text, /> ask me\nOne question first\.\n● AskUserQuestion\(Which color\?\)\n {2}└ done · The user answered:\n/, 'the answered question, done');
+  t.match(text, /> count slowly\ntick0 tick1 tick2 tick3 .*\n\[turn interrupted\]/);
+  artifact('history.txt', text);
+  tmux('send-keys', '-t', 'again', '/exit', 'Enter');
+});
