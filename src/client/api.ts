@@ -94,11 +94,20 @@ export class Api {
 
   async fetch(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<Response> {
     const headers: Record<string, string> = { accept };
-    if (this.target.key) headers.authorization = `Bearer ${this.target.key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    return this.send(method, path, { headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  }
+
+  /**
+   * One request with the key added; a non-2xx answer becomes a ClientError. The caller picks the
+   * signal: a 30 s bound for small calls, none for transfers whose length depends on their size.
+   */
+  async send(method: string, path: string, init: { headers?: Record<string, string>; body?: BodyInit; signal?: AbortSignal; duplex?: 'half' }): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
+    if (this.target.key) headers.authorization = `Bearer ${this.target.key}`;
     let res: Response;
     try {
-      res = await fetch(this.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      res = await fetch(this.url + path, { ...init, method, headers } as RequestInit);
     } catch (e) {
       throw this.down(e);
     }

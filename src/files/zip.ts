@@ -12,7 +12,11 @@ interface ZipItem {
   dir: boolean;
   mtime: Date;
   mode: number;
+  size: number;
 }
+
+/** A streamed ZIP and what it will hold: entry count and unpacked bytes, known before the first byte. */
+export type ZipStream = PassThrough & { entries: number; bytes: number };
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -33,15 +37,15 @@ async function walk(s: OpenSession, dir: FileHandle, rel: string, prefix: string
       if (!target) continue;
       st = await statEntry(target).catch(() => null);
       await target.close();
-      if (st?.isFile()) out.push({ name, rel: target.rel, dir: false, mtime: st.mtime, mode: st.mode });
+      if (st?.isFile()) out.push({ name, rel: target.rel, dir: false, mtime: st.mtime, mode: st.mode, size: st.size });
       continue;
     }
     if (st.isDirectory()) {
-      out.push({ name: name + '/', dir: true, mtime: st.mtime, mode: st.mode });
+      out.push({ name: name + '/', dir: true, mtime: st.mtime, mode: st.mode, size: 0 });
       const sub = await open(at(dir, n), DIR_FLAGS).catch(() => null);
       if (sub) await walk(s, sub, childRel, name + '/', out).finally(() => sub.close());
     } else if (st.isFile()) {
-      out.push({ name, rel: childRel, dir: false, mtime: st.mtime, mode: st.mode });
+      out.push({ name, rel: childRel, dir: false, mtime: st.mtime, mode: st.mode, size: st.size });
     }
   }
 }
@@ -70,7 +74,7 @@ export async function zipFolder(
   s: OpenSession | null,
   dir: Entry | null,
   opts: { prefix?: string; extra?: { name: string; data: Buffer }[] } = {},
-): Promise<Readable> {
+): Promise<ZipStream> {
   const items: ZipItem[] = [];
   if (s && dir) {
     const d = dir.name === null ? null : await open(dir.path, DIR_FLAGS);
@@ -82,7 +86,10 @@ export async function zipFolder(
   }
   const zip = new yazl.ZipFile();
   for (const e of opts.extra ?? []) zip.addBuffer(e.data, e.name);
-  const out = new PassThrough();
+  const out = Object.assign(new PassThrough(), {
+    entries: items.length + (opts.extra?.length ?? 0),
+    bytes: items.reduce((n, it) => n + it.size, 0) + (opts.extra ?? []).reduce((n, e) => n + e.data.length, 0),
+  });
   let reading: Readable | null = null;
   zip.on('error', (e: Error) => out.destroy(e));
   // A client that goes away mid-download must not leave the current file open.

@@ -17,8 +17,13 @@ export interface ImportLimits {
   bytes: number;
 }
 
-/** A member unpacked to over this many times its packed size is a bomb, not a session. */
+/**
+ * A member over RATIO_FROM bytes unpacked to over MAX_RATIO times its packed size is a bomb, not a
+ * session. Smaller members are let through whatever their ratio: deflate reaches ~1000x on
+ * repetitive files a workspace really holds (logs, padded data), and our own exports must import.
+ */
 const MAX_RATIO = 200;
+const RATIO_FROM = 16 << 20;
 const JSON_NAMES = new Set(['manifest.json', 'turns.jsonl', 'branches.json', 'checkpoints.json', 'tasks.json', 'memories.json']);
 
 const invalid = (why: string) => new AppError(422, 'INVALID_ARCHIVE', `not a session archive this server can import: ${why}`);
@@ -70,7 +75,7 @@ export async function readArchive(path: string, limits: ImportLimits, into: stri
           checkEntry(e);
           total += e.uncompressedSize;
           if (total > limits.bytes) throw invalid(`over ${limits.bytes} bytes unpacked`);
-          if (e.uncompressedSize > 1 << 20 && e.uncompressedSize > e.compressedSize * MAX_RATIO) throw invalid(`entry ${JSON.stringify(e.fileName)} expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))} times`);
+          if (e.uncompressedSize > RATIO_FROM && e.uncompressedSize > e.compressedSize * MAX_RATIO) throw invalid(`entry ${JSON.stringify(e.fileName)} expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))} times`);
           if (e.fileName.endsWith('/')) {
             if (into && e.fileName.startsWith('files/')) await mkdir(join(into, e.fileName), { recursive: true });
             return;

@@ -67,7 +67,13 @@ export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (
     await d.sessions.getOwned(userId, req.params.session_id);
     const { stream, intent } = await exportSession(d.db, config.workspaces, userId, req.params.session_id);
     const safe = (intent || req.params.session_id).replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 60) || 'session';
-    reply.type('application/zip').header('content-disposition', `attachment; filename="${safe}.zip"`).header('cache-control', 'no-store');
+    // What the archive holds, known before it streams: clients show progress against it.
+    reply
+      .type('application/zip')
+      .header('content-disposition', `attachment; filename="${safe}.zip"`)
+      .header('cache-control', 'no-store')
+      .header('x-archive-entries', String(stream.entries))
+      .header('x-archive-bytes', String(stream.bytes));
     return reply.send(stream);
   });
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, Socket } from 'node:net';
 import { join } from 'node:path';
@@ -85,4 +85,32 @@ export async function dropProxy(targetPort: number): Promise<{ url: string; cut(
       }),
   };
   return p;
+}
+
+export const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
+
+/**
+ * A tmux server of the test's own (-L name): run a command in a pane, read the screen, wait until
+ * it shows something. `kill()` at teardown.
+ */
+export function tmuxServer(name: string) {
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', name, ...args], { encoding: 'utf8' });
+  /** The visible screen, lines right-trimmed, blank rows at the bottom dropped. */
+  const screen = (s: string) =>
+    tmux('capture-pane', '-p', '-t', s)
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .join('\n')
+      .replace(/\n+$/, '');
+  async function waitFor(s: string, re: RegExp, timeoutMs = 60_000): Promise<string> {
+    const t0 = Date.now();
+    for (;;) {
+      const text = screen(s);
+      if (re.test(text)) return text;
+      if (Date.now() - t0 > timeoutMs) throw new Error(`screen never matched ${re}:\n${text}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const kill = () => void spawnSync('tmux', ['-L', name, 'kill-server']);
+  return { tmux, screen, waitFor, kill };
 }

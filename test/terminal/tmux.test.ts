@@ -1,7 +1,6 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
-import { artifact, BIN } from './helpers.js';
+import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
 
 /**
  * The interactive `agentsvc chat` in a real terminal (tmux, on a server of its own): a tool call,
@@ -9,27 +8,7 @@ import { artifact, BIN } from './helpers.js';
  * double Ctrl-C that exits. Screens are saved to test/artifacts/terminal/.
  */
 
-const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
-const SOCK = `agentsvc-test-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCK, ...args], { encoding: 'utf8' });
-/** The visible screen, lines right-trimmed, blank rows at the bottom dropped. */
-const screen = (s: string) =>
-  tmux('capture-pane', '-p', '-t', s)
-    .split('\n')
-    .map((l) => l.trimEnd())
-    .join('\n')
-    .replace(/\n+$/, '');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(s: string, re: RegExp, timeoutMs = 20_000): Promise<string> {
-  const t0 = Date.now();
-  for (;;) {
-    const text = screen(s);
-    if (re.test(text)) return text;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`screen never matched ${re}:\n${text}`);
-    await sleep(100);
-  }
-}
+const { tmux, waitFor, kill } = tmuxServer(`agentsvc-test-${process.pid}`);
 
 function start(name: string, env: Record<string, string>, args: string[]) {
   const vars = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ');
@@ -39,7 +18,7 @@ function start(name: string, env: Record<string, string>, args: string[]) {
 
 t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
   const { app, model } = await buildWithModel(t);
-  t.teardown(() => void spawnSync('tmux', ['-L', SOCK, 'kill-server']));
+  t.teardown(kill);
   app.service.tools.register({
     name: 'Echo',
     description: 'Echo the text back.',
