@@ -1,0 +1,136 @@
+// Export and import of a session with 1,000 turns and S MB of workspace files, through the public
+// REST interface of a real `agentsvc up` (its own process): time and the service's peak RSS for
+// several archive sizes (memory must not grow with the archive), and the share page render time
+// for those 1,000 turns. Usage: npx tsx bench/portability.ts [sizes MB, comma separated=10,50,200]
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import yazl from 'yazl';
+import { Api } from '../src/client/api.js';
+import { Progress } from '../src/client/progress.js';
+import { downloadExport, uploadArchive } from '../src/client/transfer.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+
+const SIZES = (process.argv[2] ?? '10,50,200').split(',').map(Number);
+const TURNS = 1000;
+const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-port-'));
+const pg = await startEmbeddedPostgres(join(tmp, 'pg'), { database: 'postgres' });
+const home = join(tmp, 'home');
+const env: NodeJS.ProcessEnv = { ...process.env, AGENTSVC_HOME: home, DATABASE_URL: pg.url, OPENAI_API_KEY: 'none', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_IMPORT_MAX_BYTES: String(2 * 1024 ** 3) };
+const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'run.js'), 'up', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise<string>((resolve, reject) => {
+  let out = '';
+  child.once('exit', (c) => reject(new Error(`up exited ${c}: ${out}`)));
+  child.stdout!.on('data', (c) => {
+    out += c;
+    const m = /listening on (\S+)/.exec(out);
+    if (m) resolve(m[1].replace('0.0.0.0', '127.0.0.1'));
+  });
+});
+const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
+const api = new Api({ url, urlFrom: 'bench', key, keyFrom: 'bench', home });
+const quiet = new Progress({ write: () => true, isTTY: false }, '');
+const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
+
+/** The service's peak RSS while `fn` runs (sampled every 10 ms), and its duration. */
+async function measure<T>(fn: () => Promise<T>): Promise<{ ms: number; peak: number; before: number; value: T }> {
+  const before = rssMiB();
+  let peak = before;
+  const timer = setInterval(() => (peak = Math.max(peak, rssMiB())), 10);
+  const t0 = performance.now();
+  const value = await fn();
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  return { ms, peak: Math.max(peak, rssMiB()), before, value };
+}
+
+/** A session archive as `agentsvc export` writes it: 1,000 turns (every 4th with a tool call), MB MiB of incompressible files. */
+async function makeArchive(mb: number, file: string) {
+  const zip = new yazl.ZipFile();
+  const started = Date.now() - TURNS * 60_000;
+  const turns = Array.from({ length: TURNS }, (_, i) => {
+    const user = i % 2 === 0;
+    const call = !user && i % 4 === 1;
+    return {
+      id: `entry_${String(i).padStart(20, '0')}`,
+      sequence: i + 1,
+      turn_id: `turn_${String(i).padStart(20, '0')}`,
+      loop_id: 'root',
+      kind: 'message',
+      role: user ? 'user' : 'assistant',
+      status: 'completed',
+      blocks: [{ type: 'text', content: `${user ? 'Please look at' : 'I looked at'} part ${i} of the report. `.repeat(8) }],
+      tool_calls: call ? [{ id: `tc_${String(i).padStart(20, '0')}`, tool_name: 'Read', display_name: 'Read', provider: 'file_ops', arguments: JSON.stringify({ file_path: `data/part${i}.bin` }), status: 'completed', result: 'x'.repeat(600), duration_ms: 12 }] : [],
+      content: null,
+      model: user ? null : 'fake-model',
+      usage: { input_tokens: 100, output_tokens: 50 },
+      duration_ms: 900,
+      started_at: new Date(started + i * 60_000).toISOString(),
+      context_window: 0,
+      memory_refs: null,
+      parent_fork_tool_call_id: null,
+      extra: null,
+      branch_id: 'main',
+    };
+  });
+  const manifest = { format: 'agentsvc-session', version: 1, exported_at: new Date().toISOString(), session: { intent: `bench ${mb} MB`, model: null, mode: 'executing', created_at: new Date(started).toISOString(), memory_enabled: false, is_persistent: false, disable_tools: [], active_branch: 'main' }, counts: { turns: TURNS, branches: 0, checkpoints: 0, tasks: 0, memories: 0 } };
+  zip.addBuffer(Buffer.from(JSON.stringify(manifest)), 'manifest.json');
+  zip.addBuffer(Buffer.from(turns.map((t) => JSON.stringify(t)).join('\n') + '\n'), 'turns.jsonl');
+  for (const name of ['branches.json', 'checkpoints.json', 'tasks.json', 'memories.json']) zip.addBuffer(Buffer.from('[]'), name);
+  for (let i = 0; i < mb; i++) zip.addBuffer(randomBytes(1 << 20), `files/data/part${i}.bin`, { compress: false });
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(file));
+}
+
+const mib = (b: number) => (b / 1048576).toFixed(1);
+console.log(`service idle RSS ${rssMiB().toFixed(0)} MiB; ${TURNS} turns per session`);
+console.log('archive   | import: time   peak RSS (+idle) | export: time   peak RSS (+idle) | round trip');
+let lastSid = '';
+for (const mb of SIZES) {
+  const src = join(tmp, `in-${mb}.zip`);
+  await makeArchive(mb, src);
+  const imp = await measure(() => uploadArchive(api, src, { name: `bench ${mb}` }, false, quiet));
+  const sid = String(imp.value.session_id);
+  lastSid = sid;
+  const out = join(tmp, `out-${mb}.zip`);
+  const exp = await measure(() => downloadExport(api, sid, out, quiet));
+  console.log(
+    `${String(mb).padStart(4)} MiB  | ${(imp.ms / 1000).toFixed(2).padStart(6)} s  ${imp.peak.toFixed(0).padStart(4)} MiB (+${(imp.peak - imp.before).toFixed(0)}) ` +
+      `| ${(exp.ms / 1000).toFixed(2).padStart(6)} s  ${exp.peak.toFixed(0).padStart(4)} MiB (+${(exp.peak - exp.before).toFixed(0)}) ` +
+      `| ${mib(statSync(src).size)} -> ${mib(exp.value.bytes)} MiB, ${exp.value.entries} entries`,
+  );
+  rmSync(src);
+  rmSync(out);
+}
+
+// The share page of the last imported session (1,000 turns, every 4th with a tool call).
+const share = await api.json<{ url: string }>('POST', `/api/sessions/${lastSid}/share`, {});
+const page = new URL(share.url).pathname;
+const times: number[] = [];
+let size = 0;
+for (let i = 0; i < 7; i++) {
+  const t0 = performance.now();
+  const res = await fetch(url + page);
+  size = (await res.text()).length;
+  times.push(performance.now() - t0);
+}
+times.sort((a, b) => a - b);
+console.log(`share page, ${TURNS} turns: p50 ${times[3].toFixed(0)} ms, max ${times[6].toFixed(0)} ms, ${mib(size)} MiB of HTML (7 renders)`);
+const json: number[] = [];
+for (let i = 0; i < 7; i++) {
+  const t0 = performance.now();
+  await (await fetch(`${url}/api/share/${page.split('/').pop()}`)).json();
+  json.push(performance.now() - t0);
+}
+json.sort((a, b) => a - b);
+console.log(`GET /api/share/{token}, ${TURNS} turns: p50 ${json[3].toFixed(0)} ms`);
+
+await new Promise((r) => {
+  child.once('exit', r);
+  child.kill('SIGTERM');
+});
+await pg.stop();
+rmSync(tmp, { recursive: true, force: true });
