@@ -75,6 +75,7 @@ export class Roles {
       solution: { id: solution.id, name: solution.name, version: solution.version, role: { id: role.id, name: role.name } },
       sessionSetup: { role: setup },
       mode: role.initial_mode,
+      bizRoleId: role.id,
       after: role.skills.length ? (sessionId) => this.installSkills(userId, sessionId, solution, role.skills) : undefined,
     };
   }

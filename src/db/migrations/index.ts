@@ -7,6 +7,7 @@ import { Migration20261123000002_timetravel } from './Migration20261123000002_ti
 import { Migration20261123000003_memories_settings } from './Migration20261123000003_memories_settings.js';
 import { Migration20261123000004_share_links } from './Migration20261123000004_share_links.js';
 import { Migration20261124000020_prod_agents } from './Migration20261124000020_prod_agents.js';
+import { Migration20261124000021_admin_grants } from './Migration20261124000021_admin_grants.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000003_memories_settings', class: Migration20261123000003_memories_settings },
   { name: 'Migration20261123000004_share_links', class: Migration20261123000004_share_links },
   { name: 'Migration20261124000020_prod_agents', class: Migration20261124000020_prod_agents },
+  { name: 'Migration20261124000021_admin_grants', class: Migration20261124000021_admin_grants },
 ];
