@@ -14,6 +14,10 @@ import { Admin } from '../admin/service.js';
 import type { UserService } from '../users/service.js';
 import { prodAgentRoutes } from './agents/routes.js';
 import { ProdUsers } from './users/service.js';
+import { SolutionAgents } from './solution-agents/service.js';
+import { Documents } from './solutions/documents.js';
+import { ProdSolutions } from './solutions/records.js';
+import { prodSolutionRoutes } from './solutions/routes.js';
 import { ProdAgents } from './agents/service.js';
 
 export interface BusinessDeps {
@@ -32,6 +36,7 @@ export interface Business {
   roles: Roles;
   admin: Admin;
   prodAgents: ProdAgents;
+  prodSolutions: ProdSolutions;
   routes: RouteModule[];
   /** Solutions that failed validation, one line each (shown by `up`). */
   warnings: string[];
@@ -51,16 +56,32 @@ export function createBusiness(deps: BusinessDeps): Business {
   const admin = new Admin(db, catalog);
   roles.access = admin;
   const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions: deps.sessions, runner: deps.runner });
+  const solutionAgents = new SolutionAgents(db, config);
+  const prodSolutions = new ProdSolutions(db, deps.sessions);
+  const documents = new Documents(
+    db,
+    (userId, id) => prodSolutions.get(userId, id),
+    async (userId) => {
+      const agentIds = await solutionAgents.ids(userId);
+      return {
+        roleExists: (roleId, solutionId) => catalog.list().some((s) => (solutionId == null || s.id === solutionId) && s.roles.some((r) => r.id === roleId)),
+        agentExists: (agentId) => agentIds.has(agentId),
+      };
+    },
+  );
+  prodSolutions.documents = documents;
   return {
     catalog,
     roles,
     admin,
     prodAgents,
+    prodSolutions,
     warnings: [...catalog.problems],
     routes: [
       { plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } },
       { plugin: adminRoutes, opts: { admin, prodUsers: new ProdUsers(db, deps.users) } },
       { plugin: prodAgentRoutes, opts: { agents: prodAgents } },
+      { plugin: prodSolutionRoutes, opts: { records: prodSolutions, documents, agents: solutionAgents } },
     ],
   };
 }

@@ -128,6 +128,14 @@ export class Roles {
         if (agent.agent_template?.trim()) parts.push(`# Agent ${agent.name ?? ''}\n\n${agent.agent_template.trim()}`);
         if (agent.instructions?.trim()) parts.push(`## Instructions\n${agent.instructions.trim()}`);
       }
+      const bound = row?.session_setup?.prod_solution as { id: string; name: string; document: string } | undefined;
+      if (bound) {
+        const doc = bound.document === 'architecture' ? 'architecture' : 'dag';
+        parts.push(
+          `## Production solution\nThis session designs the production solution "${bound.name}" (id ${bound.id}). Its current ${doc} is ` +
+            `GET /api/prod_solution/${doc}/${bound.id}; a new version is saved with PUT on the same path against the latest version.`,
+        );
+      }
       return parts.length ? parts.join('\n\n') : null;
     },
   };
