@@ -95,7 +95,8 @@ export class SolutionCatalog {
     const roots = [{ dir: join(ROOT, 'templates', 'solutions'), source: 'builtin' }, { dir: join(home, 'solutions'), source: 'home' }];
     for (const p of plugins) {
       let dir: string;
-      if (p.startsWith('.') || isAbsolute(p)) dir = resolve(p);
+      // A plugin path names its module file or its folder; solutions/ sits beside the module.
+      if (p.startsWith('.') || isAbsolute(p)) dir = existsSync(resolve(p)) && statSync(resolve(p)).isFile() ? dirname(resolve(p)) : resolve(p);
       else {
         // An npm package: its folder (a package without package.json exports of it is skipped).
         try {

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
@@ -55,6 +56,25 @@ t.test('catalogue: shipped solutions, files confined, biz-roles, a broken packag
   t.equal((await (await app.api('/api/solutions')).json()).items.find((s: any) => s.id === 'code-reviewer').name, 'Code reviewer', 'the shipped package wins');
   const warnings = app.service.warnings.join('\n');
   for (const w of ['broken-json', 'no-roles', 'bad-role', 'initial_mode', 'already defined']) t.match(warnings, w, `reported: ${w}`);
+});
+
+t.test('a plugin folder brings its solutions beside its module', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-plugin-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'index.mjs'), "export default { name: 'with-solutions', register() {} };\n");
+  mkdirSync(join(dir, 'solutions', 'triage'), { recursive: true });
+  writeFileSync(
+    join(dir, 'solutions', 'triage', 'solution.json'),
+    JSON.stringify({ id: 'triage', name: 'Triage', version: '2.0.0', roles: [{ id: 'triager', name: 'Triager', system_prompt: 'Sort incoming tickets by urgency.', tools: ['Read'] }] }),
+  );
+  const { app, model } = await buildWithModel(t, { AGENTSVC_PLUGINS: join(dir, 'index.mjs') });
+  t.ok((await (await app.api('/api/solutions')).json()).items.some((s: any) => s.id === 'triage'));
+  const sid = await createSession(app, app.adminKey, { solution_id: 'triage', biz_role_id: 'triager' });
+  const w = await watch(app, sid);
+  await request(w.sock, 'chat:send', { session_id: sid, message: 'hi' });
+  await untilEnd(w.seen, sid);
+  t.match(model.requests[0].messages[0].content, /Sort incoming tickets by urgency/);
+  t.same(toolNames(model.requests[0]), ['Read']);
 });
 
 t.test('a session of each shipped role runs with its prompt, tools, skills and initial_mode', async (t) => {
