@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { me } from '../server/auth.js';
 import { Errors } from '../server/errors.js';
-import type { ProdUsers } from '../production/users/service.js';
-import { AdminBody, AdminList, Grant, GrantBody, GrantParams, Ok, ProdUserList, TokenStatus, TokenStatusBody, UserParams } from './schemas.js';
+import { AdminBody, AdminList, Grant, GrantBody, GrantParams, Ok, UserParams } from './schemas.js';
 import type { Admin } from './service.js';
 
 /**
- * SPEC.md "Admin and production users". The admin check runs before the body is validated, so a
+ * SPEC.md "Admin and production users" (the /api/admin half; src/production/users serves the rest). The admin check runs before the body is validated, so a
  * non-admin gets 403 whatever it sends; it reads the database, so a grant takes effect at once.
  */
-export const adminRoutes: FastifyPluginAsyncZod<{ admin: Admin; prodUsers: ProdUsers }> = async (app, { admin, prodUsers }) => {
+export const adminRoutes: FastifyPluginAsyncZod<{ admin: Admin }> = async (app, { admin }) => {
   const tags = ['admin'];
   app.addHook('onRequest', async (req) => {
     if (!(await admin.isAdmin(me(req).id))) throw Errors.forbidden('admins only');
@@ -34,10 +33,4 @@ export const adminRoutes: FastifyPluginAsyncZod<{ admin: Admin; prodUsers: ProdU
     await admin.setGrants(req.params.user_id, req.params.solution_id, req.body.biz_role_ids);
     return { ok: true };
   });
-
-  app.get('/api/prod_users', { schema: { tags: ['production users'], response: { 200: ProdUserList } } }, async () => ({ items: await prodUsers.list() }));
-
-  app.post('/api/prod_users/token-status', { schema: { tags: ['production users'], body: TokenStatusBody, response: { 200: TokenStatus } } }, async (req) => ({
-    items: await prodUsers.tokenStatus(req.body.users),
-  }));
 };

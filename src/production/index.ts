@@ -13,6 +13,7 @@ import { adminRoutes } from '../admin/routes.js';
 import { Admin } from '../admin/service.js';
 import type { UserService } from '../users/service.js';
 import { prodAgentRoutes } from './agents/routes.js';
+import { prodUserRoutes } from './users/routes.js';
 import { ProdUsers } from './users/service.js';
 import { SolutionAgents } from './solution-agents/service.js';
 import { Documents } from './solutions/documents.js';
@@ -79,7 +80,8 @@ export function createBusiness(deps: BusinessDeps): Business {
     warnings: [...catalog.problems],
     routes: [
       { plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } },
-      { plugin: adminRoutes, opts: { admin, prodUsers: new ProdUsers(db, deps.users) } },
+      { plugin: adminRoutes, opts: { admin } },
+      { plugin: prodUserRoutes, opts: { prodUsers: new ProdUsers(db, deps.users), isAdmin: (u: string) => admin.isAdmin(u) } },
       { plugin: prodAgentRoutes, opts: { agents: prodAgents } },
       { plugin: prodSolutionRoutes, opts: { records: prodSolutions, documents, agents: solutionAgents } },
     ],
