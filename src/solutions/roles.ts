@@ -90,12 +90,23 @@ export class Roles {
     }
   }
 
+  /**
+   * What a session was created with never changes afterwards (start-session and ai_assist add to
+   * it before they return), so it is read once per session: a run start costs no extra query.
+   */
+  private cache = new Map<string, SessionRoleRow>();
+
   private async row(sessionId: string): Promise<SessionRoleRow | null> {
+    const hit = this.cache.get(sessionId);
+    if (hit) return hit;
     const rows = await this.deps.db
       .em()
       .getConnection()
       .execute<SessionRoleRow[]>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]);
-    return rows[0] ?? null;
+    if (!rows[0]) return null;
+    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(sessionId, rows[0]);
+    return rows[0];
   }
 
   /** ToolRegistry filter: a role session is offered (and may run) only its role's tools. */
