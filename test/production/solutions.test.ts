@@ -55,6 +55,7 @@ t.test('records, DAG versions, conflicts, validation, publish, delete, rollback,
       api('PUT', dag, { base_version: base, dag: { ...flow, viewport: { zoom: 2 + round } }, message: `b${round}` }),
     ]);
     t.same([a.status, b.status].sort(), [200, 409], `round ${round}: one save wins`);
+    t.comment(`round ${round}: base ${base}: client a ${a.status}${a.status === 200 ? ` (v${a.body.version})` : ` ${a.body.code}`}, client b ${b.status}${b.status === 200 ? ` (v${b.body.version})` : ` ${b.body.code}`}`);
     base++;
     t.equal((await api('GET', dag)).body.version, base);
   }
@@ -115,6 +116,7 @@ t.test('records, DAG versions, conflicts, validation, publish, delete, rollback,
   t.equal(rb.status, 200);
   t.match(rb.body, { version: base + 1, message: 'rollback to version 2', published: false });
   t.same(rb.body.dag, (await api('GET', `${dag}/versions/2`)).body.dag);
+  t.comment(`rollback from_version 2 -> new version ${rb.body.version} (${rb.body.dag.nodes.length} nodes, equal to v2)`);
   base++;
   t.equal((await api('POST', `${dag}/rollback`, { from_version: 3 })).status, 422, 'a deleted version');
   const pubNew = await api('POST', `${dag}/publish`, { dag: flow, message: 'from payload' });

@@ -107,7 +107,8 @@ t.test('a session of each shipped role runs with its prompt, tools, skills and i
         const extra = names.filter((n) => !allowed.has(n) && !/^Task|^Skill|^Memory/.test(n));
         t.same(extra, [], `${role.id}: only its tools (${names.join(',')})`);
       }
-      t.comment(`${s.id}/${role.id}: tools ${names.join(', ') || '(none)'}; system prompt ${sys.length} chars`);
+      t.comment(`${s.id}/${role.id}: mode ${d.mode}; tools ${names.join(', ') || '(none)'}; system prompt ${sys.length} chars`);
+      t.comment(`  role section: ${sys.slice(sys.indexOf('# Role:')).replace(/\n+/g, ' | ').slice(0, 160)}...`);
     }
   }
   // A plain session is untouched: no role section, every tool.
