@@ -6,6 +6,9 @@ import { Migration20261123000001_scheduled_tasks } from './Migration202611230000
 import { Migration20261123000002_timetravel } from './Migration20261123000002_timetravel.js';
 import { Migration20261123000003_memories_settings } from './Migration20261123000003_memories_settings.js';
 import { Migration20261123000004_share_links } from './Migration20261123000004_share_links.js';
+import { Migration20261124000020_prod_agents } from './Migration20261124000020_prod_agents.js';
+import { Migration20261124000021_admin_grants } from './Migration20261124000021_admin_grants.js';
+import { Migration20261124000022_prod_solutions } from './Migration20261124000022_prod_solutions.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +19,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000002_timetravel', class: Migration20261123000002_timetravel },
   { name: 'Migration20261123000003_memories_settings', class: Migration20261123000003_memories_settings },
   { name: 'Migration20261123000004_share_links', class: Migration20261123000004_share_links },
+  { name: 'Migration20261124000020_prod_agents', class: Migration20261124000020_prod_agents },
+  { name: 'Migration20261124000021_admin_grants', class: Migration20261124000021_admin_grants },
+  { name: 'Migration20261124000022_prod_solutions', class: Migration20261124000022_prod_solutions },
 ];
