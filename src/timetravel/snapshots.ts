@@ -35,22 +35,37 @@ export interface SnapshotOptions {
   timeoutMs?: number;
 }
 
-/** Prints the tree, its file count, the loose object count, and (last) what `add` could not read. */
+/**
+ * Prints the tree, its file count, the loose object count, and (last) what `add` could not read.
+ * No ref is written: the checkpoints table names every tree, and the store never prunes (gc is off
+ * and packing rolls up objects whatever their reachability), so a ref per snapshot (~100 bytes in
+ * packed-refs, more than a small edit) would only cost.
+ */
 const SNAPSHOT_SCRIPT = `err=$(git add -A --ignore-errors . 2>&1 >/dev/null) || true
 tree=$(git write-tree) || exit 1
-git update-ref "refs/snapshots/$tree" "$tree" || exit 1
 echo "$tree"
 git ls-tree -r --name-only -z "$tree" | tr -cd '\\000' | wc -c
 git count-objects -v | sed -n 's/^count: //p'
 printf '%s' "$err" | tr '\\n' ' '`;
 
-/** Loose objects a snapshot store may hold before they are packed. */
+/** Loose objects a snapshot store may hold before they are packed at once. */
 const LOOSE_LIMIT = 64;
+/** Otherwise what is loose is packed this long after a session's last snapshot (it went idle). */
+const IDLE_PACK_MS = 2000;
+
+/** Store settings: never prune, never gc on its own; deltas for files up to 128 KiB. */
+const STORE_CONFIG: [string, string][] = [
+  ['gc.auto', '0'],
+  ['gc.pruneExpire', 'never'],
+  ['core.bigFileThreshold', '128k'],
+  ['pack.threads', '1'],
+];
 
 const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
 
 export class Snapshots {
   private packing = new Map<string, Promise<void>>();
+  private idleTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly root: string,
@@ -94,6 +109,7 @@ export class Snapshots {
       await mkdir(join(this.root, '.snapshots'), { recursive: true, mode: 0o700 });
       await mkdir(gitDir, { recursive: true, mode: 0o700 });
       await this.git(gitDir, null, ['init', '-q', '--bare']);
+      for (const [k, v] of STORE_CONFIG) await this.git(gitDir, null, ['config', k, v]);
     }
   }
 
@@ -136,33 +152,59 @@ export class Snapshots {
 
   /**
    * Git keeps each version of a file whole until it packs, so an edited file would cost its full
-   * size at every checkpoint. Past LOOSE_LIMIT loose objects they go into a pack with deltas against
-   * each other; files over 128 KiB are packed as they are (no delta search, which is what costs).
+   * size at every checkpoint. Loose objects go into a pack with deltas against each other, and
+   * packs are rolled up geometrically (each at least twice the size of the next smaller), so
+   * versions of a file end up as deltas in one pack while the large first snapshot is not
+   * rewritten each time. Loose objects are rolled up whatever their reachability: nothing is lost.
    */
-  private async pack(gitDir: string, force = false) {
+  private async pack(gitDir: string) {
     const m = /^count: (\d+)/m.exec(await this.git(gitDir, null, ['count-objects', '-v']));
-    if (Number(m?.[1] ?? 0) < (force ? 1 : LOOSE_LIMIT)) return;
-    // A ref per snapshot keeps its tree through packing and gc.
-    await this.git(gitDir, null, ['-c', 'core.bigFileThreshold=128k', '-c', 'pack.threads=1', 'repack', '-d', '-q', '--window=10']);
-    await this.git(gitDir, null, ['pack-refs', '--all']);
-    await this.git(gitDir, null, ['gc', '--auto', '-q']);
+    if (Number(m?.[1] ?? 0) < 1) return;
+    const settings = STORE_CONFIG.flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+    await this.git(gitDir, null, [...settings, 'repack', '--geometric=16', '-d', '-q', '--window=10']);
+  }
+
+  /** Pack in the background (one at a time per store; a checkpoint never waits for it). */
+  private startPack(gitDir: string): Promise<void> {
+    const timer = this.idleTimers.get(gitDir);
+    if (timer) clearTimeout(timer);
+    this.idleTimers.delete(gitDir);
+    const running = this.packing.get(gitDir);
+    if (running) return running;
+    const p = this.pack(gitDir)
+      .catch(() => {})
+      .finally(() => this.packing.delete(gitDir));
+    this.packing.set(gitDir, p);
+    return p;
+  }
+
+  /** Pack what is loose once the session has made no snapshot for IDLE_PACK_MS. */
+  private packWhenIdle(gitDir: string) {
+    const old = this.idleTimers.get(gitDir);
+    if (old) clearTimeout(old);
+    const timer = setTimeout(() => void this.startPack(gitDir), IDLE_PACK_MS);
+    timer.unref();
+    this.idleTimers.set(gitDir, timer);
   }
 
   /** A deleted session's snapshots go with it. */
   async remove(userId: string, sessionId: string): Promise<void> {
     const gitDir = this.gitDir(userId, sessionId);
+    clearTimeout(this.idleTimers.get(gitDir));
+    this.idleTimers.delete(gitDir);
     await this.packing.get(gitDir);
     await rm(gitDir, { recursive: true, force: true });
   }
 
-  /** Pack whatever is loose now (the tail below LOOSE_LIMIT), e.g. when a session goes idle. */
+  /** Pack whatever is loose now, without waiting for the session to go idle. */
   async packNow(userId: string, sessionId: string): Promise<void> {
     await this.idle();
-    await this.pack(this.gitDir(userId, sessionId), true);
+    await this.startPack(this.gitDir(userId, sessionId));
   }
 
-  /** Resolves when no packing runs (benchmarks, shutdown). */
+  /** Resolves when no packing runs or waits to run (benchmarks, shutdown): waiting packs start now. */
   async idle(): Promise<void> {
+    for (const gitDir of [...this.idleTimers.keys()]) void this.startPack(gitDir);
     while (this.packing.size) await Promise.all(this.packing.values());
   }
 
@@ -175,18 +217,14 @@ export class Snapshots {
       const skipped = await this.oversize(wt);
       await this.excludes(gitDir, skipped);
       // One process from the service for the whole snapshot (a fork of a large process is what
-      // costs, not git): add, write the tree, keep it by a ref, count its files and loose objects.
+      // costs, not git): add, write the tree, count its files and loose objects.
       const out = await this.shell(gitDir, wt, SNAPSHOT_SCRIPT);
       const [tree, files, loose, addError] = out.split('\n');
       if (!/^[0-9a-f]{40}$/.test(tree ?? '')) throw new Error(`git snapshot failed: ${out.slice(0, 300)}`);
       if (addError) skipped.push({ path: '*', size: 0, reason: `some files could not be read: ${addError.slice(0, 400)}` });
       // In the background: a checkpoint never waits for it (git's locks order it with the next add).
-      if (Number(loose) >= LOOSE_LIMIT && !this.packing.has(gitDir)) {
-        const p = this.pack(gitDir)
-          .catch(() => {})
-          .finally(() => this.packing.delete(gitDir));
-        this.packing.set(gitDir, p);
-      }
+      if (Number(loose) >= LOOSE_LIMIT) void this.startPack(gitDir);
+      else this.packWhenIdle(gitDir);
       return { tree, files: Number(files) || 0, skipped };
     });
   }
