@@ -57,6 +57,10 @@ import { chatRoutes } from './chat/routes.js';
 import { Conversation } from './chat/conversation.js';
 import { fileRoutes } from './files/routes.js';
 import { diagnosticsModule } from './diagnostics/routes.js';
+import { appRoutes } from './apps/routes.js';
+import { annotationRoutes } from './annotations/routes.js';
+import { frontendConfigRoutes } from './frontend-config/routes.js';
+import { gisRoutes } from './gis/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -266,6 +270,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: portabilityRoutes, opts: { config, db, sessions } },
         { plugin: envRoutes, opts: { config } },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
+        { plugin: appRoutes, opts: { config, db, sessions } },
+        { plugin: annotationRoutes, opts: { db } },
+        { plugin: frontendConfigRoutes, opts: { home: config.home } },
+        { plugin: gisRoutes, opts: { sessions } },
         diagnosticsModule(config, {
           database: () => db.orm.em.getConnection().execute('select 1'),
           runner: () => runner.check(),
