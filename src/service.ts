@@ -57,6 +57,7 @@ import { chatRoutes } from './chat/routes.js';
 import { Conversation } from './chat/conversation.js';
 import { fileRoutes } from './files/routes.js';
 import { diagnosticsModule } from './diagnostics/routes.js';
+import { createBusiness, type Business } from './production/index.js';
 import { appRoutes } from './apps/routes.js';
 import { annotationRoutes } from './annotations/routes.js';
 import { frontendConfigRoutes } from './frontend-config/routes.js';
@@ -76,6 +77,8 @@ export interface Service {
   background: BackgroundTasks;
   log: EventLog;
   scheduled: Scheduling;
+  /** Solutions, roles, admins, production agents and solutions (src/production/index.ts). */
+  business: Business;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -161,6 +164,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(planningPrompt);
     await loadPlugins(config.plugins, { registry: tools, prompt }, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.workspaces, runner);
+    const business = createBusiness({ config, db, runner, workspaces, sessions, tools, prompt });
+    warnings.push(...business.warnings);
     const clearMemo = async (userId: string) => {
       let n = 0;
       for (const id of await sessions.idsOf(userId)) {
@@ -270,6 +275,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: portabilityRoutes, opts: { config, db, sessions } },
         { plugin: envRoutes, opts: { config } },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
+        ...business.routes,
         { plugin: appRoutes, opts: { config, db, sessions } },
         { plugin: annotationRoutes, opts: { db } },
         { plugin: frontendConfigRoutes, opts: { home: config.home } },
@@ -328,6 +334,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       background,
       log,
       scheduled,
+      business,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

@@ -5,6 +5,16 @@ import { newId } from '../lib/ids.js';
 import { Errors } from '../server/errors.js';
 import type { CreateSessionInput, ExtraInfoT, ListInput, SessionDetailT, SessionPublicT } from './schemas.js';
 
+/** What a solution role adds to a session at creation (src/solutions). */
+export interface SessionPlan {
+  solution: Record<string, unknown>;
+  sessionSetup: Record<string, unknown>;
+  /** The role's initial_mode, used when the create body names no mode. */
+  mode?: 'planning' | 'executing' | null;
+  /** Runs once the row exists (installs the role's skills into the session folder). */
+  after?: (sessionId: string) => Promise<void>;
+}
+
 export interface SessionServiceOptions {
   /** Removes a deleted session's folder (the files module's confined rm -rf). */
   removeFolder?: (userId: string, sessionId: string) => Promise<void>;
@@ -82,6 +92,8 @@ export class SessionService {
   onDelete?: (sessionId: string, userId: string) => Promise<void>;
   /** Sharing turned off: every share link of the session is revoked (src/sharing). */
   onUnshare?: (sessionId: string) => Promise<void>;
+  /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403). */
+  beforeCreate?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
 
   constructor(
     private readonly em: () => EntityManager,
@@ -105,6 +117,7 @@ export class SessionService {
     if (input.model != null && !models.includes(input.model)) {
       throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
     }
+    const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.beforeCreate?.(userId, input)) ?? null) : null;
     const em = this.em();
     const now = new Date();
     const s = new Session();
@@ -112,7 +125,7 @@ export class SessionService {
       id: newId('sess'),
       userId,
       intent: input.intent,
-      mode: input.mode ?? 'executing',
+      mode: input.mode ?? plan?.mode ?? 'executing',
       model: input.model ?? this.opts?.defaultModel ?? null,
       solutionId: input.solution_id ?? null,
       bizRoleId: input.biz_role_id ?? null,
@@ -124,10 +137,12 @@ export class SessionService {
       isPersistent: input.is_persistent,
       env: input.env ?? null,
       disableTools: input.disable_tools ?? [],
+      ...(plan ? { solution: plan.solution, sessionSetup: plan.sessionSetup } : {}),
       createdAt: now,
       updatedAt: now,
     } satisfies Partial<Session>);
     await em.persistAndFlush(s);
+    await plan?.after?.(s.id);
     return s.id;
   }
 

@@ -14,6 +14,7 @@ export class ToolRegistry {
   private tools = new Map<string, Tool>();
   private providers = new Map<string, ToolProvider>();
   private validators = new WeakMap<Tool, ValidateFunction>();
+  private filters: ((scope: ToolScope, tools: Tool[]) => Tool[] | Promise<Tool[]>)[] = [];
   private ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true }).addFormat('uri', (s: string) => {
     try {
       return !!new URL(s).protocol;
@@ -41,6 +42,11 @@ export class ToolRegistry {
     return () => {
       if (this.providers.get(provider.name) === provider) this.providers.delete(provider.name);
     };
+  }
+
+  /** Narrow what a session is offered and may run (a solution role's tool list, src/solutions). */
+  addFilter(filter: (scope: ToolScope, tools: Tool[]) => Tool[] | Promise<Tool[]>): void {
+    this.filters.push(filter);
   }
 
   providerList(): ToolProvider[] {
@@ -87,7 +93,9 @@ export class ToolRegistry {
         out.push(t);
       }
     }
-    return out;
+    let offered = out;
+    for (const f of this.filters) offered = await f(scope, offered);
+    return offered;
   }
 
   private validator(tool: Tool): ValidateFunction | null {

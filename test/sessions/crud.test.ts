@@ -49,8 +49,8 @@ t.test('sessions: create, read, change', async (t) => {
   t.test('create with every field', async (t) => {
     const every = {
       intent: 'Build a thing',
-      solution_id: 'sol_1',
-      biz_role_id: 'role_1',
+      solution_id: 'code-reviewer',
+      biz_role_id: 'fixer',
       template_id: 'tpl/web/1',
       primary_skill_id: 'skill_1',
       model: 'beta',
