@@ -62,6 +62,7 @@ import { appRoutes } from './apps/routes.js';
 import { annotationRoutes } from './annotations/routes.js';
 import { frontendConfigRoutes } from './frontend-config/routes.js';
 import { gisRoutes } from './gis/routes.js';
+import { createWorkspaces } from './workspaces/index.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -241,6 +242,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       conversation,
     });
     closers.unshift(() => scheduled.close());
+    const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
+    closers.unshift(() => teams.close());
     const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
@@ -280,6 +283,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: annotationRoutes, opts: { db } },
         { plugin: frontendConfigRoutes, opts: { home: config.home } },
         { plugin: gisRoutes, opts: { sessions } },
+        ...teams.routes,
         diagnosticsModule(config, {
           database: () => db.orm.em.getConnection().execute('select 1'),
           runner: () => runner.check(),
@@ -313,6 +317,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.splice(1, 0, () => io.close(), () => app.close());
     closers.push(async () => subs.close());
     await scheduled.start();
+    teams.start();
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
     closers.push(() => listener.close());
     const addr = app.server.address();
