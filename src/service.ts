@@ -62,7 +62,7 @@ import { appRoutes } from './apps/routes.js';
 import { annotationRoutes } from './annotations/routes.js';
 import { frontendConfigRoutes } from './frontend-config/routes.js';
 import { gisRoutes } from './gis/routes.js';
-import { createWorkspaces } from './workspaces/index.js';
+import { createWorkspaces, type Teams } from './workspaces/index.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -80,6 +80,7 @@ export interface Service {
   scheduled: Scheduling;
   /** Solutions, roles, admins, production agents and solutions (src/production/index.ts). */
   business: Business;
+  teams: Teams;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -340,6 +341,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       log,
       scheduled,
       business,
+      teams,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

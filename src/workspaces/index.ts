@@ -41,6 +41,8 @@ export function prodAgentPort(db: Database, prodAgents: ProdAgents): AgentPort {
   };
 }
 
+export type Teams = ReturnType<typeof createWorkspaces>;
+
 /** Workspaces and issues, wired: routes for the app, start once the service listens, close on shutdown. */
 export function createWorkspaces(d: WorkspacesDeps) {
   const store = new WorkspaceStore(d.db);

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { buildWithModel } from '../helpers/chat.js';
+import { buildWithModel, watch } from '../helpers/chat.js';
+import { request } from '../helpers/socket.js';
 
 /** Issues worked by agents (CONTRACT 13): assignment starts a task run; status, usage and answer show on the issue. */
 
@@ -119,4 +120,52 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
   t.equal((await app.api(`${w}/agents/${agent.record_id}`, { method: 'DELETE', key: bob.key })).status, 403);
   t.equal((await app.api(`${w}/agents/${agent.record_id}`, { method: 'DELETE' })).status, 200);
   t.equal((await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id } })).status, 422, 'no longer an agent of the workspace');
+});
+
+t.test('task runs follow a question and survive the death of their node', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const post = (path: string, json: unknown) => app.api(path, { method: 'POST', json });
+  const agent = await (await post('/api/prod_agents', { name: 'Asker', solution_id: 'code-reviewer', biz_role_id: 'fixer' })).json();
+  const ws = await (await post('/api/prod_workspaces', { name: 'Ops' })).json();
+  const w = `/api/prod_workspaces/${ws.id}`;
+  await post(`${w}/agents`, { agent_id: agent.record_id });
+  const until = async (issueId: string, ok: (r: any) => boolean) => {
+    for (const t0 = Date.now(); Date.now() - t0 < 60_000; await sleep(200)) {
+      const runs = (await (await app.api(`${w}/issues/${issueId}/task-runs`)).json()).items;
+      if (runs[0] && ok(runs[0])) return runs[0];
+    }
+    throw new Error('the run did not get there');
+  };
+
+  // The agent asks its owner a question: the run waits, then goes on once answered.
+  model.script(
+    { toolCalls: [{ name: 'AskUserQuestion', args: { questions: [{ question: 'Which region?', options: [{ label: 'eu' }, { label: 'us' }] }] } }] },
+    { text: ['Rotated the keys in eu.'] },
+  );
+  const asked = await (await post(`${w}/issues`, { title: 'Rotate keys', assignee_type: 'agent', assignee_id: agent.record_id })).json();
+  const waiting = await until(asked.id, (r) => r.status === 'waiting_for_input');
+  t.equal(waiting.final_answer, null);
+  const turns = (await (await app.api(`/api/sessions/${waiting.session_id}/messages`)).json()) as any[];
+  const call = turns.flatMap((x) => x.tool_calls).find((c: any) => c.status === 'awaiting_answer');
+  const { sock } = await watch(app, waiting.session_id);
+  const ack = await request(sock, 'chat:send', { session_id: waiting.session_id, message: '', askuser_answer: { tool_call_id: call.id, selections: { 0: [0] } } });
+  t.equal(ack.ok, true);
+  const done = await until(asked.id, (r) => r.status === 'completed');
+  t.equal(done.final_answer, 'Rotated the keys in eu.');
+  sock.disconnect();
+
+  // A run whose node dies: the next node's sweep settles it from its session.
+  model.script({ hang: true });
+  const hung = await (await post(`${w}/issues`, { title: 'Hangs', assignee_type: 'agent', assignee_id: agent.record_id })).json();
+  const running = await until(hung.id, (r) => r.status === 'running');
+  await app.restart();
+  t.equal((await (await app.api(`/api/sessions/${running.session_id}`)).json()).status, 'interrupted', 'the shutdown interrupted the run');
+  t.equal((await (await app.api(`${w}/issues/${hung.id}/task-runs`)).json()).items[0].status, 'running', 'no node follows it any more');
+  await app.service.db.em().getConnection().execute(`update issue_task_runs set started_at = now() - interval '1 minute' where id = ?`, [running.id]);
+  await app.service.teams.runs.sweep();
+  const settled = (await (await app.api(`${w}/issues/${hung.id}/task-runs`)).json()).items[0];
+  t.match(settled, { status: 'interrupted', error: 'the run ended interrupted', final_answer: null });
+  const last = (await (await app.api(`${w}/issues/${hung.id}/timeline`)).json()).items.at(-1);
+  t.match(last, { kind: 'task_run_finished', actor_type: 'agent', data: { status: 'interrupted' } });
+  t.equal((await (await app.api(`${w}/issues/${hung.id}`)).json()).status, 'in_progress');
 });
