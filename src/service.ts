@@ -166,7 +166,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(planningPrompt);
     await loadPlugins(config.plugins, { registry: tools, prompt }, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.workspaces, runner);
-    const business = createBusiness({ config, db, runner, workspaces, sessions, tools, prompt });
+    const business = createBusiness({ config, db, runner, workspaces, sessions, tools, prompt, users });
     warnings.push(...business.warnings);
     const clearMemo = async (userId: string) => {
       let n = 0;

@@ -9,7 +9,16 @@ import { SolutionCatalog } from '../solutions/catalog.js';
 import { Roles } from '../solutions/roles.js';
 import { solutionRoutes } from '../solutions/routes.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { adminRoutes } from '../admin/routes.js';
+import { Admin } from '../admin/service.js';
+import type { UserService } from '../users/service.js';
 import { prodAgentRoutes } from './agents/routes.js';
+import { prodUserRoutes } from './users/routes.js';
+import { ProdUsers } from './users/service.js';
+import { SolutionAgents } from './solution-agents/service.js';
+import { Documents } from './solutions/documents.js';
+import { ProdSolutions } from './solutions/records.js';
+import { prodSolutionRoutes } from './solutions/routes.js';
 import { ProdAgents } from './agents/service.js';
 
 export interface BusinessDeps {
@@ -20,12 +29,15 @@ export interface BusinessDeps {
   sessions: SessionService;
   tools: ToolRegistry;
   prompt: SystemPrompt;
+  users: UserService;
 }
 
 export interface Business {
   catalog: SolutionCatalog;
   roles: Roles;
+  admin: Admin;
   prodAgents: ProdAgents;
+  prodSolutions: ProdSolutions;
   routes: RouteModule[];
   /** Solutions that failed validation, one line each (shown by `up`). */
   warnings: string[];
@@ -42,18 +54,36 @@ export function createBusiness(deps: BusinessDeps): Business {
   deps.sessions.beforeCreate = (userId, input) => roles.plan(userId, input);
   deps.tools.addFilter(roles.filter);
   deps.prompt.add(roles.prompt);
+  const admin = new Admin(db, catalog);
+  roles.access = admin;
   const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions: deps.sessions, runner: deps.runner });
-  const sql = <T>(q: string, p: unknown[]) => db.em().getConnection().execute<T[]>(q, p);
-  const isAdmin = async (userId: string) => (await sql<{ is_admin: boolean }>('select is_admin from users where id = ?', [userId]))[0]?.is_admin === true;
-  const userExists = async (userId: string) => (await sql<{ id: string }>('select id from users where id = ?', [userId])).length > 0;
+  const solutionAgents = new SolutionAgents(db, config);
+  const prodSolutions = new ProdSolutions(db, deps.sessions);
+  const documents = new Documents(
+    db,
+    (userId, id) => prodSolutions.get(userId, id),
+    async (userId) => {
+      const agentIds = await solutionAgents.ids(userId);
+      return {
+        roleExists: (roleId, solutionId) => catalog.list().some((s) => (solutionId == null || s.id === solutionId) && s.roles.some((r) => r.id === roleId)),
+        agentExists: (agentId) => agentIds.has(agentId),
+      };
+    },
+  );
+  prodSolutions.documents = documents;
   return {
     catalog,
     roles,
+    admin,
     prodAgents,
+    prodSolutions,
     warnings: [...catalog.problems],
     routes: [
-      { plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin, userExists } },
+      { plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } },
+      { plugin: adminRoutes, opts: { admin } },
+      { plugin: prodUserRoutes, opts: { prodUsers: new ProdUsers(db, deps.users), isAdmin: (u: string) => admin.isAdmin(u) } },
       { plugin: prodAgentRoutes, opts: { agents: prodAgents } },
+      { plugin: prodSolutionRoutes, opts: { records: prodSolutions, documents, agents: solutionAgents } },
     ],
   };
 }

@@ -11,6 +11,8 @@ export interface SessionPlan {
   sessionSetup: Record<string, unknown>;
   /** The role's initial_mode, used when the create body names no mode. */
   mode?: 'planning' | 'executing' | null;
+  /** The role chosen when the body named only solution_id. */
+  bizRoleId?: string;
   /** Runs once the row exists (installs the role's skills into the session folder). */
   after?: (sessionId: string) => Promise<void>;
 }
@@ -128,7 +130,7 @@ export class SessionService {
       mode: input.mode ?? plan?.mode ?? 'executing',
       model: input.model ?? this.opts?.defaultModel ?? null,
       solutionId: input.solution_id ?? null,
-      bizRoleId: input.biz_role_id ?? null,
+      bizRoleId: input.biz_role_id ?? plan?.bizRoleId ?? null,
       templateId: input.template_id ?? null,
       primarySkillId: input.primary_skill_id ?? null,
       softwareFactoryId: input.software_factory_id ?? null,

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { ROOT } from '../lib/assets.js';
 
@@ -93,8 +94,18 @@ export class SolutionCatalog {
   static roots(home: string, plugins: string[]): { dir: string; source: string }[] {
     const roots = [{ dir: join(ROOT, 'templates', 'solutions'), source: 'builtin' }, { dir: join(home, 'solutions'), source: 'home' }];
     for (const p of plugins) {
-      if (!(p.startsWith('.') || isAbsolute(p))) continue;
-      roots.push({ dir: join(resolve(p), 'solutions'), source: `plugin:${p}` });
+      let dir: string;
+      // A plugin path names its module file or its folder; solutions/ sits beside the module.
+      if (p.startsWith('.') || isAbsolute(p)) dir = existsSync(resolve(p)) && statSync(resolve(p)).isFile() ? dirname(resolve(p)) : resolve(p);
+      else {
+        // An npm package: its folder (a package without package.json exports of it is skipped).
+        try {
+          dir = dirname(createRequire(join(ROOT, 'package.json')).resolve(`${p}/package.json`));
+        } catch {
+          continue;
+        }
+      }
+      roots.push({ dir: join(dir, 'solutions'), source: `plugin:${p}` });
     }
     return roots;
   }

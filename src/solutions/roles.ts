@@ -75,6 +75,7 @@ export class Roles {
       solution: { id: solution.id, name: solution.name, version: solution.version, role: { id: role.id, name: role.name } },
       sessionSetup: { role: setup },
       mode: role.initial_mode,
+      bizRoleId: role.id,
       after: role.skills.length ? (sessionId) => this.installSkills(userId, sessionId, solution, role.skills) : undefined,
     };
   }
@@ -89,12 +90,23 @@ export class Roles {
     }
   }
 
+  /**
+   * What a session was created with never changes afterwards (start-session and ai_assist add to
+   * it before they return), so it is read once per session: a run start costs no extra query.
+   */
+  private cache = new Map<string, SessionRoleRow>();
+
   private async row(sessionId: string): Promise<SessionRoleRow | null> {
+    const hit = this.cache.get(sessionId);
+    if (hit) return hit;
     const rows = await this.deps.db
       .em()
       .getConnection()
       .execute<SessionRoleRow[]>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]);
-    return rows[0] ?? null;
+    if (!rows[0]) return null;
+    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(sessionId, rows[0]);
+    return rows[0];
   }
 
   /** ToolRegistry filter: a role session is offered (and may run) only its role's tools. */
@@ -126,6 +138,14 @@ export class Roles {
       if (agent) {
         if (agent.agent_template?.trim()) parts.push(`# Agent ${agent.name ?? ''}\n\n${agent.agent_template.trim()}`);
         if (agent.instructions?.trim()) parts.push(`## Instructions\n${agent.instructions.trim()}`);
+      }
+      const bound = row?.session_setup?.prod_solution as { id: string; name: string; document: string } | undefined;
+      if (bound) {
+        const doc = bound.document === 'architecture' ? 'architecture' : 'dag';
+        parts.push(
+          `## Production solution\nThis session designs the production solution "${bound.name}" (id ${bound.id}). Its current ${doc} is ` +
+            `GET /api/prod_solution/${doc}/${bound.id}; a new version is saved with PUT on the same path against the latest version.`,
+        );
       }
       return parts.length ? parts.join('\n\n') : null;
     },

@@ -123,6 +123,8 @@ t.test('instantiate runs init_script in the computer and installs skills; a star
   const result = w.seen.find((e) => e.name === 'turn:patch' && e.payload.patch_type === 'tool_result');
   t.match(result?.payload.data, { status: 'done' });
   t.match(result?.payload.data.result, /hello, Ada, from greet/, 'the tool the init script installed ran');
+  t.comment(`instantiate log: ${inst.log.replace(/\n/g, ' | ')}`);
+  t.comment(`Bash "greet Ada" in the started session: ${result?.payload.data.result.trim()}`);
 
   const bad = await (await app.api('/api/prod_agents', { method: 'POST', json: { ...base, name: 'broken', init_script: 'echo trying; exit 3' } })).json();
   const failed = await (await app.api(`/api/prod_agents/${bad.record_id}/instantiate`, { method: 'POST' })).json();

@@ -7,6 +7,8 @@ import { Migration20261123000002_timetravel } from './Migration20261123000002_ti
 import { Migration20261123000003_memories_settings } from './Migration20261123000003_memories_settings.js';
 import { Migration20261123000004_share_links } from './Migration20261123000004_share_links.js';
 import { Migration20261124000020_prod_agents } from './Migration20261124000020_prod_agents.js';
+import { Migration20261124000021_admin_grants } from './Migration20261124000021_admin_grants.js';
+import { Migration20261124000022_prod_solutions } from './Migration20261124000022_prod_solutions.js';
 import { Migration20261124000030_apps_annotations } from './Migration20261124000030_apps_annotations.js';
 import { Migration20261124000031_workspaces_issues } from './Migration20261124000031_workspaces_issues.js';
 
@@ -20,6 +22,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000003_memories_settings', class: Migration20261123000003_memories_settings },
   { name: 'Migration20261123000004_share_links', class: Migration20261123000004_share_links },
   { name: 'Migration20261124000020_prod_agents', class: Migration20261124000020_prod_agents },
+  { name: 'Migration20261124000021_admin_grants', class: Migration20261124000021_admin_grants },
+  { name: 'Migration20261124000022_prod_solutions', class: Migration20261124000022_prod_solutions },
   { name: 'Migration20261124000030_apps_annotations', class: Migration20261124000030_apps_annotations },
   { name: 'Migration20261124000031_workspaces_issues', class: Migration20261124000031_workspaces_issues },
 ];
