@@ -102,6 +102,9 @@ t.test('published apps: publish, serve, content types, escapes refused, unpublis
     t.equal(r.status, 200, name);
     t.equal(r.headers.get('content-type'), type, `${name} content type`);
   }
+  const head = await fetch(`${pub.url}app.js`, { method: 'HEAD' });
+  t.equal(head.status, 200, 'HEAD without a key');
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(APP_JS)));
   const bare = await fetch(`${app.url}/apps/${sid}`, { redirect: 'manual' });
   t.equal(bare.status, 308);
   t.equal(new URL(bare.headers.get('location')!, `${app.url}/apps/${sid}`).href, pub.url);
