@@ -58,6 +58,11 @@ import { Conversation } from './chat/conversation.js';
 import { fileRoutes } from './files/routes.js';
 import { diagnosticsModule } from './diagnostics/routes.js';
 import { createBusiness, type Business } from './production/index.js';
+import { appRoutes } from './apps/routes.js';
+import { annotationRoutes } from './annotations/routes.js';
+import { frontendConfigRoutes } from './frontend-config/routes.js';
+import { gisRoutes } from './gis/routes.js';
+import { createWorkspaces, type Teams } from './workspaces/index.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -75,6 +80,7 @@ export interface Service {
   scheduled: Scheduling;
   /** Solutions, roles, admins, production agents and solutions (src/production/index.ts). */
   business: Business;
+  teams: Teams;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -237,6 +243,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       conversation,
     });
     closers.unshift(() => scheduled.close());
+    const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
+    closers.unshift(() => teams.close());
     const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
@@ -272,6 +280,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: envRoutes, opts: { config } },
         { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
         ...business.routes,
+        { plugin: appRoutes, opts: { config, db, sessions } },
+        { plugin: annotationRoutes, opts: { db } },
+        { plugin: frontendConfigRoutes, opts: { home: config.home } },
+        { plugin: gisRoutes, opts: { sessions } },
+        ...teams.routes,
         diagnosticsModule(config, {
           database: () => db.orm.em.getConnection().execute('select 1'),
           runner: () => runner.check(),
@@ -305,6 +318,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.splice(1, 0, () => io.close(), () => app.close());
     closers.push(async () => subs.close());
     await scheduled.start();
+    teams.start();
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
     closers.push(() => listener.close());
     const addr = app.server.address();
@@ -327,6 +341,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       log,
       scheduled,
       business,
+      teams,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

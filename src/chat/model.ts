@@ -68,6 +68,8 @@ export class OpenAIModel implements ModelPort {
     const ctl = new AbortController();
     const onAbort = () => ctl.abort(req.signal.reason);
     req.signal.addEventListener('abort', onAbort, { once: true });
+    // A run stopped before its model call began (chat:stop, shutdown) never fires the listener.
+    if (req.signal.aborted) onAbort();
     let idle: NodeJS.Timeout | undefined;
     let timedOut = false;
     const arm = () => {

@@ -11,7 +11,7 @@ export interface Manifest {
   version: number;
   exported_at: string;
   session: { intent: string; model: string | null; mode: string; created_at: string; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string };
-  counts: { turns: number; branches: number; checkpoints: number; tasks: number; memories: number };
+  counts: { turns: number; branches: number; checkpoints: number; tasks: number; memories: number; annotations?: number };
 }
 
 const jsonl = (rows: unknown[]) => Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
@@ -41,6 +41,11 @@ export async function exportSession(db: Database, workspaces: string, userId: st
     'select type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason, created_at from memories where user_id = ? and source_session = ? order by id',
     [userId, sessionId],
   );
+  // Annotations on this session's payloads (CONTRACT 13), keyed by the payload ids in turns.jsonl.
+  const annotations = await sql('select payload_id, label, note, data, created_at, updated_at from payload_annotations where user_id = ? and session_id = ? order by created_at, id', [
+    userId,
+    sessionId,
+  ]);
   const manifest: Manifest = {
     format: FORMAT,
     version: VERSION,
@@ -55,7 +60,7 @@ export async function exportSession(db: Database, workspaces: string, userId: st
       disable_tools: s.disable_tools,
       active_branch: s.active_branch,
     },
-    counts: { turns: turns.length, branches: branches.length, checkpoints: checkpoints.length, tasks: tasks.length, memories: memories.length },
+    counts: { turns: turns.length, branches: branches.length, checkpoints: checkpoints.length, tasks: tasks.length, memories: memories.length, annotations: annotations.length },
   };
   const extra = [
     { name: 'manifest.json', data: json(manifest) },
@@ -64,6 +69,7 @@ export async function exportSession(db: Database, workspaces: string, userId: st
     { name: 'checkpoints.json', data: json(checkpoints) },
     { name: 'tasks.json', data: json(tasks) },
     { name: 'memories.json', data: json(memories) },
+    { name: 'annotations.json', data: json(annotations) },
   ];
   const folder = SessionFolder.of(workspaces, userId, sessionId);
   const open = await folder.open(false);

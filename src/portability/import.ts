@@ -6,7 +6,7 @@ import { Transform } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Database } from '../db/index.js';
 import { SessionFolder } from '../files/confine.js';
-import { newId } from '../lib/ids.js';
+import { newId, randomToken } from '../lib/ids.js';
 import { AppError } from '../server/errors.js';
 import { FORMAT, type Manifest, VERSION } from './archive.js';
 
@@ -24,7 +24,9 @@ export interface ImportLimits {
  */
 const MAX_RATIO = 200;
 const RATIO_FROM = 16 << 20;
-const JSON_NAMES = new Set(['manifest.json', 'turns.jsonl', 'branches.json', 'checkpoints.json', 'tasks.json', 'memories.json']);
+const JSON_NAMES = new Set(['manifest.json', 'turns.jsonl', 'branches.json', 'checkpoints.json', 'tasks.json', 'memories.json', 'annotations.json']);
+/** Parts added after version 1 first shipped: absent from older archives, without a warning. */
+const OPTIONAL = new Set(['annotations.json']);
 
 const invalid = (why: string) => new AppError(422, 'INVALID_ARCHIVE', `not a session archive this server can import: ${why}`);
 
@@ -133,7 +135,7 @@ export async function readArchive(path: string, limits: ImportLimits, into: stri
   if (manifest?.format !== FORMAT) throw invalid(`format ${JSON.stringify(manifest?.format)}, expected ${FORMAT}`);
   if (!Number.isInteger(manifest.version) || Math.floor(manifest.version) !== VERSION) throw invalid(`version ${manifest.version}; this server reads version ${VERSION}`);
   const warnings: string[] = [];
-  for (const n of JSON_NAMES) if (!docs.has(n)) warnings.push(`${n} missing: imported as empty`);
+  for (const n of JSON_NAMES) if (!docs.has(n) && !OPTIONAL.has(n)) warnings.push(`${n} missing: imported as empty`);
   return { manifest, docs, files, totalBytes: total, warnings };
 }
 
@@ -170,6 +172,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
   const checkpoints = arr(p.docs.get('checkpoints.json'));
   const tasks = arr(p.docs.get('tasks.json'));
   const memories = arr(p.docs.get('memories.json'));
+  const annotations = arr(p.docs.get('annotations.json'));
   const m = p.manifest.session ?? ({} as Manifest['session']);
   const model = m.model && d.models.includes(m.model) ? m.model : null;
   const sid = await d.sessions.create(userId, { intent: (name || String(m.intent ?? '')).slice(0, 10000), model, is_persistent: !!m.is_persistent, memory_enabled: !!m.memory_enabled });
@@ -260,6 +263,22 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
           mem.topic ?? null,
           mem.ext_memory_id ?? null,
           mem.write_reason ?? null,
+        ]);
+      }
+      for (const a of annotations) {
+        // The payload's new id; an annotation whose payload is not in the archive is dropped.
+        const old = String(a.payload_id ?? '');
+        const payload = ids.get(`entry:${old}`) ?? ids.get(`turn:${old}`) ?? ids.get(`tc:${old}`);
+        if (!payload) continue;
+        const data = a.data && typeof a.data === 'object' && !Array.isArray(a.data) ? a.data : {};
+        await q('insert into payload_annotations (id, user_id, session_id, payload_id, label, note, data) values (?, ?, ?, ?, ?, ?, ?::jsonb)', [
+          `ann_${randomToken(20)}`,
+          userId,
+          sid,
+          payload,
+          String(a.label ?? '').slice(0, 128),
+          String(a.note ?? '').slice(0, 10_000),
+          JSON.stringify(data),
         ]);
       }
       await q(`update sessions set status = ?, active_branch = ? where id = ?`, [turns.length ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'), sid]);

@@ -188,7 +188,7 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
         if (c.mustReject) accepted.push(what);
         // What an accepted request names (its path ids, ids it created) may change legitimately.
         if (c.method !== 'GET') {
-          for (const m of `${c.path} ${r.body}`.matchAll(/\b(sess|key|user|turn|task|trun|cp|br|share|cmp|entry|psol|agent|psagent)_[A-Za-z0-9]+/g)) excused.add(m[0]);
+          for (const m of `${c.path} ${r.body}`.matchAll(/\b(sess|key|user|turn|task|trun|cp|br|share|cmp|entry|psol|agent|psagent|ws|iss|irun|ann)_[A-Za-z0-9]+/g)) excused.add(m[0]);
           // Memories have integer ids; preferences and env buckets are keyed by the name in the path.
           if (c.path.startsWith('/api/memories')) for (const m of r.body.matchAll(/"id":(\d+)/g)) excused.add(`memories:[${m[1]}]`);
           const named = /^\/api\/user\/(preferences|env-buckets)\/([^/?]+)/.exec(c.path);

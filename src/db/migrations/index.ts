@@ -9,6 +9,8 @@ import { Migration20261123000004_share_links } from './Migration20261123000004_s
 import { Migration20261124000020_prod_agents } from './Migration20261124000020_prod_agents.js';
 import { Migration20261124000021_admin_grants } from './Migration20261124000021_admin_grants.js';
 import { Migration20261124000022_prod_solutions } from './Migration20261124000022_prod_solutions.js';
+import { Migration20261124000030_apps_annotations } from './Migration20261124000030_apps_annotations.js';
+import { Migration20261124000031_workspaces_issues } from './Migration20261124000031_workspaces_issues.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -22,4 +24,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124000020_prod_agents', class: Migration20261124000020_prod_agents },
   { name: 'Migration20261124000021_admin_grants', class: Migration20261124000021_admin_grants },
   { name: 'Migration20261124000022_prod_solutions', class: Migration20261124000022_prod_solutions },
+  { name: 'Migration20261124000030_apps_annotations', class: Migration20261124000030_apps_annotations },
+  { name: 'Migration20261124000031_workspaces_issues', class: Migration20261124000031_workspaces_issues },
 ];
