@@ -28,7 +28,10 @@ import { computerRoutes } from './computers/routes.js';
 import { askUserQuestionTool } from './agents/question.js';
 import { agentTool } from './agents/fork.js';
 import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
-import { loadPlugins } from './plugins/loader.js';
+import { loadPlugins, type PluginCheck, type PluginReport } from './plugins/loader.js';
+import { firstPartyPlugins } from './plugins/first-party.js';
+import { pluginChecks } from './plugins/checks.js';
+import { skillRoutes } from './skills/routes.js';
 import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
@@ -75,6 +78,8 @@ export interface Service {
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
+  /** Plugins loaded and skipped at start (first-party and from AGENTSVC_PLUGINS). */
+  plugins: PluginReport;
   close(): Promise<void>;
 }
 
@@ -155,8 +160,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const prompt = new SystemPrompt(logger);
     prompt.add(basePrompt);
     prompt.add(planningPrompt);
-    await loadPlugins(config.plugins, { registry: tools, prompt }, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.workspaces, runner);
+    const pluginHost = { registry: tools, prompt, checks: [] as PluginCheck[], workspaces, closers: [] as (() => Promise<unknown>)[] };
+    closers.push(async () => {
+      for (const c of pluginHost.closers) await c().catch((e) => logger.error(errField(e), 'a plugin failed to close'));
+    });
+    const firstParty = firstPartyPlugins(config);
+    const plugins = await loadPlugins([...firstParty.entries, ...config.plugins], pluginHost, config, (m) => warnings.push(m), config.pluginOptions);
     const clearMemo = async (userId: string) => {
       let n = 0;
       for (const id of await sessions.idsOf(userId)) {
@@ -177,6 +187,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
     sessions.onDelete = async (id, userId) => {
       await background.stopSession(id);
+      await tools.endSession({ userId, sessionId: id });
       await snapshots.remove(userId, id).catch((e) => logger.warn({ ...errField(e), session_id: id }, 'could not remove the snapshots of a deleted session'));
     };
     const timetravel = new TimeTravel({
@@ -272,7 +283,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           redis: () => (config.redisUrl ? bus.healthy() : null),
           model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
           searchBackend: config.web.searchBackend,
-        }),
+        }, pluginChecks(pluginHost.checks, tools)),
+        { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
       ],
     });
     logger.bind(app.log);
@@ -323,6 +335,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,
+      plugins,
       close: () =>
         (closing ??= (async () => {
           for (const c of closers) await c().catch(() => {});
