@@ -29,7 +29,7 @@ import { askUserQuestionTool } from './agents/question.js';
 import { agentTool } from './agents/fork.js';
 import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
 import { loadPlugins, type PluginCheck, type PluginReport } from './plugins/loader.js';
-import { firstPartyPlugins } from './plugins/first-party.js';
+import { type FirstParty, firstPartyPlugins } from './plugins/first-party.js';
 import { pluginChecks } from './plugins/checks.js';
 import { skillRoutes } from './skills/routes.js';
 import { RunExecutor } from './chat/run-executor.js';
@@ -80,6 +80,8 @@ export interface Service {
   warnings: string[];
   /** Plugins loaded and skipped at start (first-party and from AGENTSVC_PLUGINS). */
   plugins: PluginReport;
+  /** The first-party plugins' own objects (skills library, MCP connections). */
+  firstParty: FirstParty;
   close(): Promise<void>;
 }
 
@@ -336,6 +338,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       adminKeyCreated: admin.created,
       warnings,
       plugins,
+      firstParty,
       close: () =>
         (closing ??= (async () => {
           for (const c of closers) await c().catch(() => {});
