@@ -32,6 +32,7 @@ import { loadPlugins, type PluginCheck, type PluginReport } from './plugins/load
 import { type FirstParty, firstPartyPlugins } from './plugins/first-party.js';
 import { pluginChecks } from './plugins/checks.js';
 import { skillRoutes } from './skills/routes.js';
+import { registryRoutes } from './registry/routes.js';
 import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
@@ -286,6 +287,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
           searchBackend: config.web.searchBackend,
         }, pluginChecks(pluginHost.checks, tools)),
+        { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins } },
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
       ],
     });

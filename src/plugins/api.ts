@@ -166,7 +166,34 @@ export interface SessionFiles {
   remove(scope: SessionScope, path: string): Promise<void>;
 }
 
+export interface FetchResponse {
+  status: number;
+  /** After redirects. */
+  url: string;
+  contentType: string;
+  body: Buffer;
+  /** The body was cut at maxBytes. */
+  truncated: boolean;
+}
+
+export interface FetchOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  signal?: AbortSignal;
+  /** Default 15 s. */
+  timeoutMs?: number;
+  /** Default 5 MiB. */
+  maxBytes?: number;
+}
+
 export interface PluginApi {
+  /**
+   * HTTP with WebFetch's SSRF guard: only public internet addresses (checked at every hop and
+   * pinned against DNS rebinding) unless the operator set AGENTSVC_WEBFETCH_ALLOW_PRIVATE.
+   * Throws for refused or unreachable targets; any HTTP status resolves.
+   */
+  fetch(url: string, opts?: FetchOptions): Promise<FetchResponse>;
   /** A fixed tool, offered in every session. */
   registerTool(tool: Tool): void;
   /** A provider whose tools are listed per session and may change while the service runs. */

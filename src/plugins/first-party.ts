@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import { createSkillsPlugin } from '../../plugins/skills/index.js';
 import type { SkillLibrary } from '../../plugins/skills/library.js';
 import { createMcpPlugin } from '../../plugins/mcp/index.js';
+import { createIntegrationsPlugin } from '../../plugins/integrations/index.js';
 import type { McpServerConnection } from '../../plugins/mcp/server.js';
 import type { PluginEntry } from './loader.js';
 
@@ -24,6 +25,7 @@ export function firstPartyPlugins(config: Config): FirstParty {
     entries: [
       { spec: 'plugins/skills', plugin: skills.plugin },
       { spec: 'plugins/mcp', plugin: mcp.plugin },
+      { spec: 'plugins/integrations', plugin: createIntegrationsPlugin(config.integrations) },
     ],
     skills: skills.library,
     mcp: mcp.servers,

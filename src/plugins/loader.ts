@@ -7,6 +7,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { Tool, ToolProvider } from '../tools/types.js';
 import type * as Api from './api.js';
 import { sessionFiles } from './files.js';
+import { safeFetch } from '../tools/web/safe-fetch.js';
 
 export type { AgentsvcPlugin, PluginApi, PluginConfig } from './api.js';
 
@@ -115,6 +116,7 @@ export async function loadPlugins(
         options: Object.freeze({ ...options }),
         log: (m) => log(`plugin ${plugin.name}: ${m}`),
         files: sessionFiles(config.workspaces, host.workspaces),
+        fetch: (url, o = {}) => safeFetch(url, { ...o, allowPrivate: config.web.allowPrivate, maxRedirects: 5 }),
         registerProvider(provider) {
           if (!provider || typeof provider.name !== 'string' || typeof provider.tools !== 'function') {
             throw new Error('registerProvider: not a provider (needs name and tools(scope))');
