@@ -140,7 +140,7 @@ export function createSkillsPlugin(opts: SkillsPluginOptions): { plugin: Agentsv
       if (seeded.length) api.log(`installed shipped skills: ${seeded.join(', ')}`);
       const tool = skillTool(lib);
       api.registerProvider({ name: 'skills', tools: async (scope: SessionScope) => ((await lib.visible(scope)).length ? [tool] : []) });
-      api.addPromptContributor({ name: 'skills', contribute: async (ctx) => skillsPrompt(await lib.visible(ctx), opts.promptTokens) });
+      api.addPromptContributor({ name: 'skills', contribute: async (ctx) => (ctx.mode === 'planning' ? null : skillsPrompt(await lib.visible(ctx), opts.promptTokens)) });
       api.addHealthCheck({
         id: 'global',
         async run() {
