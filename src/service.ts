@@ -169,7 +169,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       for (const c of pluginHost.closers) await c().catch((e) => logger.error(errField(e), 'a plugin failed to close'));
     });
     const firstParty = firstPartyPlugins(config);
-    const plugins = await loadPlugins([...firstParty.entries, ...config.plugins], pluginHost, config, (m) => warnings.push(m), config.pluginOptions);
+    // Plugin lines are `up` warnings while starting, then lines of the service log.
+    let started = false;
+    const pluginLog = (m: string) => (started ? logger.warn({ source: 'plugin' }, m) : void warnings.push(m));
+    const plugins = await loadPlugins([...firstParty.entries, ...config.plugins], pluginHost, config, pluginLog, config.pluginOptions);
     const clearMemo = async (userId: string) => {
       let n = 0;
       for (const id of await sessions.idsOf(userId)) {
@@ -321,6 +324,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
+    started = true;
     let closing: Promise<void> | null = null;
     return {
       app,

@@ -9,6 +9,7 @@ const plugin = {
   version: '0.1.0',
   register(api) {
     let calls = 0;
+    let ended = 0;
     api.registerTool({
       name: 'WordCount',
       description: 'Count the words of a file in the session workspace.',
@@ -30,8 +31,11 @@ const plugin = {
     // A line in every run's system prompt.
     api.addPromptContributor({ name: 'starter', contribute: () => 'WordCount counts the words of a workspace file.' });
     // A line of GET /api/env/check (check id `starter:ready`).
-    api.addHealthCheck({ id: 'ready', run: async () => ({ status: 'ok', detail: `WordCount ran ${calls} times` }) });
-    api.onSessionEnd(({ sessionId }) => api.log(`session ${sessionId} ended`));
+    api.addHealthCheck({ id: 'ready', run: async () => ({ status: 'ok', detail: `WordCount ran ${calls} times; ${ended} sessions ended` }) });
+    // Sessions deleted: release what the plugin holds for them.
+    api.onSessionEnd(() => {
+      ended++;
+    });
   },
 };
 
