@@ -77,8 +77,9 @@ export class McpServerConnection {
     this.stderr = '';
     const client = new Client({ name: 'agentsvc', version: '1.0.0' }, { capabilities: {} });
     this.client = client;
+    // Errors of a client already given up (e.g. cancelling its requests) are noise, not the cause.
     client.onerror = (e) => {
-      this.lastError = e.message;
+      if (gen === this.generation && this.state !== 'failed') this.lastError = e.message;
     };
     client.onclose = () => {
       if (gen === this.generation && !this.stopping) this.crashed('the server closed the connection');

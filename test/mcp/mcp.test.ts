@@ -5,9 +5,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
-import { buildWithModel, createSession } from '../helpers/chat.js';
+import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
+import { request } from '../helpers/socket.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { chat, envChecks, offered } from '../plugins/helpers.js';
+
+// No transport error of a crashed or broken server may surface as an unhandled rejection.
+const unhandled: unknown[] = [];
+process.on('unhandledRejection', (e) => unhandled.push(e));
+t.teardown(() => {
+  if (unhandled.length) throw new Error(`unhandled rejections: ${unhandled.map(String).join('; ')}`);
+});
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const FIXTURE = resolve('test/fixtures/mcp-server.mjs');
@@ -100,9 +108,20 @@ t.test('list_changed at the next model call, call timeout, a server killed mid-s
   t.match(slow.results[0], { status: 'error', result: /did not answer slow within 3000 ms/ });
   t.equal(slow.end.status, 'completed', 'a timeout is a tool error, not a failed run');
 
+  // Killed while a call is in flight: that call ends with a tool error at once, not at its timeout.
   const pid = fix().pid!;
   t.ok(pid > 0);
+  const { sock, seen } = await watch(app, sid);
+  model.script({ toolCalls: [{ name: 'mcp__fix__slow', args: {} }] }, { text: ['ok'] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'slow again' });
+  await until('call in flight', () => seen.some((e) => e.payload?.patch_type === 'add_tool_call'));
+  const killedAt = Date.now();
   process.kill(pid, 'SIGKILL');
+  await untilEnd(seen, sid, 30_000);
+  const r = seen.find((e) => e.payload?.patch_type === 'tool_result')!.payload.data;
+  t.match(r, { status: 'error', result: /MCP fix\/slow failed: .*(closed|Connection)/i }, `the in-flight call failed: ${r.result}`);
+  t.ok(Date.now() - killedAt < 2900, 'before the call timeout');
+  sock.disconnect();
   await until('crash seen', () => fix().state !== 'ready');
   const down = await envChecks(app);
   t.match(down['mcp:fix'], { status: /fail|warn/, detail: /withdrawn|starting/ });
