@@ -11,6 +11,8 @@ export const SERVER_NAME = /^[a-z0-9_-]{1,32}$/;
 const common = {
   /** Per call, default AGENTSVC_MCP_TIMEOUT_MS. */
   timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+  /** For connecting and the first tools/list; default the call timeout, at least 10 s, at most 30 s. */
+  start_timeout_ms: z.number().int().min(100).max(300_000).optional(),
   disabled: z.boolean().optional(),
 };
 const Stdio = z

@@ -51,7 +51,7 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
         conns.push(
           new McpServerConnection(name, config, {
             timeoutMs: config.timeout_ms ?? opts.timeoutMs,
-            startTimeoutMs: config.timeout_ms ?? Math.min(opts.timeoutMs, 30_000),
+            startTimeoutMs: config.start_timeout_ms ?? Math.min(Math.max(config.timeout_ms ?? opts.timeoutMs, 10_000), 30_000),
             onToolsChanged: () => api.toolsChanged(),
             log: (m) => api.log(m),
           }),
@@ -62,9 +62,13 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
       });
       const hosted = conns.filter((c) => isStdio(c.config)).map((c) => c.name);
       if (hosted.length) api.log(`stdio MCP servers run on the service's host, not inside users' computers: ${hosted.join(', ')}`);
-      const first = Promise.all(conns.map((c) => c.start()));
+      const first = Promise.all(
+        conns.map(async (c) => {
+          const error = (await c.start()) ? null : c.lastError;
+          if (error) api.log(`MCP server ${c.name} did not start: ${error}`);
+        }),
+      );
       await Promise.race([first, new Promise((r) => setTimeout(r, opts.startWaitMs ?? 5000).unref())]);
-      for (const c of conns) if (c.state === 'failed') api.log(`MCP server ${c.name} did not start: ${c.lastError}`);
 
       // Tool objects are made once per listing, so a tool's schema always matches the server's list.
       const toolsOf = (c: McpServerConnection): Tool[] =>

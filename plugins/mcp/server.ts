@@ -69,9 +69,9 @@ export class McpServerConnection {
     return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
   }
 
-  /** Connect and list tools; on failure the server is `failed` and a restart is scheduled. */
-  async start(): Promise<void> {
-    if (this.stopping) return;
+  /** Connect and list tools; on failure the server is `failed` and a restart is scheduled. Resolves with success. */
+  async start(): Promise<boolean> {
+    if (this.stopping) return false;
     const gen = ++this.generation;
     this.state = 'starting';
     this.stderr = '';
@@ -91,13 +91,15 @@ export class McpServerConnection {
       const transport = this.transport();
       await withTimeout(client.connect(transport, { timeout: this.opts.startTimeoutMs }), this.opts.startTimeoutMs, `MCP server ${this.name} (initialize)`);
       await this.refresh();
-      if (gen !== this.generation) return;
+      if (gen !== this.generation) return false;
       this.state = 'ready';
       this.lastError = null;
       this.upSince = Date.now();
+      return true;
     } catch (e) {
-      if (gen !== this.generation || this.stopping) return;
+      if (gen !== this.generation || this.stopping) return false;
       this.crashed(this.describe(e as Error));
+      return false;
     }
   }
 

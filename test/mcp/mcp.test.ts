@@ -56,6 +56,7 @@ t.test('a real npm MCP server over stdio and one over streamable HTTP: the agent
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify(servers) });
   await until('servers ready', () => app.service.firstParty.mcp().every((c) => c.state === 'ready'));
+  t.comment(`service up with both servers ready: ${app.service.firstParty.mcp().map((c) => `${c.name} ${c.tools.length} tools`).join(', ')}`);
   const sid = await createSession(app);
   const { results, end } = await chat(
     app,
@@ -129,6 +130,7 @@ t.test('list_changed at the next model call, call timeout, a server killed mid-s
   t.equal(during.end.status, 'completed', 'the service goes on without the server');
   t.notOk(offered(model, model.requests.length - 1).some((n) => n.startsWith('mcp__fix__')), 'its tools are withdrawn');
   await until('restarted', () => fix().state === 'ready', 30_000);
+  t.comment(`tools back ${Date.now() - killedAt} ms after the kill`);
   t.ok(fix().restarts >= 1);
   const back = await chat(app, model, sid, 'back', { toolCalls: [{ name: 'mcp__fix__add', args: { a: 1, b: 1 } }] }, { text: ['ok'] });
   t.match(back.results[0].result, /^sum=2 pid=(\d+)/);
@@ -139,11 +141,11 @@ t.test('list_changed at the next model call, call timeout, a server killed mid-s
 
 t.test('servers that never answer, answer garbage or exit at once: reported, the service runs on', async (t) => {
   const servers = {
-    mute: { command: node, args: ['-e', 'setInterval(() => {}, 1000)'], timeout_ms: 1500 },
-    garbage: { command: node, args: ['-e', 'setInterval(() => console.log("garbage {"), 50)'], timeout_ms: 1500 },
+    mute: { command: node, args: ['-e', 'setInterval(() => {}, 1000)'], start_timeout_ms: 1500 },
+    garbage: { command: node, args: ['-e', 'setInterval(() => console.log("garbage {"), 50)'], start_timeout_ms: 1500 },
     quits: { command: node, args: ['-e', 'console.error("no config"); process.exit(3)'] },
     missing: { command: '/nonexistent/mcp-server' },
-    nohttp: { url: 'http://127.0.0.1:9/mcp', timeout_ms: 1500 },
+    nohttp: { url: 'http://127.0.0.1:9/mcp', start_timeout_ms: 1500 },
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify(servers) });
   const warnings = app.service.warnings.join('\n');

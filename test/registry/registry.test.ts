@@ -46,4 +46,27 @@ t.test('registry: the catalogue with filters and paging, skills orgs, templates'
   t.equal((await get('/api/registry/templates/mcp/stdio?driver=nope')).status, 404);
   t.equal((await get('/api/registry/templates/nope/x')).status, 404);
   t.equal((await app.api('/api/registry/resources', { key: null })).status, 401);
+
+  // Every skills and registry endpoint of SPEC.md is in the OpenAPI document.
+  const paths = Object.keys((await (await app.api('/api/openapi.json', { key: null })).json()).paths);
+  for (const p of [
+    '/api/skills',
+    '/api/skills/{skill_id}',
+    '/api/skills/search',
+    '/api/skills/installed',
+    '/api/skills/scenario-resources',
+    '/api/skill-store/stats',
+    '/api/sessions/{session_id}/skills',
+    '/api/sessions/{session_id}/skill-stats',
+    '/api/sessions/{session_id}/skills:upload',
+    '/api/sessions/{session_id}/skills/install',
+    '/api/sessions/{session_id}/skills:resync',
+    '/api/registry/resources',
+    '/api/registry/resources/{resource_id}',
+    '/api/registry/skills/orgs',
+    '/api/registry/templates',
+    '/api/registry/templates/{type_key}/{subtype}',
+  ]) {
+    t.ok(paths.includes(p), `OpenAPI lists ${p}`);
+  }
 });
