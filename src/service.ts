@@ -28,7 +28,11 @@ import { computerRoutes } from './computers/routes.js';
 import { askUserQuestionTool } from './agents/question.js';
 import { agentTool } from './agents/fork.js';
 import { TaskStore, createTaskTools, taskRoutes } from './agents/tasks.js';
-import { loadPlugins } from './plugins/loader.js';
+import { loadPlugins, type PluginCheck, type PluginReport } from './plugins/loader.js';
+import { type FirstParty, firstPartyPlugins } from './plugins/first-party.js';
+import { pluginChecks } from './plugins/checks.js';
+import { skillRoutes } from './skills/routes.js';
+import { registryRoutes } from './registry/routes.js';
 import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
@@ -84,6 +88,10 @@ export interface Service {
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
+  /** Plugins loaded and skipped at start (first-party and from AGENTSVC_PLUGINS). */
+  plugins: PluginReport;
+  /** The first-party plugins' own objects (skills library, MCP connections). */
+  firstParty: FirstParty;
   close(): Promise<void>;
 }
 
@@ -164,8 +172,16 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const prompt = new SystemPrompt(logger);
     prompt.add(basePrompt);
     prompt.add(planningPrompt);
-    await loadPlugins(config.plugins, { registry: tools, prompt }, config, (m) => warnings.push(m));
     const workspaces = new Workspaces(config.workspaces, runner);
+    const pluginHost = { registry: tools, prompt, checks: [] as PluginCheck[], workspaces, closers: [] as (() => Promise<unknown>)[] };
+    closers.push(async () => {
+      for (const c of pluginHost.closers) await c().catch((e) => logger.error(errField(e), 'a plugin failed to close'));
+    });
+    const firstParty = firstPartyPlugins(config);
+    // Plugin lines are `up` warnings while starting, then lines of the service log.
+    let started = false;
+    const pluginLog = (m: string) => (started ? logger.warn({ source: 'plugin' }, m) : void warnings.push(m));
+    const plugins = await loadPlugins([...firstParty.entries, ...config.plugins], pluginHost, config, pluginLog, config.pluginOptions);
     const business = createBusiness({ config, db, runner, workspaces, sessions, tools, prompt, users });
     warnings.push(...business.warnings);
     const clearMemo = async (userId: string) => {
@@ -188,6 +204,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
     sessions.onDelete = async (id, userId) => {
       await background.stopSession(id);
+      await tools.endSession({ userId, sessionId: id });
       await snapshots.remove(userId, id).catch((e) => logger.warn({ ...errField(e), session_id: id }, 'could not remove the snapshots of a deleted session'));
     };
     const timetravel = new TimeTravel({
@@ -291,7 +308,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           redis: () => (config.redisUrl ? bus.healthy() : null),
           model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
           searchBackend: config.web.searchBackend,
-        }),
+        }, pluginChecks(pluginHost.checks, tools)),
+        { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins } },
+        { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
       ],
     });
     logger.bind(app.log);
@@ -325,6 +344,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
+    started = true;
     let closing: Promise<void> | null = null;
     return {
       app,
@@ -345,6 +365,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,
+      plugins,
+      firstParty,
       close: () =>
         (closing ??= (async () => {
           for (const c of closers) await c().catch(() => {});

@@ -166,6 +166,7 @@ export class ChatService {
       env: claimed.env ?? undefined,
       forks: forkService,
       autoCompact: this.deps.autoCompact,
+      retool: this.retool(state, claimed),
     };
     let out: LoopOutcome;
     const messages: ModelMessage[] = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, opts.mode) }];
@@ -180,6 +181,23 @@ export class ChatService {
     let result: unknown = null;
     if (opts.headless) result = opts.schema ? { output: JSON.parse(out.text), schema: opts.schema } : { output: out.text };
     return { status: 'completed', finish_reason: out.kind === 'max_turns' ? 'max_turns' : 'stop', result, sessionStatus: 'completed' };
+  }
+
+  /**
+   * A loop's tools listed again when the registry's generation moved since they were listed (an
+   * MCP server's tools/list_changed, a provider added). Loops offered no tools (planning, the
+   * structured-output repair) stay without.
+   */
+  private retool(state: RunState, claimed: Claimed): LoopDeps['retool'] {
+    const registry = this.deps.tools;
+    const at = new WeakMap<object, number>();
+    const start = registry.generation;
+    return async (spec) => {
+      const seen = at.get(spec) ?? start;
+      if (registry.generation === seen || !spec.tools.length) return;
+      at.set(spec, registry.generation);
+      spec.tools = toolsAtDepth(await registry.forSession(state, claimed.disable_tools), spec.depth, this.deps.config.model.maxForkDepth);
+    };
   }
 
   /**

@@ -30,6 +30,8 @@ export interface LoopDeps {
   forks?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => ForkService;
   /** Between model calls of the root loop: a compacted history when the context is too full, else null. */
   autoCompact?: (run: RunState, messages: ModelMessage[]) => Promise<ModelMessage[] | null>;
+  /** Before each model call: list the loop's tools again when providers changed them (MCP list_changed). */
+  retool?: (spec: LoopSpec) => Promise<void>;
 }
 
 interface PendingCall {
@@ -56,6 +58,7 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
       const compacted = await deps.autoCompact(run, spec.messages);
       if (compacted) spec.messages.splice(0, spec.messages.length, ...compacted);
     }
+    await deps.retool?.(spec);
     run.modelCalls++;
     const turn = run.newTurn('assistant', spec.loopId, spec.parentCallId, 'streaming');
     const t0 = performance.now();

@@ -2,6 +2,8 @@ import { readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { type McpServers, parseMcpServers } from '../../plugins/mcp/config.js';
+import { type Integrations, parseIntegrations } from '../../plugins/integrations/config.js';
 
 /**
  * One typed config, read once at start from the environment and AGENTSVC_HOME/config.json
@@ -23,6 +25,27 @@ const url = (protocols: string[]) =>
       return false;
     }
   }, `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}`);
+
+/** A JSON object setting: JSON text in the environment, an object in config.json; `parse` checks its shape. */
+const jsonObject = <T>(parse: (v: unknown) => T) =>
+  z.unknown().transform((v, ctx) => {
+    try {
+      return parse(v);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      return z.NEVER;
+    }
+  });
+const anyObject = (v: unknown): Record<string, Record<string, unknown>> => {
+  const o = typeof v === 'string' && v ? JSON.parse(v) : (v ?? {});
+  if (typeof o !== 'object' || Array.isArray(o) || Object.values(o).some((x) => !x || typeof x !== 'object' || Array.isArray(x))) {
+    throw new Error('must be a JSON object of option objects by plugin name');
+  }
+  return o;
+};
+
+/** config.json keys that name a setting by a shorter name (CONTRACT 12: `mcp`, `integrations`). */
+const FILE_ALIASES: Record<string, string> = { mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS' };
 
 /** Setting name (environment variable) -> schema and default. */
 const settings = {
@@ -74,6 +97,12 @@ const settings = {
   AGENTSVC_COMPACT_AT: z.coerce.number().gt(0).lte(1).default(0.8),
   AGENTSVC_COMPACT_KEEP_TURNS: int(0, 1000).default(4),
   AGENTSVC_PLUGINS: z.string().default(''),
+  AGENTSVC_PLUGIN_OPTIONS: jsonObject(anyObject),
+  AGENTSVC_MCP_SERVERS: jsonObject(parseMcpServers),
+  AGENTSVC_MCP_TIMEOUT_MS: int(100, 3_600_000).default(60_000),
+  AGENTSVC_INTEGRATIONS: jsonObject(parseIntegrations),
+  AGENTSVC_SKILLS_PROMPT_TOKENS: int(0, 100_000).default(2000),
+  AGENTSVC_SKILL_UPLOAD_LIMIT: int(1024).default(5 * MiB),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
   AGENTSVC_SHARE_TTL_SECONDS: int(60, 31_536_000).default(604_800),
   AGENTSVC_IMPORT_MAX_ENTRIES: int(1).default(10_000),
@@ -153,6 +182,11 @@ export interface Config {
   compaction: { at: number; keepTurns: number };
   memoryTopK: number;
   plugins: string[];
+  /** config.json `plugin_options`: each outside plugin's own settings, by plugin name. */
+  pluginOptions: Record<string, Record<string, unknown>>;
+  mcp: { servers: McpServers; timeoutMs: number };
+  integrations: Integrations;
+  skills: { promptTokens: number; uploadBytes: number };
   publicSharing: boolean;
   /** Default lifetime of a share link, and the origin its url starts with (else the request's). */
   share: { ttlSeconds: number; publicUrl?: string };
@@ -194,13 +228,20 @@ function readFile(path: string): Record<string, unknown> {
     throw new ConfigError(path, `not valid JSON (${(e as Error).message})`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(path, 'must be a JSON object');
+  for (const [alias, key] of Object.entries(FILE_ALIASES)) {
+    if (!(alias in parsed)) continue;
+    if (key in parsed) throw new ConfigError(alias, `${path} sets both ${alias} and ${key}`);
+    (parsed as Record<string, unknown>)[key] = (parsed as Record<string, unknown>)[alias];
+    delete (parsed as Record<string, unknown>)[alias];
+  }
   for (const key of Object.keys(parsed)) {
     if (!(key in settings)) throw new ConfigError(key, `unknown setting in ${path}`);
   }
   return parsed as Record<string, unknown>;
 }
 
-const shown = (x: unknown) => (x === undefined || x === null ? '' : String(x));
+// JSON settings may hold credentials (MCP headers, env): only their names are shown.
+const shown = (x: unknown) => (x === undefined || x === null ? '' : typeof x === 'object' ? Object.keys(x).join(',') : String(x));
 
 function describe(values: Record<string, unknown>): SettingItem[] {
   return (Object.keys(settings) as (keyof typeof settings)[]).map((k) => {
@@ -293,6 +334,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     compaction: { at: v.AGENTSVC_COMPACT_AT, keepTurns: v.AGENTSVC_COMPACT_KEEP_TURNS },
     memoryTopK: v.AGENTSVC_MEMORY_TOP_K,
     plugins: v.AGENTSVC_PLUGINS.split(',').map((p) => p.trim()).filter(Boolean),
+    pluginOptions: v.AGENTSVC_PLUGIN_OPTIONS,
+    mcp: { servers: v.AGENTSVC_MCP_SERVERS, timeoutMs: v.AGENTSVC_MCP_TIMEOUT_MS },
+    integrations: v.AGENTSVC_INTEGRATIONS,
+    skills: { promptTokens: v.AGENTSVC_SKILLS_PROMPT_TOKENS, uploadBytes: v.AGENTSVC_SKILL_UPLOAD_LIMIT },
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
     importLimits: { entries: v.AGENTSVC_IMPORT_MAX_ENTRIES, bytes: v.AGENTSVC_IMPORT_MAX_BYTES },
     share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },

@@ -21,8 +21,10 @@ export function worst(results: CheckResult[]): CheckResult['status'] {
  * concurrently and each is bounded in time, so the stream always ends.
  * POST /api/env/check/{check_id}: one check, as a JSON object.
  */
-export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: Check[] }> = async (app, { deps, extra }) => {
-  const all = [...CHECKS, ...extra];
+export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: Check[]; dynamic?: () => Check[] }> = async (app, { deps, extra, dynamic }) => {
+  const fixed = [...CHECKS, ...extra];
+  // Plugin checks and provider health are listed per request: providers come and go.
+  const checks = () => [...fixed, ...(dynamic?.() ?? [])];
   const tags = ['environment'];
   app.get(
     '/api/env/check',
@@ -35,7 +37,7 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
         if (!res.destroyed && !res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       };
       try {
-        const results = await runChecks(all, deps, (r) => send('check', wire(r)));
+        const results = await runChecks(checks(), deps, (r) => send('check', wire(r)));
         const counts = { ok: 0, warn: 0, fail: 0 };
         for (const r of results) counts[r.status]++;
         send('end', { status: worst(results), counts });
@@ -49,7 +51,7 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
   );
 
   app.post('/api/env/check/:check_id', { schema: { tags, params: CheckParams, response: { 200: CheckOut } } }, async (req) => {
-    const c = all.find((x) => x.id === req.params.check_id);
+    const c = checks().find((x) => x.id === req.params.check_id);
     if (!c) throw Errors.notFound(`check ${req.params.check_id.slice(0, 100)}`);
     return wire(await runCheck(c, deps));
   });
@@ -59,6 +61,7 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
 export function diagnosticsModule(
   config: { home: string; runner: { kind: 'local' | 'docker'; allowUnconfined: boolean; dockerHost?: string } },
   probes: { database: () => Promise<unknown>; runner: CheckDeps['runner'] } & ServiceProbes,
+  dynamic?: () => Check[],
 ) {
   const deps: CheckDeps = {
     home: config.home,
@@ -68,5 +71,5 @@ export function diagnosticsModule(
     database: async () => void (await probes.database()),
     runner: probes.runner,
   };
-  return { plugin: diagnosticsRoutes, opts: { deps, extra: serviceChecks(probes) } };
+  return { plugin: diagnosticsRoutes, opts: { deps, extra: serviceChecks(probes), dynamic } };
 }

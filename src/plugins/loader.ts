@@ -1,24 +1,25 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../config/index.js';
-import type { PromptContributor, SystemPrompt } from '../chat/system-prompt.js';
+import type { SystemPrompt } from '../chat/system-prompt.js';
+import type { Workspaces } from '../files/workspace.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Tool, ToolProvider } from '../tools/types.js';
+import type * as Api from './api.js';
+import { sessionFiles } from './files.js';
+import { safeFetch } from '../tools/web/safe-fetch.js';
 
-/**
- * What a plugin may read of the configuration: no secrets (model key, database and Redis URLs,
- * search key). A plugin that needs its own secret reads it from its own setting.
- */
-export interface PluginConfig {
-  home: string;
-  model: { default: string; models: string[]; contextWindow: number };
-  runner: { kind: 'local' | 'docker'; network: boolean };
-  web: { allowPrivate: boolean };
-  publicSharing: boolean;
-  memoryEnabled: boolean;
-}
+export type { AgentsvcPlugin, PluginApi, PluginConfig } from './api.js';
 
-export function pluginConfig(c: Config): PluginConfig {
+// The service's own types must fit the public ones: a plugin's tools and providers go straight
+// into the registry, and the service's contexts go straight into a plugin's execute().
+type Fits<A, B extends A> = B;
+export type _ToolFits = Fits<Api.Tool, Tool>;
+export type _ProviderFits = Fits<Api.ToolProvider, ToolProvider>;
+
+const PLUGIN_NAME = /^[a-z0-9_-]{1,64}$/;
+
+export function pluginConfig(c: Config): Api.PluginConfig {
   return Object.freeze({
     home: c.home,
     model: { default: c.model.default, models: [...c.model.models], contextWindow: c.model.contextWindow },
@@ -29,36 +30,41 @@ export function pluginConfig(c: Config): PluginConfig {
   });
 }
 
-/** What a plugin gets: the same registration paths first-party tool providers use. */
-export interface PluginApi {
-  /** A fixed tool, offered in every session. */
-  registerTool(tool: Tool): void;
-  /** A provider whose tools are listed per session and may change while the service runs. */
-  registerProvider(provider: ToolProvider): void;
-  /** A section of every run's system prompt. */
-  addPromptContributor(contributor: PromptContributor): void;
-  config: Readonly<PluginConfig>;
-  log(message: string): void;
+/** A check declared by a plugin, as /api/env/check runs it. */
+export interface PluginCheck {
+  id: string;
+  run(): Promise<Api.CheckResult>;
 }
 
 export interface PluginHost {
   registry: ToolRegistry;
   prompt: SystemPrompt;
+  /** Where plugin checks go (read by the diagnostics routes). */
+  checks: PluginCheck[];
+  /** Session folders (api.files); absent in hosts that have none. */
+  workspaces?: Workspaces;
+  /** Shutdown hooks, run by the service's close. */
+  closers?: (() => Promise<unknown>)[];
 }
 
-/** A plugin module's default export. */
-export interface AgentsvcPlugin {
+/** One plugin to load: a module (npm name or path), or a first-party plugin object with its options. */
+export type PluginEntry = string | { spec: string; plugin: Api.AgentsvcPlugin; options?: Record<string, unknown> };
+
+export interface LoadedPlugin {
   name: string;
-  register(api: PluginApi): void | Promise<void>;
+  spec: string;
+  description?: string;
+  version?: string;
+  firstParty: boolean;
 }
 
 export interface PluginReport {
-  loaded: string[];
+  loaded: LoadedPlugin[];
   failed: { spec: string; error: string }[];
 }
 
-function isPlugin(x: unknown): x is AgentsvcPlugin {
-  return !!x && typeof x === 'object' && typeof (x as AgentsvcPlugin).name === 'string' && typeof (x as AgentsvcPlugin).register === 'function';
+function isPlugin(x: unknown): x is Api.AgentsvcPlugin {
+  return !!x && typeof x === 'object' && typeof (x as Api.AgentsvcPlugin).name === 'string' && typeof (x as Api.AgentsvcPlugin).register === 'function';
 }
 
 function isTool(t: unknown): t is Tool {
@@ -66,47 +72,103 @@ function isTool(t: unknown): t is Tool {
   return !!x && typeof x.name === 'string' && typeof x.description === 'string' && typeof x.provider === 'string' && typeof x.execute === 'function' && !!x.parameters && typeof x.parameters === 'object';
 }
 
+async function importPlugin(spec: string): Promise<unknown> {
+  const target = spec.startsWith('.') || isAbsolute(spec) ? pathToFileURL(resolve(spec)).href : spec;
+  const mod = (await import(target)) as { default?: unknown };
+  return mod.default ?? mod;
+}
+
 /**
- * Load plugins from an explicit list (npm package names or paths). Each is shape-checked; a
- * plugin that fails to import, has the wrong shape or throws in register() is reported and
- * skipped, and the tools it registered before failing are removed. It never stops the service.
+ * Load plugins from an explicit list (npm package names or paths, and the first-party plugins the
+ * service passes as objects). Each is shape-checked; a plugin that fails to import, has the wrong
+ * shape or throws in register() is reported and skipped, and whatever it registered before failing
+ * is removed. It never stops the service.
  */
-export async function loadPlugins(specs: string[], host: PluginHost, config: Config, log: (m: string) => void): Promise<PluginReport> {
+export async function loadPlugins(
+  entries: PluginEntry[],
+  host: PluginHost,
+  config: Config,
+  log: (m: string) => void,
+  pluginOptions: Record<string, Record<string, unknown>> = {},
+): Promise<PluginReport> {
   const report: PluginReport = { loaded: [], failed: [] };
   const { registry } = host;
   const view = pluginConfig(config);
-  for (const spec of specs) {
-    const added: string[] = [];
+  const names = new Set<string>();
+  for (const entry of entries) {
+    const spec = typeof entry === 'string' ? entry : entry.spec;
     const undo: (() => void)[] = [];
+    const closers: (() => void | Promise<void>)[] = [];
     try {
-      const target = spec.startsWith('.') || isAbsolute(spec) ? pathToFileURL(resolve(spec)).href : spec;
-      const mod = (await import(target)) as { default?: unknown };
-      const plugin = mod.default ?? mod;
+      const plugin = typeof entry === 'string' ? await importPlugin(entry) : entry.plugin;
       if (!isPlugin(plugin)) throw new Error('the default export must be {name: string, register(api)}');
-      await plugin.register({
+      if (!PLUGIN_NAME.test(plugin.name)) throw new Error(`plugin name ${JSON.stringify(plugin.name)} must be 1-64 of [a-z0-9_-]`);
+      if (names.has(plugin.name)) throw new Error(`a plugin named ${plugin.name} is already loaded`);
+      const hooks: ToolProvider = { name: `${plugin.name}:hooks`, tools: () => [] };
+      let hooked = false;
+      const addHooks = () => {
+        if (!hooked) undo.push(registry.addProvider(hooks));
+        hooked = true;
+      };
+      const options = typeof entry === 'string' ? (pluginOptions[plugin.name] ?? {}) : (entry.options ?? {});
+      const api: Api.PluginApi = {
         config: view,
+        options: Object.freeze({ ...options }),
         log: (m) => log(`plugin ${plugin.name}: ${m}`),
+        files: sessionFiles(config.workspaces, host.workspaces),
+        fetch: (url, o = {}) => safeFetch(url, { ...o, allowPrivate: config.web.allowPrivate, maxRedirects: 5 }),
         registerProvider(provider) {
           if (!provider || typeof provider.name !== 'string' || typeof provider.tools !== 'function') {
             throw new Error('registerProvider: not a provider (needs name and tools(scope))');
           }
-          undo.push(registry.addProvider(provider));
+          undo.push(registry.addProvider(provider as ToolProvider));
         },
         addPromptContributor(c) {
           if (!c || typeof c.name !== 'string' || typeof c.contribute !== 'function') throw new Error('addPromptContributor: needs name and contribute(ctx)');
           undo.push(host.prompt.add(c));
         },
+        addHealthCheck(c) {
+          if (!c || typeof c.id !== 'string' || typeof c.run !== 'function') throw new Error('addHealthCheck: needs id and run()');
+          const check: PluginCheck = { id: `${plugin.name}:${c.id}`, run: () => c.run() };
+          host.checks.push(check);
+          undo.push(() => host.checks.splice(host.checks.indexOf(check), 1));
+        },
+        onSessionStart(fn) {
+          const prev = hooks.sessionStart;
+          hooks.sessionStart = async (s) => {
+            await prev?.(s);
+            await fn(s);
+          };
+          addHooks();
+        },
+        onSessionEnd(fn) {
+          const prev = hooks.sessionEnd;
+          hooks.sessionEnd = async (s) => {
+            await prev?.(s);
+            await fn(s);
+          };
+          addHooks();
+        },
+        onClose(fn) {
+          closers.push(fn);
+        },
+        toolsChanged: () => registry.changed(),
         registerTool(tool) {
           if (!isTool(tool)) throw new Error(`registerTool: not a tool (needs name, description, provider, parameters, execute)`);
           if (registry.get(tool.name)) throw new Error(`registerTool: a tool named ${tool.name} already exists`);
           registry.register(tool);
-          added.push(tool.name);
+          undo.push(() => registry.unregister(tool.name));
         },
+      };
+      await plugin.register(api);
+      names.add(plugin.name);
+      host.closers?.push(async () => {
+        for (const c of closers) await c();
       });
-      report.loaded.push(plugin.name);
+      report.loaded.push({ name: plugin.name, spec, description: plugin.description, version: plugin.version, firstParty: typeof entry !== 'string' });
     } catch (e) {
-      for (const name of added) registry.unregister(name);
-      for (const u of undo) u();
+      for (const u of undo.reverse()) u();
+      for (const c of closers) await Promise.resolve(c()).catch(() => {});
       report.failed.push({ spec, error: (e as Error).message });
       log(`plugin ${spec} skipped: ${(e as Error).message}`);
     }

@@ -23,7 +23,17 @@ export class ToolRegistry {
     }
   });
 
+  /** Rises whenever the set of offered tools may have changed (a provider added, an MCP list_changed). */
+  generation = 0;
+  /** Sessions whose providers saw sessionStart in this process (bounded; oldest forgotten first). */
+  private started = new Set<string>();
+
   constructor(private readonly logger?: Logger) {}
+
+  /** Runs in flight list their tools again before their next model call. */
+  changed(): void {
+    this.generation++;
+  }
 
   register(tool: Tool): void {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`invalid tool name ${tool.name}`);
@@ -39,8 +49,10 @@ export class ToolRegistry {
   addProvider(provider: ToolProvider): () => void {
     if (this.providers.has(provider.name)) throw new Error(`a tool provider named ${provider.name} already exists`);
     this.providers.set(provider.name, provider);
+    this.changed();
     return () => {
       if (this.providers.get(provider.name) === provider) this.providers.delete(provider.name);
+      this.changed();
     };
   }
 
@@ -75,6 +87,7 @@ export class ToolRegistry {
     const off = new Set(disabled);
     const out = this.allowed(disabled);
     const names = new Set(this.tools.keys());
+    await this.start(scope);
     for (const p of this.providers.values()) {
       let listed: Tool[];
       try {
@@ -96,6 +109,24 @@ export class ToolRegistry {
     let offered = out;
     for (const f of this.filters) offered = await f(scope, offered);
     return offered;
+  }
+
+  /** sessionStart of every provider, once per session and process; a failing hook is logged. */
+  private async start(scope: ToolScope): Promise<void> {
+    if (this.started.has(scope.sessionId)) return;
+    this.started.add(scope.sessionId);
+    if (this.started.size > 10_000) this.started.delete(this.started.values().next().value as string);
+    for (const p of this.providers.values()) {
+      await p.sessionStart?.(scope).catch((e) => this.logger?.error({ ...errField(e), provider: p.name, session_id: scope.sessionId }, 'a provider sessionStart failed'));
+    }
+  }
+
+  /** The session was deleted: sessionEnd of every provider. Never throws. */
+  async endSession(scope: ToolScope): Promise<void> {
+    this.started.delete(scope.sessionId);
+    for (const p of this.providers.values()) {
+      await p.sessionEnd?.(scope).catch((e) => this.logger?.error({ ...errField(e), provider: p.name, session_id: scope.sessionId }, 'a provider sessionEnd failed'));
+    }
   }
 
   private validator(tool: Tool): ValidateFunction | null {

@@ -1,24 +1,42 @@
-// A starter agentsvc plugin: copy this folder, rename, and list its path (or npm package name)
-// in AGENTSVC_PLUGINS. Tools are plain data plus execute(args, ctx); see src/tools/types.ts.
-export default {
+// A starter agentsvc plugin: copy this folder, rename it, and list its path (or npm package name)
+// in AGENTSVC_PLUGINS. The types come from `agentsvc/plugin` (src/plugins/api.ts); this file needs
+// nothing of agentsvc at run time, so it works wherever it is copied.
+
+/** @type {import('agentsvc/plugin').AgentsvcPlugin} */
+const plugin = {
   name: 'starter',
+  description: 'Counts words of workspace files (plugin starter).',
+  version: '0.1.0',
   register(api) {
+    let calls = 0;
+    let ended = 0;
     api.registerTool({
       name: 'WordCount',
       description: 'Count the words of a file in the session workspace.',
       provider: 'integration',
       parameters: {
         type: 'object',
-        properties: { file_path: { type: 'string' } },
+        properties: { file_path: { type: 'string', description: 'a path in the session workspace' } },
         required: ['file_path'],
         additionalProperties: false,
       },
       async execute({ file_path }, ctx) {
-        // ctx.workspace.resolve confines the path to the session's workspace.
+        calls++;
+        // ctx.workspace.resolve confines the path to the session's workspace (it throws for `..`).
         const { readFile } = await import('node:fs/promises');
         const text = await readFile(await ctx.workspace.resolve(file_path), 'utf8');
         return `${file_path}: ${text.split(/\s+/).filter(Boolean).length} words`;
       },
     });
+    // A line in every run's system prompt.
+    api.addPromptContributor({ name: 'starter', contribute: () => 'WordCount counts the words of a workspace file.' });
+    // A line of GET /api/env/check (check id `starter:ready`).
+    api.addHealthCheck({ id: 'ready', run: async () => ({ status: 'ok', detail: `WordCount ran ${calls} times; ${ended} sessions ended` }) });
+    // Sessions deleted: release what the plugin holds for them.
+    api.onSessionEnd(() => {
+      ended++;
+    });
   },
 };
+
+export default plugin;

@@ -11,7 +11,8 @@ import { cli, dropProxy, hasStack } from './helpers.js';
 
 const IDS = ['database', 'runner', 'sandbox', 'disk', 'home'];
 /** The running service also checks what only it can reach (CONTRACT 10). */
-const SERVER_IDS = [...IDS, 'redis', 'model', 'search'];
+// skills:global: the skills plugin's check of AGENTSVC_HOME/skills (plugins add their checks to the stream).
+const SERVER_IDS = [...IDS, 'redis', 'model', 'search', 'skills:global'];
 
 async function sse(res: Response): Promise<{ event: string; data: any }[]> {
   const text = await res.text();

@@ -59,6 +59,10 @@ export interface SafeFetchOptions extends AddressPolicy {
   maxRedirects?: number;
   signal?: AbortSignal;
   headers?: Record<string, string>;
+  /** Default GET. Redirects are followed for GET and HEAD only; other methods get the redirect response. */
+  method?: string;
+  /** Request body (integrations' POST/PUT calls). */
+  body?: string | Buffer;
 }
 
 export interface SafeFetchResult {
@@ -178,7 +182,15 @@ function safeDecode(s: string): string {
 }
 
 /** One request to a pinned address. Redirect responses are returned without reading their body. */
-function requestOnce(url: URL, pinned: ResolvedAddress, headers: Record<string, string>, maxBytes: number, signal: AbortSignal): Promise<RawResponse> {
+function requestOnce(
+  url: URL,
+  pinned: ResolvedAddress,
+  headers: Record<string, string>,
+  maxBytes: number,
+  signal: AbortSignal,
+  method = 'GET',
+  body?: string | Buffer,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const mod = url.protocol === 'https:' ? https : http;
     let res: http.IncomingMessage | undefined;
@@ -201,8 +213,8 @@ function requestOnce(url: URL, pinned: ResolvedAddress, headers: Record<string, 
       hostname: bareHost(url), // keeps Host header and TLS SNI/certificate check on the name
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,
-      method: 'GET',
-      headers,
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       auth: url.username ? `${safeDecode(url.username)}:${safeDecode(url.password)}` : undefined,
       lookup: pinnedLookup(pinned),
       agent: false, // no pooled sockets: a socket is only ever used for the address checked for it
@@ -214,7 +226,7 @@ function requestOnce(url: URL, pinned: ResolvedAddress, headers: Record<string, 
     req.on('response', (r) => {
       res = r;
       const status = r.statusCode ?? 0;
-      if (REDIRECTS.has(status) && r.headers.location) {
+      if (REDIRECTS.has(status) && r.headers.location && (method === 'GET' || method === 'HEAD')) {
         finish(null, { status, headers: r.headers, body: Buffer.alloc(0), truncated: false });
         r.destroy();
         return;
@@ -244,7 +256,7 @@ function requestOnce(url: URL, pinned: ResolvedAddress, headers: Record<string, 
       if (decoder) r.on('error', (e: NodeJS.ErrnoException) => finish(new FetchError('network', `error reading ${url.href}: ${e.code ?? e.message}`)));
       r.on('aborted', () => finish(new FetchError('network', `connection closed while reading ${url.href}`)));
     });
-    req.end();
+    req.end(body);
   });
 }
 
@@ -281,8 +293,9 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
     for (let hop = 0; ; hop++) {
       if (ctl.signal.aborted) throw ctl.signal.reason;
       const pinned = await checkTarget(current, opts, ctl.signal);
-      const res = await requestOnce(current, pinned, headers, maxBytes, ctl.signal);
-      if (REDIRECTS.has(res.status) && res.headers.location) {
+      const method = (opts.method ?? 'GET').toUpperCase();
+      const res = await requestOnce(current, pinned, headers, maxBytes, ctl.signal, method, opts.body);
+      if (REDIRECTS.has(res.status) && res.headers.location && (method === 'GET' || method === 'HEAD')) {
         if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `too many redirects (more than ${maxRedirects}) starting from ${String(input)}`);
         const next = parseHttpUrl(res.headers.location, current);
         if (next.origin !== current.origin) for (const h of ORIGIN_BOUND_HEADERS) delete headers[h];

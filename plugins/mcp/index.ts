@@ -1,0 +1,114 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentsvcPlugin, Tool, ToolResult } from '../../src/plugins/api.js';
+import { ToolError } from '../../src/plugins/api.js';
+import { isStdio, type McpServers } from './config.js';
+import { exposedName } from './names.js';
+import { McpServerConnection } from './server.js';
+
+export { parseMcpServers } from './config.js';
+
+/** The model reads text: MCP content blocks as text, binary parts described, not inlined. */
+export function resultText(r: CallToolResult): string {
+  const parts: string[] = [];
+  for (const c of r.content ?? []) {
+    if (c.type === 'text') parts.push(c.text);
+    else if (c.type === 'image' || c.type === 'audio') parts.push(`[${c.type} ${c.mimeType}, ${Math.floor((c.data.length * 3) / 4)} bytes]`);
+    else if (c.type === 'resource') parts.push('text' in c.resource ? `[resource ${c.resource.uri}]\n${c.resource.text}` : `[resource ${c.resource.uri}, binary]`);
+    else if (c.type === 'resource_link') parts.push(`[resource link ${c.uri}${c.name ? ` (${c.name})` : ''}]`);
+  }
+  if (!parts.length && r.structuredContent) parts.push(JSON.stringify(r.structuredContent));
+  return parts.join('\n') || '(no content)';
+}
+
+/** The server's input schema as the model and the validator get it: an object schema, without `$schema` (ajv knows draft-07 only). */
+function schemaOf(s: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!s || typeof s !== 'object') return { type: 'object' };
+  const { $schema: _drop, ...rest } = s;
+  return { ...rest, type: 'object' };
+}
+
+export interface McpPluginOptions {
+  servers: McpServers;
+  timeoutMs: number;
+  /** How long `up` waits for the servers' first start before going on without them (they keep starting). */
+  startWaitMs?: number;
+}
+
+/**
+ * MCP servers as a tool provider (provider `mcp`): each server's tools offered as
+ * `mcp__<server>__<tool>` with the server's JSON Schema; one check per server in /api/env/check.
+ * stdio servers run on the service's host, as configured by the operator.
+ */
+export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugin; servers: () => McpServerConnection[] } {
+  const conns: McpServerConnection[] = [];
+  const plugin: AgentsvcPlugin = {
+    name: 'mcp',
+    description: 'Model Context Protocol servers (stdio and streamable HTTP) as tools mcp__<server>__<tool>',
+    version: '1.0.0',
+    async register(api) {
+      for (const [name, config] of Object.entries(opts.servers)) {
+        if (config.disabled) continue;
+        conns.push(
+          new McpServerConnection(name, config, {
+            timeoutMs: config.timeout_ms ?? opts.timeoutMs,
+            startTimeoutMs: config.start_timeout_ms ?? Math.min(Math.max(config.timeout_ms ?? opts.timeoutMs, 10_000), 30_000),
+            onToolsChanged: () => api.toolsChanged(),
+            log: (m) => api.log(m),
+          }),
+        );
+      }
+      api.onClose(async () => {
+        await Promise.all(conns.map((c) => c.stop()));
+      });
+      const hosted = conns.filter((c) => isStdio(c.config)).map((c) => c.name);
+      if (hosted.length) api.log(`stdio MCP servers run on the service's host, not inside users' computers: ${hosted.join(', ')}`);
+      const first = Promise.all(
+        conns.map(async (c) => {
+          const error = (await c.start()) ? null : c.lastError;
+          if (error) api.log(`MCP server ${c.name} did not start: ${error}`);
+        }),
+      );
+      await Promise.race([first, new Promise((r) => setTimeout(r, opts.startWaitMs ?? 5000).unref())]);
+
+      // Tool objects are made once per listing, so a tool's schema always matches the server's list.
+      const toolsOf = (c: McpServerConnection): Tool[] =>
+        c.tools.map((t) => ({
+          name: exposedName(c.name, t.name),
+          displayName: `${c.name}: ${t.name}`,
+          description: `${t.description} (MCP server ${c.name})`.slice(0, 4000),
+          provider: 'mcp',
+          parameters: schemaOf(t.inputSchema),
+          async execute(args: Record<string, unknown>, ctx): Promise<ToolResult> {
+            ctx.progress(`calling ${t.name} on MCP server ${c.name}`);
+            let r: CallToolResult;
+            try {
+              r = await c.call(t.name, args, ctx.signal);
+            } catch (e) {
+              if (ctx.signal.aborted) throw e;
+              const msg = (e as Error).message;
+              throw new ToolError(/timed out|timeout/i.test(msg) ? `MCP server ${c.name} did not answer ${t.name} within ${c.config.timeout_ms ?? opts.timeoutMs} ms` : `MCP ${c.name}/${t.name} failed: ${msg}`);
+            }
+            return { output: resultText(r), status: r.isError ? 'error' : 'done' };
+          },
+        }));
+      api.registerProvider({ name: 'mcp', tools: () => conns.filter((c) => c.state === 'ready').flatMap(toolsOf) });
+
+      for (const c of conns) {
+        api.addHealthCheck({
+          id: c.name,
+          async run() {
+            const where = isStdio(c.config) ? 'stdio, on the host' : `HTTP ${new URL(c.config.url).origin}`;
+            if (c.state === 'ready') return { status: 'ok', detail: `${c.tools.length} tools (${where})${c.restarts ? `; restarted ${c.restarts} times` : ''}` };
+            if (c.state === 'starting') return { status: 'warn', detail: `starting (${where})${c.lastError ? `; last error: ${c.lastError}` : ''}`, fix: 'wait a moment and check again' };
+            return {
+              status: 'fail',
+              detail: `${c.state}: ${c.lastError ?? 'unknown error'}; its tools are withdrawn (${where})`,
+              fix: isStdio(c.config) ? `check the command of MCP server ${c.name} (AGENTSVC_MCP_SERVERS or config.json mcp); it is restarted with backoff` : `check that ${c.config.url} serves MCP (streamable HTTP)`,
+            };
+          },
+        });
+      }
+    },
+  };
+  return { plugin, servers: () => conns };
+}

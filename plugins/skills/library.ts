@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SessionFiles, SessionScope } from '../../src/plugins/api.js';
+import { parseSkill, type SkillDoc, SKILL_NAME } from './format.js';
+
+/** Session skills live here, relative to the session folder (CONTRACT 12). */
+export const SESSION_DIR = '.skills';
+/** In a global skill folder: who put it there (`agentsvc/<name>` for shipped skills). */
+export const SOURCE_MARK = '.agentsvc-source';
+/** In a session skill folder copied from a global skill: the hash of what was copied. */
+export const INSTALLED_MARK = '.agentsvc-installed';
+const MAX_FILES = 500;
+const MAX_DEPTH = 8;
+
+export interface SkillFile {
+  path: string;
+  size: number;
+}
+
+export interface Skill {
+  /** Global skills: their name; session skills: `session:<name>`. */
+  id: string;
+  name: string;
+  description: string;
+  scope: 'global' | 'session';
+  /** `agentsvc/<name>` (shipped), `local/<name>` (the operator's), `session/<name>` (uploaded), `installed/<name>` (a global skill copied in). */
+  source: string;
+  /** Global: relative to AGENTSVC_HOME; session: relative to the session folder. */
+  dir: string;
+  allowed_tools: string[];
+  files: SkillFile[];
+  valid: boolean;
+  error: string | null;
+}
+
+export interface LoadedSkill extends Skill {
+  doc: SkillDoc | null;
+}
+
+const hidden = (p: string) => p.split('/').some((s) => s === SOURCE_MARK || s === INSTALLED_MARK);
+
+/** Files of a host folder (the operator's global skills), links skipped, bounded. */
+async function hostFiles(dir: string): Promise<SkillFile[]> {
+  const out: SkillFile[] = [];
+  const walk = async (rel: string, depth: number) => {
+    if (depth > MAX_DEPTH) return;
+    for (const name of (await readdir(join(dir, rel))).sort()) {
+      if (out.length >= MAX_FILES) return;
+      const r = rel ? `${rel}/${name}` : name;
+      const st = await lstat(join(dir, r));
+      if (st.isDirectory()) await walk(r, depth + 1);
+      else if (st.isFile() && !hidden(r)) out.push({ path: r, size: st.size });
+    }
+  };
+  await walk('', 0);
+  return out;
+}
+
+function hashOf(files: { path: string; data: Buffer }[]): string {
+  const h = createHash('sha256');
+  for (const f of files) h.update(f.path).update('\0').update(f.data).update('\0');
+  return h.digest('hex').slice(0, 16);
+}
+
+function skillOf(base: Omit<Skill, 'name' | 'description' | 'allowed_tools' | 'valid' | 'error'>, folder: string, text: string | null): LoadedSkill {
+  try {
+    if (text === null) throw new Error('SKILL.md is missing');
+    const doc = parseSkill(text, folder);
+    return { ...base, name: doc.name, description: doc.description, allowed_tools: doc.allowedTools, valid: true, error: null, doc };
+  } catch (e) {
+    return { ...base, name: folder, description: '', allowed_tools: [], valid: false, error: (e as Error).message, doc: null };
+  }
+}
+
+/**
+ * Global skills (AGENTSVC_HOME/skills, seeded from the shipped ones) and a session's skills
+ * (`.skills/<name>` in its folder, read through the plugin API's confined files).
+ */
+export class SkillLibrary {
+  readonly globalDir: string;
+
+  constructor(
+    home: string,
+    private readonly files: SessionFiles,
+  ) {
+    this.globalDir = join(home, 'skills');
+  }
+
+  /**
+   * Copy shipped skills into AGENTSVC_HOME/skills: a missing one is added, one we put there before
+   * (marked) is updated when it changed, and an operator's own folder of the same name is left alone.
+   */
+  seed(shippedDir: string): string[] {
+    const done: string[] = [];
+    if (!existsSync(shippedDir)) return done;
+    for (const name of readdirNames(shippedDir)) {
+      const target = join(this.globalDir, name);
+      const mark = join(target, SOURCE_MARK);
+      const source = `agentsvc/${name}`;
+      const fresh = readFileSync(join(shippedDir, name, 'SKILL.md'), 'utf8');
+      if (existsSync(target)) {
+        if (!existsSync(mark) || readFileSync(mark, 'utf8').trim() !== source) continue;
+        const current = existsSync(join(target, 'SKILL.md')) ? readFileSync(join(target, 'SKILL.md'), 'utf8') : null;
+        if (current === fresh) continue;
+        rmSync(target, { recursive: true, force: true });
+      }
+      cpSync(join(shippedDir, name), target, { recursive: true });
+      writeFileSync(mark, `${source}\n`);
+      done.push(name);
+    }
+    return done;
+  }
+
+  async globalSkills(): Promise<LoadedSkill[]> {
+    let names: string[];
+    try {
+      names = (await readdir(this.globalDir, { withFileTypes: true })).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort();
+    } catch {
+      return [];
+    }
+    return Promise.all(
+      names.map(async (folder) => {
+        const dir = join(this.globalDir, folder);
+        const text = await readFile(join(dir, 'SKILL.md'), 'utf8').catch(() => null);
+        const mark = await readFile(join(dir, SOURCE_MARK), 'utf8').catch(() => '');
+        const files = await hostFiles(dir).catch(() => []);
+        return skillOf({ id: folder, scope: 'global', source: mark.trim() || `local/${folder}`, dir: `skills/${folder}`, files }, folder, text);
+      }),
+    );
+  }
+
+  async globalSkill(name: string): Promise<LoadedSkill | null> {
+    return (await this.globalSkills()).find((s) => s.id === name) ?? null;
+  }
+
+  /** Files of a session folder, relative to it, bounded. */
+  private async sessionFiles(scope: SessionScope, dir: string): Promise<SkillFile[]> {
+    const out: SkillFile[] = [];
+    const walk = async (rel: string, depth: number) => {
+      if (depth > MAX_DEPTH) return;
+      for (const e of await this.files.list(scope, `${dir}/${rel}`)) {
+        if (out.length >= MAX_FILES) return;
+        const r = rel ? `${rel}/${e.name}` : e.name;
+        if (e.type === 'directory') await walk(r, depth + 1);
+        else if (!hidden(r)) out.push({ path: r, size: e.size });
+      }
+    };
+    await walk('', 0);
+    return out;
+  }
+
+  async sessionSkills(scope: SessionScope): Promise<LoadedSkill[]> {
+    let entries: { name: string; type: string }[];
+    try {
+      entries = await this.files.list(scope, SESSION_DIR);
+    } catch {
+      return [];
+    }
+    const folders = entries.filter((e) => e.type === 'directory' && !e.name.startsWith('.')).map((e) => e.name);
+    return Promise.all(
+      folders.map(async (folder) => {
+        const dir = `${SESSION_DIR}/${folder}`;
+        const read = (p: string) => this.files.read(scope, `${dir}/${p}`).then((b) => b.toString('utf8'), () => null);
+        const text = await read('SKILL.md');
+        const installed = (await read(INSTALLED_MARK)) !== null;
+        const files = await this.sessionFiles(scope, dir).catch(() => []);
+        return skillOf({ id: `session:${folder}`, scope: 'session', source: `${installed ? 'installed' : 'session'}/${folder}`, dir, files }, folder, text);
+      }),
+    );
+  }
+
+  /** What a session sees: its own skills, then the global ones it does not shadow; valid ones only. */
+  async visible(scope: SessionScope): Promise<LoadedSkill[]> {
+    const own = (await this.sessionSkills(scope)).filter((s) => s.valid);
+    const names = new Set(own.map((s) => s.name));
+    const global = (await this.globalSkills()).filter((s) => s.valid && !names.has(s.name));
+    return [...own.filter((s) => !s.source.startsWith('installed/')), ...own.filter((s) => s.source.startsWith('installed/')), ...global];
+  }
+
+  /**
+   * Copy a global skill into the session's `.skills/<name>` so its scripts can run inside the
+   * computer. A session skill of that name that was not copied from here is never overwritten.
+   */
+  async install(scope: SessionScope, name: string): Promise<'installed' | 'current' | 'kept'> {
+    if (!SKILL_NAME.test(name)) throw new Error(`no skill named ${name}`);
+    const skill = await this.globalSkill(name);
+    if (!skill?.valid) throw new Error(`no global skill named ${name}`);
+    const dir = `${SESSION_DIR}/${name}`;
+    const data = await Promise.all(skill.files.map(async (f) => ({ path: f.path, data: await readFile(join(this.globalDir, name, f.path)) })));
+    const hash = hashOf(data);
+    const have = await this.files.read(scope, `${dir}/${INSTALLED_MARK}`).then((b) => b.toString('utf8').trim(), (e) => (e.code === 'ENOENT' ? null : ''));
+    const exists = have !== null || (await this.files.list(scope, dir).then((l) => l.length > 0, () => false));
+    if (exists && have === null) return 'kept';
+    if (have === hash) return 'current';
+    await this.files.remove(scope, dir);
+    for (const f of data) {
+      const st = await lstat(join(this.globalDir, name, f.path));
+      await this.files.write(scope, `${dir}/${f.path}`, f.data, { executable: (st.mode & 0o111) !== 0 });
+    }
+    await this.files.write(scope, `${dir}/${INSTALLED_MARK}`, `${hash}\n`);
+    return 'installed';
+  }
+}
+
+function readdirNames(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && SKILL_NAME.test(d.name))
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,178 @@
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../../src/config/index.js';
+import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
+import { request } from '../helpers/socket.js';
+import { BIN, cleanEnv } from '../helpers/cli.js';
+import { chat, envChecks, offered } from '../plugins/helpers.js';
+
+// No transport error of a crashed or broken server may surface as an unhandled rejection.
+const unhandled: unknown[] = [];
+process.on('unhandledRejection', (e) => unhandled.push(e));
+t.teardown(() => {
+  if (unhandled.length) throw new Error(`unhandled rejections: ${unhandled.map(String).join('; ')}`);
+});
+
+const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const FIXTURE = resolve('test/fixtures/mcp-server.mjs');
+const node = process.execPath;
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => ok(port));
+    });
+  });
+}
+
+async function until(what: string, fn: () => Promise<boolean> | boolean, ms = 20_000) {
+  const t0 = Date.now();
+  while (!(await fn())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function httpFixture(t: { teardown(fn: () => unknown): void }): Promise<string> {
+  const port = await freePort();
+  const child = spawn(node, [FIXTURE, 'http', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  await new Promise<void>((ok) => child.stderr!.on('data', (c) => /listening/.test(String(c)) && ok()));
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+t.test('a real npm MCP server over stdio and one over streamable HTTP: the agent calls their tools', async (t) => {
+  const url = await httpFixture(t);
+  const servers = {
+    everything: { command: node, args: [EVERYTHING, 'stdio'] },
+    web: { url },
+  };
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify(servers) });
+  await until('servers ready', () => app.service.firstParty.mcp().every((c) => c.state === 'ready'));
+  t.comment(`service up with both servers ready: ${app.service.firstParty.mcp().map((c) => `${c.name} ${c.tools.length} tools`).join(', ')}`);
+  const sid = await createSession(app);
+  const { results, end } = await chat(
+    app,
+    model,
+    sid,
+    'use the tools',
+    {
+      toolCalls: [
+        { name: 'mcp__everything__echo', args: { message: 'hello over stdio' } },
+        { name: 'mcp__web__add', args: { a: 2, b: 3 } },
+        { name: 'mcp__web__fail', args: {} },
+        { name: 'mcp__everything__echo', args: { message: 42 } },
+      ],
+    },
+    { text: ['done'] },
+  );
+  t.equal(end.status, 'completed');
+  const tools = model.requests[0].tools.map((x: any) => x.function);
+  const echo = tools.find((f: any) => f.name === 'mcp__everything__echo');
+  t.match(echo, { description: /Echoes back the input string \(MCP server everything\)/, parameters: { type: 'object', properties: { message: { type: 'string' } } } }, "the server's JSON Schema is offered");
+  t.notOk('$schema' in echo.parameters);
+  t.match(results[0], { status: 'done', result: 'Echo: hello over stdio' });
+  t.match(results[1], { status: 'done', result: /^sum=5/ });
+  t.match(results[2], { status: 'error', result: 'it broke' }, 'an MCP error result is a tool error');
+  t.match(results[3], { status: 'error', result: /Invalid arguments for mcp__everything__echo: message must be string/ }, 'arguments are validated against its schema');
+  const long = offered(model, 0).find((n) => n.startsWith('mcp__web__a_tool'))!;
+  t.ok(long && long.length <= 64 && /_[0-9a-f]{8}$/.test(long), `a long tool name is cut with a hash (${long})`);
+  const again = await chat(app, model, sid, 'long', { toolCalls: [{ name: long, args: {} }] }, { text: ['ok'] });
+  t.equal(again.results[0].result, 'long ran', 'and mapped back for the call');
+  const checks = await envChecks(app);
+  t.match(checks['mcp:everything'], { status: 'ok', detail: /tools \(stdio, on the host\)/ });
+  t.match(checks['mcp:web'], { status: 'ok', detail: /5 tools \(HTTP http:\/\/127\.0\.0\.1:/ });
+  t.match(app.service.warnings.join('\n'), /stdio MCP servers run on the service's host.*everything/);
+  const off = await createSession(app, app.adminKey, { disable_tools: ['mcp'] });
+  await chat(app, model, off, 'x', { text: ['ok'] });
+  t.notOk(offered(model, model.requests.length - 1).some((n) => n.startsWith('mcp__')), 'disable_tools: ["mcp"] removes them');
+});
+
+t.test('list_changed at the next model call, call timeout, a server killed mid-session comes back', async (t) => {
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ fix: { command: node, args: [FIXTURE, 'stdio'], timeout_ms: 3000 } }) });
+  const fix = () => app.service.firstParty.mcp()[0];
+  await until('ready', () => fix().state === 'ready');
+  const sid = await createSession(app);
+  const grown = await chat(app, model, sid, 'grow', { toolCalls: [{ name: 'mcp__fix__grow', args: {} }] }, { toolCalls: [{ name: 'mcp__fix__extra', args: {} }] }, { text: ['ok'] });
+  t.notOk(offered(model, 0).includes('mcp__fix__extra'));
+  t.ok(offered(model, 1).includes('mcp__fix__extra'), 'tools/list_changed applied at the next model call of the same run');
+  t.same(grown.results.map((r) => r.result), ['grown', 'extra ran']);
+
+  const slow = await chat(app, model, sid, 'slow', { toolCalls: [{ name: 'mcp__fix__slow', args: {} }] }, { text: ['ok'] });
+  t.match(slow.results[0], { status: 'error', result: /did not answer slow within 3000 ms/ });
+  t.equal(slow.end.status, 'completed', 'a timeout is a tool error, not a failed run');
+
+  // Killed while a call is in flight: that call ends with a tool error at once, not at its timeout.
+  const pid = fix().pid!;
+  t.ok(pid > 0);
+  const { sock, seen } = await watch(app, sid);
+  model.script({ toolCalls: [{ name: 'mcp__fix__slow', args: {} }] }, { text: ['ok'] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'slow again' });
+  await until('call in flight', () => seen.some((e) => e.payload?.patch_type === 'add_tool_call'));
+  const killedAt = Date.now();
+  process.kill(pid, 'SIGKILL');
+  await untilEnd(seen, sid, 30_000);
+  const r = seen.find((e) => e.payload?.patch_type === 'tool_result')!.payload.data;
+  t.match(r, { status: 'error', result: /MCP fix\/slow failed: .*(closed|Connection)/i }, `the in-flight call failed: ${r.result}`);
+  t.ok(Date.now() - killedAt < 2900, 'before the call timeout');
+  sock.disconnect();
+  await until('crash seen', () => fix().state !== 'ready');
+  const down = await envChecks(app);
+  t.match(down['mcp:fix'], { status: /fail|warn/, detail: /withdrawn|starting/ });
+  const during = await chat(app, model, sid, 'while down', { text: ['ok'] });
+  t.equal(during.end.status, 'completed', 'the service goes on without the server');
+  t.notOk(offered(model, model.requests.length - 1).some((n) => n.startsWith('mcp__fix__')), 'its tools are withdrawn');
+  await until('restarted', () => fix().state === 'ready', 30_000);
+  t.comment(`tools back ${Date.now() - killedAt} ms after the kill`);
+  t.ok(fix().restarts >= 1);
+  const back = await chat(app, model, sid, 'back', { toolCalls: [{ name: 'mcp__fix__add', args: { a: 1, b: 1 } }] }, { text: ['ok'] });
+  t.match(back.results[0].result, /^sum=2 pid=(\d+)/);
+  t.not(/pid=(\d+)/.exec(back.results[0].result)![1], String(pid), 'a fresh process');
+  const up = (await envChecks(app))['mcp:fix'];
+  t.match(up, { status: 'ok', detail: /restarted [1-9]\d* times/ }, JSON.stringify(up));
+});
+
+t.test('servers that never answer, answer garbage or exit at once: reported, the service runs on', async (t) => {
+  const servers = {
+    mute: { command: node, args: ['-e', 'setInterval(() => {}, 1000)'], start_timeout_ms: 1500 },
+    garbage: { command: node, args: ['-e', 'setInterval(() => console.log("garbage {"), 50)'], start_timeout_ms: 1500 },
+    quits: { command: node, args: ['-e', 'console.error("no config"); process.exit(3)'] },
+    missing: { command: '/nonexistent/mcp-server' },
+    nohttp: { url: 'http://127.0.0.1:9/mcp', start_timeout_ms: 1500 },
+  };
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify(servers) });
+  const warnings = app.service.warnings.join('\n');
+  for (const name of Object.keys(servers)) t.match(warnings, new RegExp(`MCP server ${name} did not start`), `up warns about ${name}`);
+  const checks = await envChecks(app);
+  t.match(checks['mcp:mute'], { status: /fail|warn/, detail: /did not answer within 1500 ms|starting/ });
+  t.match(checks['mcp:quits'], { status: /fail|warn/ });
+  t.match(checks['mcp:missing'], { status: /fail|warn/ });
+  t.match(checks['mcp:nohttp'], { status: /fail|warn/ });
+  t.match(app.service.warnings.join('\n'), /MCP server quits did not start: .*no config/, 'the stderr tail says why');
+  const sid = await createSession(app);
+  const { end } = await chat(app, model, sid, 'hi', { text: ['hello'] });
+  t.equal(end.status, 'completed');
+  t.notOk(offered(model, 0).some((n) => n.startsWith('mcp__')));
+  t.equal((await app.api('/api/health')).status, 200);
+});
+
+t.test('a malformed AGENTSVC_MCP_SERVERS stops up with the setting named', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-'));
+  const bad = ['{not json', '[]', '{"Bad Name": {"command": "x"}}', '{"a": {"command": ""}}', '{"a": {"url": "ftp://x"}}', '{"a": {"nothing": 1}}', '{"a": {"command": "x", "extra": 1}}'];
+  for (const value of bad) t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: value } }), /invalid setting AGENTSVC_MCP_SERVERS: /, value);
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { fs: { command: 'npx', args: ['-y', 'x'] } } }));
+  t.same(loadConfig({ env: { AGENTSVC_HOME: home } }).mcp.servers, { fs: { command: 'npx', args: ['-y', 'x'], env: {} } }, 'config.json `mcp` is read');
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { fs: { command: 1 } } }));
+  t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home } }), /AGENTSVC_MCP_SERVERS: server fs: command/);
+  const r = spawnSync(node, [BIN, 'up', '--port', '0'], { env: { ...cleanEnv(), AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: '{"x": 1}' }, encoding: 'utf8', timeout: 60_000 });
+  t.equal(r.status, 1);
+  t.match(r.stderr + r.stdout, /AGENTSVC_MCP_SERVERS: server x: must be an object/);
+  t.notMatch(r.stderr, /at .*\.js:\d+/, 'no stack trace');
+});
