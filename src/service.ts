@@ -309,7 +309,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
           searchBackend: config.web.searchBackend,
         }, pluginChecks(pluginHost.checks, tools)),
-        { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins } },
+        { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins, solutions: () => business.catalog.list() } },
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
       ],
     });

@@ -29,11 +29,16 @@ export interface RegistryDeps {
   config: Config;
   firstParty: FirstParty;
   plugins: () => PluginReport;
+  /** The solutions catalogue (CONTRACT 13): id, name, description, layout and where it came from. */
+  solutions: () => { id: string; name: string; description: string; layout_type: string; source: string }[];
 }
 
 /** Everything this install offers, read from the live configuration and plugins at each request. */
-async function catalogue({ config, firstParty, plugins }: RegistryDeps): Promise<ResourceT[]> {
+async function catalogue({ config, firstParty, plugins, solutions }: RegistryDeps): Promise<ResourceT[]> {
   const out: ResourceT[] = [];
+  for (const s of solutions()) {
+    out.push({ id: `solution:${s.id}`, type: 'solution', subtype: s.layout_type || 'default', name: s.name, description: s.description, source: s.source });
+  }
   for (const s of (await firstParty.skills().globalSkills()).filter((x) => x.valid)) {
     out.push({ id: `skill:${s.name}`, type: 'skill', subtype: 'global', name: s.name, description: s.description, source: s.source });
   }

@@ -17,7 +17,7 @@ t.test('registry: the catalogue with filters and paging, skills orgs, templates'
   const all = await get('/api/registry/resources');
   t.equal(all.status, 200);
   const types = new Set(all.body.map((r: any) => r.type));
-  for (const type of ['skill', 'integration', 'runner', 'model', 'plugin']) t.ok(types.has(type), `lists ${type}`);
+  for (const type of ['skill', 'integration', 'solution', 'runner', 'model', 'plugin']) t.ok(types.has(type), `lists ${type}`);
   t.equal(Number(all.total), all.body.length);
   for (const r of all.body) t.same(Object.keys(r).sort(), ['description', 'id', 'name', 'source', 'subtype', 'type']);
   t.match(all.body.find((r: any) => r.id === 'skill:csv-insights'), { type: 'skill', subtype: 'global', source: 'agentsvc/csv-insights' });
@@ -30,7 +30,9 @@ t.test('registry: the catalogue with filters and paging, skills orgs, templates'
   t.same((await get('/api/registry/resources?type=runner&subtype=docker')).body.map((r: any) => r.id), ['runner:docker']);
   const page = await get('/api/registry/resources?limit=2&offset=1');
   t.same(page.body, all.body.slice(1, 3));
-  t.same((await get('/api/registry/resources?type=solution')).body, []);
+  const sols = (await get('/api/registry/resources?type=solution')).body;
+  t.ok(['solution:code-reviewer', 'solution:data-analyst', 'solution:solution-builder'].every((id) => sols.some((r: any) => r.id === id)), 'the shipped solutions');
+  t.match(sols.find((r: any) => r.id === 'solution:code-reviewer'), { type: 'solution', name: String, source: 'builtin' });
   for (const q of ['limit=0', 'limit=1001', 'offset=-1', 'limit=x']) t.equal((await get(`/api/registry/resources?${q}`)).status, 422, q);
 
   t.match((await get('/api/registry/resources/skill:repo-map')).body, { name: 'repo-map' });
