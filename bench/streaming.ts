@@ -6,6 +6,7 @@
 // PostgreSQL's memory is the PSS of its processes.
 // Usage: npx tsx bench/streaming.ts [paced=1,50,200] [burst=50,200] [n=100] [burstN=500] [rate=50]
 //   [idle=1000] [repeat=1] [bus=memory|redis] [prof=DIR (node --cpu-prof of the service)]
+//   [service=DIR (another built checkout of agentsvc, e.g. a worktree of an earlier commit)]
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -33,8 +34,19 @@ const kib = (pid: number, file: string, field: string) => {
 };
 const rssMiB = (pid: number) => kib(pid, 'status', 'VmRSS') / 1024;
 
-/** PSS of the PostgreSQL processes under `root` (the embedded server and its backends), MiB. */
-function pgPssMiB(root: number): number {
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (100/s)
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL processes under `root` (the embedded server and its backends). */
+function pgPids(root: number): number[] {
   const children = new Map<number, number[]>();
   const comm = new Map<number, string>();
   for (const d of readdirSync('/proc')) {
@@ -47,16 +59,18 @@ function pgPssMiB(root: number): number {
       children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
     } catch {}
   }
-  let total = 0;
+  const out: number[] = [];
   const walk = (pid: number) => {
     for (const c of children.get(pid) ?? []) {
-      if (comm.get(c) === 'postgres') total += kib(c, 'smaps_rollup', 'Pss');
+      if (comm.get(c) === 'postgres') out.push(c);
       walk(c);
     }
   };
   walk(root);
-  return total / 1024;
+  return out;
 }
+const pgPssMiB = (root: number) => pgPids(root).reduce((a, p) => a + kib(p, 'smaps_rollup', 'Pss'), 0) / 1024;
+const pgCpu = (root: number) => pgPids(root).reduce((a, p) => a + cpuSeconds(p), 0);
 
 /** Spawn a node process and wait for the first stdout line matching `ready`. */
 function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; m: RegExpExecArray }> {
@@ -108,11 +122,16 @@ interface Figures {
   problems: string[];
   rss: number;
   pg: number;
+  /** CPU seconds the server used during the run, and PostgreSQL's. */
+  cpu: number;
+  pgCpu: number;
 }
 
 /** One load generator run against one server; the server's RSS sampled every 100 ms meanwhile. */
 async function load(srv: Server, k: number, n: number, intervalMs: number): Promise<Figures> {
   let rss = rssMiB(srv.pid);
+  const cpu0 = cpuSeconds(srv.pid);
+  const pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
   const t = setInterval(() => (rss = Math.max(rss, rssMiB(srv.pid))), 100);
   const args = JSON.stringify({ url: srv.url, token: srv.token, mode: 'stream', k, n, intervalMs });
   const child = spawn(process.execPath, [...tsx, join(here, 'streaming', 'load.ts'), args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -121,8 +140,9 @@ async function load(srv: Server, k: number, n: number, intervalMs: number): Prom
   const code = await new Promise((r) => child.once('exit', r));
   clearInterval(t);
   if (code !== 0) throw new Error(`load generator exited ${code}: ${out}`);
+  const cpu = cpuSeconds(srv.pid) - cpu0;
   const pg = srv.name === 'agentsvc' ? pgPssMiB(srv.pid) : 0;
-  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg };
+  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name === 'agentsvc' ? pgCpu(srv.pid) - pg0 : 0 };
 }
 
 async function idle(srv: Server, k: number) {
@@ -165,7 +185,8 @@ try {
     env.AGENTSVC_WORKSPACES = join(tmp, 'workspaces');
   }
   const prof = opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : [];
-  const svc = await start([...prof, join(here, '..', 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
+  // service=DIR: the agentsvc checkout (built) to measure, e.g. a worktree of an earlier commit.
+  const svc = await start([...prof, join(resolve(opt.service ?? join(here, '..')), 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
   procs.push(svc.child);
   const token = readFileSync(join(tmp, 'home', 'admin.key'), 'utf8').trim();
   const servers: Server[] = [
@@ -176,8 +197,9 @@ try {
   // Warm-up (JIT, connection pools), not reported.
   for (const s of servers) await load(s, 20, 50, 0);
 
-  const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)}  delivered`;
-  console.log(`bus=${opt.bus ?? 'memory'}; latency = model wrote the delta -> client received it; ttfd = chat:send emitted -> first delta received`);
+  const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)} ${'CPU s'.padStart(6)} ${'PG CPU'.padStart(6)}  delivered`;
+  console.log(`bus=${opt.bus ?? 'memory'}; latency = model wrote the delta -> client received it; ttfd = chat:send emitted -> first delta received;`);
+  console.log('CPU s = CPU seconds the server process used during the run (PG CPU: its PostgreSQL); RSS = peak during the run');
   console.log(hdr);
   const scenarios = [
     ...PACED.map((k) => ({ label: `paced K=${k} x ${N} @${RATE}/s`, k, n: N, interval: 1000 / RATE, burst: false })),
@@ -195,7 +217,7 @@ try {
       ] as const) {
         const ratio = f.deltasPerSec / fr.deltasPerSec;
         console.log(
-          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)}  ${f.deltas}/${f.expected}${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
+          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected}${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
         );
         for (const p of f.problems) console.log(`  ! ${name}: ${p}`);
       }
