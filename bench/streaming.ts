@@ -145,10 +145,25 @@ async function load(srv: Server, k: number, n: number, intervalMs: number): Prom
   return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name === 'agentsvc' ? pgCpu(srv.pid) - pg0 : 0 };
 }
 
+/** Memory per idle subscribed socket: the server's RSS before the sockets connect (sessions created) and 2 s after. */
 async function idle(srv: Server, k: number) {
-  const before = rssMiB(srv.pid);
   const args = JSON.stringify({ url: srv.url, token: srv.token, mode: 'idle', k, n: 0, intervalMs: 0 });
-  const { child } = await start([...tsx, join(here, 'streaming', 'load.ts'), args], /"ready":true/);
+  const child = spawn(process.execPath, [...tsx, join(here, 'streaming', 'load.ts'), args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const seen = (what: string) =>
+    new Promise<void>((res, rej) => {
+      const check = () => (out.includes(what) ? res() : undefined);
+      child.stdout.on('data', (c) => {
+        out += c;
+        check();
+      });
+      child.once('exit', (c) => rej(new Error(`idle load generator exited ${c}: ${out}`)));
+      check();
+    });
+  await seen('"created":true');
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = rssMiB(srv.pid);
+  await seen('"ready":true');
   await new Promise((r) => setTimeout(r, 2000));
   const after = rssMiB(srv.pid);
   await stop(child);

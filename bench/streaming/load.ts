@@ -4,7 +4,8 @@
 // carries the time the model wrote it, so latency = received - written, per delta even when several
 // arrive in one event. Checks that each session got its N deltas in order and that seq rose by
 // exactly 1 per event. Prints one JSON line of figures.
-// idle: K sockets subscribed to K sessions, prints {"ready": true}, disconnects on SIGTERM.
+// idle: creates K sessions, prints {"created": true}, 2 s later connects K sockets each subscribed to
+// one of them, prints {"ready": true}, disconnects on SIGTERM.
 import { io, type Socket } from 'socket.io-client';
 
 interface Args {
@@ -145,7 +146,11 @@ async function stream() {
 }
 
 async function idle() {
-  const sockets = await subscribed(await sessionIds(a.k));
+  const ids = await sessionIds(a.k);
+  // The orchestrator reads the server's memory now, before any socket connects.
+  console.log(JSON.stringify({ created: true }));
+  await new Promise((r) => setTimeout(r, 2000));
+  const sockets = await subscribed(ids);
   console.log(JSON.stringify({ ready: true, sockets: sockets.length }));
   await new Promise((r) => process.once('SIGTERM', r));
   for (const s of sockets) s.disconnect();
