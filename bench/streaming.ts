@@ -212,6 +212,14 @@ try {
   // Warm-up (JIT, connection pools), not reported.
   for (const s of servers) await load(s, 20, 50, 0);
 
+  // Idle sockets first: after a burst the heap has room to spare and RSS would not show them.
+  if (IDLE) {
+    for (const s of servers) {
+      const i = await idle(s, IDLE);
+      console.log(`${IDLE} idle subscribed sockets, ${s.name}: RSS ${i.before.toFixed(0)} -> ${i.after.toFixed(0)} MiB, ${i.perSocketKiB.toFixed(1)} KiB per socket`);
+    }
+  }
+
   const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)} ${'CPU s'.padStart(6)} ${'PG CPU'.padStart(6)}  delivered`;
   console.log(`bus=${opt.bus ?? 'memory'}; latency = model wrote the delta -> client received it; ttfd = chat:send emitted -> first delta received;`);
   console.log('CPU s = CPU seconds the server process used during the run (PG CPU: its PostgreSQL); RSS = peak during the run');
@@ -236,13 +244,6 @@ try {
         );
         for (const p of f.problems) console.log(`  ! ${name}: ${p}`);
       }
-    }
-  }
-
-  if (IDLE) {
-    for (const s of servers) {
-      const i = await idle(s, IDLE);
-      console.log(`${IDLE} idle subscribed sockets, ${s.name}: RSS ${i.before.toFixed(0)} -> ${i.after.toFixed(0)} MiB, ${i.perSocketKiB.toFixed(1)} KiB per socket`);
     }
   }
 
