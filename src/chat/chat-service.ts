@@ -109,8 +109,7 @@ export class ChatService {
         else
           for (const part of message)
             user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
-        await state.startTurn(user, message);
-        await state.endTurn(user, 'completed');
+        await state.addTurn(user, message);
         await this.deps.onUserTurn?.(userId, p.session_id, user, text).catch(() => {});
         return { turn_id: user.turn_id };
       },

@@ -11,14 +11,16 @@ export class EventStore {
   }
 
   /**
-   * Append a batch with one statement: four array parameters bound by the server (knex -> pg), not
-   * a query string built in JS (formatting thousands of values client-side blocked the event loop).
+   * Append a batch with one statement and one parameter: the batch as one JSON array, unpacked by
+   * the server (jsonb_to_recordset). Each payload is encoded once, inside the array; no query text
+   * or array literal is built per event in JS (that blocked the event loop on large batches).
    */
   async appendBatch(batch: SessionEvent[]): Promise<void> {
-    const cols = [batch.map((e) => e.payload.session_id), batch.map((e) => e.payload.seq), batch.map((e) => e.name), batch.map((e) => storableJson(e.payload))];
-    await this.conn()
-      .getKnex()
-      .raw('insert into session_events (session_id, seq, name, payload) select * from unnest(?::text[], ?::int[], ?::text[], ?::jsonb[]) on conflict do nothing', cols);
+    const rows = storableJson(batch.map((e) => ({ session_id: e.payload.session_id, seq: e.payload.seq, name: e.name, payload: e.payload })));
+    await this.conn().execute(
+      'insert into session_events (session_id, seq, name, payload) select session_id, seq, name, payload from jsonb_to_recordset(?::jsonb) as x(session_id text, seq int, name text, payload jsonb) on conflict do nothing',
+      [rows],
+    );
   }
 
   async append(ev: SessionEvent): Promise<void> {

@@ -42,11 +42,15 @@ export class EventLog {
     });
   }
 
-  /** Load the session's last seq; required before emitting for a session this process did not start. */
-  async open(sessionId: string): Promise<number> {
+  /**
+   * Load the session's last seq; required before emitting for a session this process did not start.
+   * `stored`: the highest stored seq when the caller has just read it (the run claim does), else read here.
+   */
+  async open(sessionId: string, stored?: number): Promise<number> {
     const known = this.seqs.get(sessionId);
     if (known !== undefined) return known;
-    const seq = Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0, this.seen.get(sessionId) ?? 0);
+    const last = stored ?? (await this.store.maxSeq(sessionId));
+    const seq = Math.max(last, this.seqs.get(sessionId) ?? 0, this.seen.get(sessionId) ?? 0);
     this.seqs.set(sessionId, seq);
     return seq;
   }

@@ -62,9 +62,11 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
     run.modelCalls++;
     const turn = run.newTurn('assistant', spec.loopId, spec.parentCallId, 'streaming');
     const t0 = performance.now();
-    await run.startTurn(turn);
+    // The model is called while the turn is stored: its first delta waits for turn:start, not the request.
+    const started = run.startTurn(turn);
+    started.catch(() => {});
     try {
-      const calls = await streamModel(run, deps, spec, turn);
+      const calls = await streamModel(run, deps, spec, turn, started);
       const paused = await runTools(run, deps, spec, turn, calls);
       await run.endTurn(turn, paused ? 'paused' : 'completed', t0);
       spec.messages.push(...assistantMessages(turn));
@@ -72,14 +74,17 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
       if (paused) return { kind: 'paused' };
       if (!calls.length) return { kind: 'done', text: lastText };
     } catch (e) {
+      await started.catch(() => {});
       if (run.live.has(turn.id)) await closeTurn(run, turn, run.signal.aborted ? 'interrupted' : 'failed', t0);
       throw e;
     }
   }
 }
 
-async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn): Promise<PendingCall[]> {
+/** Stream one model call into `turn`; nothing is sent for the turn before `started` (its turn:start). */
+async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>): Promise<PendingCall[]> {
   const calls: PendingCall[] = [];
+  let isStarted = false;
   const stream = deps.model.stream({
     model: run.model,
     messages: spec.messages,
@@ -88,6 +93,10 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
     signal: run.signal,
   });
   for await (const d of stream) {
+    if (!isStarted) {
+      await started;
+      isStarted = true;
+    }
     switch (d.type) {
       case 'text':
         run.patch(turn, { patch_type: 'add_content', data: { text_delta: d.text } });
@@ -107,6 +116,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
         break;
     }
   }
+  await started;
   return calls.filter(Boolean);
 }
 

@@ -122,10 +122,11 @@ export class RunExecutor {
       try {
         const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser);
         try {
-          await this.deps.log.open(sessionId);
+          // The claim read the session's last stored seq and next turn sequence: no round trip more.
+          await this.deps.log.open(sessionId, claimed.last_seq);
           const abort = new AbortController();
           const model = claimed.model ?? this.deps.config.model.default;
-          const sequence = await this.deps.turns.nextSequence(sessionId);
+          const sequence = claimed.next_sequence;
           const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence }, this.deps.config, this.journal(sessionId));
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
@@ -194,6 +195,7 @@ export class RunExecutor {
       const ctx = { session_id: state.sessionId };
       let ev: SessionEvent | null = null;
       try {
+        state.flush();
         ev = this.deps.log.emit(state.sessionId, 'chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason }, { publish: false });
       } catch (e) {
         this.deps.logger.error({ ...errField(e), ...ctx }, 'could not send chat:end');

@@ -4,11 +4,24 @@ import type { EventLog } from './events.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, COMPACTION_FIELDS, type Patch, type Turn } from './turns.js';
 
+/** Patches whose text is appended: consecutive ones of a turn may travel as one event. */
+const DELTAS = new Set(['add_content', 'add_thinking']);
+
 /**
  * Where a run's turns go: each change is applied by the one reducer, stored, and sent as the
  * session's next event. The only writer of a running session's turns and events.
+ *
+ * Text deltas of a turn that arrive within one tick of the event loop (a model read carrying
+ * several chunks, or a burst) go out as one patch with their texts joined: a client appends
+ * `text_delta` either way, and each event still takes the next seq. A delta is applied to the
+ * turn when its event is sent, so the live turn always matches the events sent so far. Any other
+ * change of the run sends the held text first, so the order of the events is the order of the
+ * changes.
  */
 export class TurnJournal {
+  private held: { turn: Turn; type: string; text: string } | null = null;
+  private tick: NodeJS.Immediate | null = null;
+
   constructor(
     readonly sessionId: string,
     private readonly log: EventLog,
@@ -16,20 +29,60 @@ export class TurnJournal {
   ) {}
 
   emit(name: string, data: Record<string, unknown> = {}) {
+    this.flush();
     return this.log.emit(this.sessionId, name, data);
   }
 
   async start(turn: Turn, content: unknown) {
+    this.flush();
     await this.turns.insert(this.sessionId, turn, content);
     this.emit('turn:start', { turn_id: turn.turn_id, role: turn.role, status: turn.status, parent_fork_tool_call_id: turn.parent_fork_tool_call_id });
   }
 
+  /** A turn stored and sent whole: one insert, turn:start and turn:end (e.g. the user's message). */
+  async add(turn: Turn, content: unknown) {
+    this.flush();
+    await this.turns.insert(this.sessionId, turn, content);
+    this.emit('turn:start', { turn_id: turn.turn_id, role: turn.role, status: turn.status, parent_fork_tool_call_id: turn.parent_fork_tool_call_id });
+    this.emit('turn:end', { turn_id: turn.turn_id, status: turn.status, turn: structuredClone(turn) });
+  }
+
   patch(turn: Turn, p: Patch) {
-    applyPatch(turn, p);
-    this.emit('turn:patch', { turn_id: turn.turn_id, patch_type: p.patch_type, data: p.data });
+    if (!DELTAS.has(p.patch_type)) {
+      this.flush();
+      applyPatch(turn, p);
+      this.emit('turn:patch', { turn_id: turn.turn_id, patch_type: p.patch_type, data: p.data });
+      return;
+    }
+    const text = (p.data as { text_delta: string }).text_delta;
+    if (this.held && (this.held.turn !== turn || this.held.type !== p.patch_type)) this.flush();
+    if (this.held) this.held.text += text;
+    else {
+      this.held = { turn, type: p.patch_type, text };
+      this.tick = setImmediate(() => {
+        try {
+          this.flush();
+        } catch {
+          // The run ended meanwhile (its end flushes first): nothing left to send.
+        }
+      });
+    }
+  }
+
+  /** Send the held text deltas now. */
+  flush() {
+    const h = this.held;
+    if (!h) return;
+    this.held = null;
+    if (this.tick) clearImmediate(this.tick);
+    this.tick = null;
+    const p = { patch_type: h.type, data: { text_delta: h.text } } as Patch;
+    applyPatch(h.turn, p);
+    this.log.emit(this.sessionId, 'turn:patch', { turn_id: h.turn.turn_id, patch_type: h.type, data: p.data });
   }
 
   async end(turn: Turn) {
+    this.flush();
     await this.turns.update(turn);
     this.emit('turn:end', { turn_id: turn.turn_id, status: turn.status, turn: structuredClone(turn) });
   }
@@ -96,6 +149,16 @@ export class RunState {
 
   patch(turn: Turn, p: Patch) {
     this.journal.patch(turn, p);
+  }
+
+  /** Send held text deltas (before an event that bypasses the journal, e.g. chat:end). */
+  flush() {
+    this.journal.flush();
+  }
+
+  /** Store and send a turn that is complete as it starts (the user's message): one insert. */
+  async addTurn(turn: Turn, content: unknown = null) {
+    await this.journal.add(turn, content);
   }
 
   async endTurn(turn: Turn, status: Turn['status'], startedMs?: number) {

@@ -7,6 +7,9 @@ export interface Claimed {
   model: string | null;
   disable_tools: string[];
   env: Record<string, string> | null;
+  /** The session's highest stored event seq and the sequence its next turn takes, as of the claim. */
+  last_seq: number;
+  next_sequence: number;
 }
 
 export interface OrphanRow {
@@ -64,7 +67,9 @@ export class RunStore {
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
        returning mode, model, disable_tools,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
-         coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env`,
+         coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
+         (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id) as last_seq,
+         (select coalesce(max(t.sequence) + 1, 0)::int from turns t where t.session_id = sessions.id) as next_sequence`,
       [owner, sessionId, userId, ...from, userId, maxPerUser],
     );
     if (rows.length) return rows[0];

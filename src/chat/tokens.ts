@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import type { ModelMessage } from './model.js';
 
@@ -7,28 +6,59 @@ import type { ModelMessage } from './model.js';
 export const TOKENIZER_MODEL = 'o200k_base';
 
 /**
- * Pieces longer than this many characters skip js-tiktoken's byte-pair merge. Its merge loop
- * rescans every pair after every merge (quadratic in the piece), and a pre-tokenizer piece is a
- * whole run of letters, punctuation, spaces or CJK characters: a 7 000-letter word held the event
- * loop for 6 s. Such pieces are merged here with a heap instead (O(n log n), same merge order,
- * so the count is exact); shorter pieces, i.e. all ordinary text, keep the library's path.
+ * Pieces longer than this many characters are merged with a heap (O(n log n), same merge order,
+ * so the count is exact) rather than by rescanning every pair after every merge, which is
+ * quadratic in the piece: a pre-tokenizer piece is a whole run of letters, punctuation, spaces or
+ * CJK characters, and a 7 000-letter word held the event loop for 6 s that way.
  */
 export const LONG_PIECE_CHARS = 64;
 
-// Built at import (during boot, before the service listens): parsing the rank table takes about a
-// second, which a lazy first call made the first /history request stall every user for.
-const enc = new Tiktoken(o200k);
+/**
+ * The o200k rank table, keyed by each token's bytes as a one-byte string (byte i = char code i):
+ * a byte span of a piece is then a substring. js-tiktoken's own tables ("b1,b2,..." keys plus a
+ * reverse map of byte arrays) held about 140 MB of the service's memory for counting alone; this one
+ * holds about a tenth of it. Built at import (during boot, before the service listens): a lazy
+ * first call made the first /history request stall every user.
+ */
+function rankTable(): Map<string, number> {
+  const table = new Map<string, number>();
+  for (const line of o200k.bpe_ranks.split('\n')) {
+    if (!line) continue;
+    const [, offset, ...tokens] = line.split(' ');
+    const base = Number.parseInt(offset, 10);
+    tokens.forEach((t, i) => table.set(Buffer.from(t, 'base64').toString('latin1'), base + i));
+  }
+  return table;
+}
+const table = rankTable();
 const pieces = new RegExp(o200k.pat_str, 'gu');
-const utf8 = new TextEncoder();
 
-/** The library's own rank table ("b1,b2,..." → rank); js-tiktoken is pinned, so this shape is fixed. */
-function ranks(): Map<string, number> {
-  return (enc as unknown as { rankMap: Map<string, number> }).rankMap;
+/** A piece's UTF-8 bytes as a one-byte string (the table's key form). */
+function bytesOf(piece: string): string {
+  // ASCII: its bytes are its characters.
+  return Buffer.byteLength(piece, 'utf8') === piece.length ? piece : Buffer.from(piece, 'utf8').toString('latin1');
 }
 
-/** Exact count of a span; special-token text (`<|endoftext|>`) is counted as plain text, never thrown on. */
-function encodeLength(text: string): number {
-  return text ? enc.encode(text, [], []).length : 0;
+/**
+ * Tokens of one short piece: js-tiktoken's byte-pair merge (merge the adjacent pair of lowest rank,
+ * leftmost on ties, until no pair is a token), counting the parts left.
+ */
+function mergeCount(bin: string): number {
+  const bounds = Array.from({ length: bin.length + 1 }, (_, i) => i);
+  while (bounds.length > 2) {
+    let min = Number.POSITIVE_INFINITY;
+    let at = -1;
+    for (let i = 0; i + 2 < bounds.length; i++) {
+      const r = table.get(bin.slice(bounds[i], bounds[i + 2]));
+      if (r !== undefined && r < min) {
+        min = r;
+        at = i;
+      }
+    }
+    if (at < 0) break;
+    bounds.splice(at + 1, 1);
+  }
+  return bounds.length - 1;
 }
 
 /**
@@ -87,9 +117,8 @@ const RANK_SPAN = 2 ** 18; // o200k ranks are < 200 019
  * each holding its token's rank; heap entries whose pair changed since they were pushed are
  * skipped when popped (an equal [rank, start] entry is interchangeable with the live one).
  */
-function bpeCount(bytes: Uint8Array): number {
-  const table = ranks();
-  const n = bytes.length;
+function bpeCount(bin: string): number {
+  const n = bin.length;
   const next = new Int32Array(n + 1); // the part starting at i ends at next[i]
   const prev = new Int32Array(n + 1);
   const tok = new Int32Array(n + 1); // rank of the part starting at i
@@ -97,17 +126,17 @@ function bpeCount(bytes: Uint8Array): number {
   for (let i = 0; i <= n; i++) {
     next[i] = i + 1;
     prev[i] = i - 1;
-    tok[i] = i < n ? table.get(String(bytes[i])) ?? -1 : -1;
+    tok[i] = i < n ? table.get(bin[i]) ?? -1 : -1;
   }
-  // Every byte is a token in o200k; anything else would need the library's slow path.
-  if (tok.subarray(0, n).includes(-1)) return enc.encode(new TextDecoder().decode(bytes), [], []).length;
+  // Every byte is a token in o200k; anything else would need the quadratic path.
+  if (tok.subarray(0, n).includes(-1)) return mergeCount(bin);
   const rankOf = (s: number): number => {
     const e = next[s];
     if (e >= n) return -1;
     const k = tok[s] * RANK_SPAN + tok[e];
     let r = pairRanks.get(k);
     if (r === undefined) {
-      r = table.get(Array.prototype.join.call(bytes.subarray(s, next[e]), ',')) ?? -1;
+      r = table.get(bin.slice(s, next[e])) ?? -1;
       if (pairRanks.size >= PAIR_CACHE_MAX) pairRanks.clear();
       pairRanks.set(k, r);
     }
@@ -162,20 +191,22 @@ export function countTokens(text: string): number {
 
 function count(text: string): number {
   let n = 0;
-  let from = 0;
-  // Spans between long pieces go through the library whole; only long pieces take the heap path.
+  // Special-token text (`<|endoftext|>`) is counted as plain text, as js-tiktoken does with no special tokens allowed.
   for (const m of text.matchAll(pieces)) {
-    if (m[0].length <= LONG_PIECE_CHARS) continue;
-    n += encodeLength(text.slice(from, m.index));
+    const piece = m[0];
+    if (piece.length <= LONG_PIECE_CHARS) {
+      const bin = bytesOf(piece);
+      n += table.has(bin) ? 1 : mergeCount(bin);
+      continue;
+    }
     // Heap entries pack the start offset below START_SPAN; a piece that long (never seen from a
     // client: messages are capped far below) is counted in parts, off by a token per part.
-    for (let i = 0; i < m[0].length; i += START_SPAN / 4) {
-      const bytes = utf8.encode(m[0].slice(i, i + START_SPAN / 4));
-      n += ranks().has(bytes.join(',')) ? 1 : bpeCount(bytes);
+    for (let i = 0; i < piece.length; i += START_SPAN / 4) {
+      const bin = bytesOf(piece.slice(i, i + START_SPAN / 4));
+      n += table.has(bin) ? 1 : bpeCount(bin);
     }
-    from = m.index + m[0].length;
   }
-  return n + encodeLength(text.slice(from));
+  return n;
 }
 
 /** Tokens of a model history: 3 of framing per message, its text (an image 85), its tool calls' JSON. */

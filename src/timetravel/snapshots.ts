@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { lstat, mkdir, readdir, rm, stat, lchown, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { spawner } from './spawner.js';
 import { SessionFolder, type OpenSession } from '../files/confine.js';
 
 /**
@@ -80,10 +80,10 @@ export class Snapshots {
     const base = ['-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.autocrlf=false', '-c', 'core.symlinks=true', `--git-dir=${gitDir}`];
     if (workTree) base.push(`--work-tree=${workTree}`);
     return new Promise((resolve, reject) => {
-      const child = execFile('git', [...base, ...args], { env: GIT_ENV, maxBuffer: 256 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000, cwd: workTree ?? '/' }, (e, out, err) =>
+      // Through the helper process: forking the service itself stalls its event loop (spawner.ts).
+      spawner.execFile('git', [...base, ...args], { env: GIT_ENV, maxBuffer: 256 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000, cwd: workTree ?? '/', input }, (e, out, err) =>
         e ? reject(new Error(`git ${args[0]}: ${String(err).trim() || e.message}`)) : resolve(out),
       );
-      if (input !== undefined) child.stdin?.end(input);
     });
   }
 
@@ -96,7 +96,7 @@ export class Snapshots {
       env[`GIT_CONFIG_VALUE_${i}`] = v;
     });
     return new Promise((resolve, reject) => {
-      execFile('sh', ['-c', script], { env, cwd: workTree, maxBuffer: 16 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000 }, (e, out, err) =>
+      spawner.execFile('sh', ['-c', script], { env, cwd: workTree, maxBuffer: 16 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000 }, (e, out, err) =>
         e ? reject(new Error(`snapshot: ${String(err).trim() || e.message}`)) : resolve(out),
       );
     });

@@ -43,17 +43,19 @@ t.test('a run with text, a tool call and a final answer: exact events, stored tu
   t.match(ack.turn_id, /^turn_/);
   await untilEnd(seen, sid);
 
-  t.same(shape(seen), [
+  // Text deltas of a turn that arrive within one tick travel as one event: compare runs of them as one.
+  const deltaRuns = (xs: string[]) => xs.filter((x, i) => !/add_(content|thinking)$/.test(x) || x !== xs[i - 1]);
+  t.same(deltaRuns(shape(seen)), [
     'chat:start',
     'turn:start', 'turn:end',
     'turn:start',
-    'turn:patch:add_thinking', 'turn:patch:add_thinking',
-    'turn:patch:add_content', 'turn:patch:add_content',
+    'turn:patch:add_thinking',
+    'turn:patch:add_content',
     'turn:patch:usage',
     'turn:patch:add_tool_call', 'turn:patch:tool_result',
     'turn:end',
     'turn:start',
-    'turn:patch:add_content', 'turn:patch:add_content', 'turn:patch:usage',
+    'turn:patch:add_content', 'turn:patch:usage',
     'turn:end',
     'chat:end',
   ]);
@@ -102,12 +104,13 @@ t.test('a run with text, a tool call and a final answer: exact events, stored tu
   t.equal(detail.status, 'completed');
 
   // A second chat carries the history.
+  const firstRun = seen.length;
   model.script({ text: ['again'] });
   await request(sock, 'chat:send', { session_id: sid, message: 'more' });
   await untilEnd(seen, sid, 20_000, 2);
   const third = model.requests[2].messages;
   t.same(third.filter((m: any) => m.role === 'user').map((m: any) => m.content), ['say hi', 'more']);
-  t.equal(seen.filter((e) => e.name === 'chat:start').at(-1)!.payload.seq, 19, 'seq continues across runs');
+  t.equal(seen.filter((e) => e.name === 'chat:start').at(-1)!.payload.seq, firstRun + 1, 'seq continues across runs');
 });
 
 t.test('reconnect mid-run with since_seq: every event exactly once', async (t) => {

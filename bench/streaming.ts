@@ -1,0 +1,274 @@
+// Streaming side by side: agentsvc against a bare Socket.IO relay (openai SDK stream -> socket.emit
+// per delta), same fake model, same load generator, each in its own process (bench/streaming/).
+// Paced scenarios: K sessions x N deltas at `rate`/s each; burst: K sessions x burstN deltas written
+// at once. Then idle subscribed sockets (memory per socket). The service is `agentsvc up` with its
+// embedded PostgreSQL (and REDIS_URL with bus=redis); its RSS is sampled during each scenario and
+// PostgreSQL's memory is the PSS of its processes.
+// Usage: npx tsx bench/streaming.ts [paced=1,50,200] [burst=50,200] [n=100] [burstN=500] [rate=50]
+//   [idle=1000] [repeat=1] [bus=memory|redis] [prof=DIR (node --cpu-prof of the service)]
+//   [service=DIR (another built checkout of agentsvc, e.g. a worktree of an earlier commit)]
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const opt = Object.fromEntries(process.argv.slice(2).map((x) => x.split('=') as [string, string]));
+const list = (v: string | undefined, d: number[]) => (v === undefined ? d : v === '' ? [] : v.split(',').map(Number));
+const PACED = list(opt.paced, [1, 50, 200]);
+const BURST = list(opt.burst, [50, 200]);
+const N = Number(opt.n ?? 100);
+const BURST_N = Number(opt.burstN ?? 500);
+const RATE = Number(opt.rate ?? 50);
+const IDLE = Number(opt.idle ?? 1000);
+const REPEAT = Number(opt.repeat ?? 1);
+const here = import.meta.dirname;
+const tsx = ['--import', 'tsx'];
+
+const kib = (pid: number, file: string, field: string) => {
+  try {
+    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+};
+const rssMiB = (pid: number) => kib(pid, 'status', 'VmRSS') / 1024;
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (100/s)
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL processes under `root` (the embedded server and its backends). */
+function pgPids(root: number): number[] {
+  const children = new Map<number, number[]>();
+  const comm = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+      comm.set(Number(d), stat.slice(stat.indexOf('(') + 1, close));
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch {}
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    for (const c of children.get(pid) ?? []) {
+      if (comm.get(c) === 'postgres') out.push(c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}
+const pgPssMiB = (root: number) => pgPids(root).reduce((a, p) => a + kib(p, 'smaps_rollup', 'Pss'), 0) / 1024;
+const pgCpu = (root: number) => pgPids(root).reduce((a, p) => a + cpuSeconds(p), 0);
+
+/** Spawn a node process and wait for the first stdout line matching `ready`. */
+function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; m: RegExpExecArray }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((res, rej) => {
+    let out = '';
+    child.once('exit', (c) => rej(new Error(`${args.join(' ')} exited ${c}: ${out}`)));
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = ready.exec(out);
+      if (m) res({ child, m });
+    });
+  });
+}
+const stop = (c: ChildProcess) =>
+  new Promise((r) => {
+    if (c.exitCode !== null) return r(null);
+    c.once('exit', r);
+    c.kill('SIGTERM');
+  });
+
+function freePort(): Promise<number> {
+  return new Promise((res) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+  });
+}
+
+interface Server {
+  name: string;
+  url: string;
+  token?: string;
+  pid: number;
+}
+interface Figures {
+  deltas: number;
+  expected: number;
+  seconds: number;
+  deltasPerSec: number;
+  events: number;
+  maxDeltasPerEvent: number;
+  p50: number;
+  p99: number;
+  ttfdP50: number;
+  ttfdP99: number;
+  problems: string[];
+  rss: number;
+  pg: number;
+  /** CPU seconds the server used during the run, and PostgreSQL's. */
+  cpu: number;
+  pgCpu: number;
+}
+
+/** One load generator run against one server; the server's RSS sampled every 100 ms meanwhile. */
+async function load(srv: Server, k: number, n: number, intervalMs: number): Promise<Figures> {
+  let rss = rssMiB(srv.pid);
+  const cpu0 = cpuSeconds(srv.pid);
+  const pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
+  const t = setInterval(() => (rss = Math.max(rss, rssMiB(srv.pid))), 100);
+  const args = JSON.stringify({ url: srv.url, token: srv.token, mode: 'stream', k, n, intervalMs });
+  const child = spawn(process.execPath, [...tsx, join(here, 'streaming', 'load.ts'), args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  const code = await new Promise((r) => child.once('exit', r));
+  clearInterval(t);
+  if (code !== 0) throw new Error(`load generator exited ${code}: ${out}`);
+  const cpu = cpuSeconds(srv.pid) - cpu0;
+  const pg = srv.name === 'agentsvc' ? pgPssMiB(srv.pid) : 0;
+  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name === 'agentsvc' ? pgCpu(srv.pid) - pg0 : 0 };
+}
+
+/** Memory per idle subscribed socket: the server's RSS before the sockets connect (sessions created) and 2 s after. */
+async function idle(srv: Server, k: number) {
+  const args = JSON.stringify({ url: srv.url, token: srv.token, mode: 'idle', k, n: 0, intervalMs: 0 });
+  const child = spawn(process.execPath, [...tsx, join(here, 'streaming', 'load.ts'), args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const seen = (what: string) =>
+    new Promise<void>((res, rej) => {
+      const check = () => (out.includes(what) ? res() : undefined);
+      child.stdout.on('data', (c) => {
+        out += c;
+        check();
+      });
+      child.once('exit', (c) => rej(new Error(`idle load generator exited ${c}: ${out}`)));
+      check();
+    });
+  await seen('"created":true');
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = rssMiB(srv.pid);
+  await seen('"ready":true');
+  await new Promise((r) => setTimeout(r, 2000));
+  const after = rssMiB(srv.pid);
+  await stop(child);
+  return { before, after, perSocketKiB: ((after - before) * 1024) / k };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-streaming-'));
+const procs: ChildProcess[] = [];
+let redis: ChildProcess | null = null;
+try {
+  const model = await start([...tsx, join(here, 'streaming', 'model.ts')], /"baseUrl":"([^"]+)"/);
+  procs.push(model.child);
+  const baseUrl = model.m[1];
+  const relay = await start([...tsx, join(here, 'streaming', 'relay.ts'), baseUrl], /"url":"([^"]+)"/);
+  procs.push(relay.child);
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AGENTSVC_HOME: join(tmp, 'home'),
+    OPENAI_BASE_URL: baseUrl,
+    AGENTSVC_MODEL: 'fake-model',
+    AGENTSVC_LOG_LEVEL: 'warn',
+    AGENTSVC_MAX_RUNS_PER_USER: '100000',
+    AGENTSVC_MAX_SOCKETS_PER_USER: '100000',
+    AGENTSVC_RATE_LIMIT_PER_MINUTE: '0',
+  };
+  delete env.DATABASE_URL;
+  delete env.REDIS_URL;
+  if (opt.bus === 'redis') {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    for (let i = 0; i < 100 && !spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG'); i++) await new Promise((r) => setTimeout(r, 50));
+    env.REDIS_URL = `redis://127.0.0.1:${port}`;
+    env.AGENTSVC_WORKSPACES = join(tmp, 'workspaces');
+  }
+  const prof = opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : [];
+  // service=DIR: the agentsvc checkout (built) to measure, e.g. a worktree of an earlier commit.
+  const svc = await start([...prof, join(resolve(opt.service ?? join(here, '..')), 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
+  procs.push(svc.child);
+  const token = readFileSync(join(tmp, 'home', 'admin.key'), 'utf8').trim();
+  const servers: Server[] = [
+    { name: 'relay', url: relay.m[1], pid: relay.child.pid! },
+    { name: 'agentsvc', url: svc.m[1], token, pid: svc.child.pid! },
+  ];
+
+  // Warm-up (JIT, connection pools), not reported.
+  for (const s of servers) await load(s, 20, 50, 0);
+
+  // Idle sockets first: after a burst the heap has room to spare and RSS would not show them.
+  if (IDLE) {
+    for (const s of servers) {
+      const i = await idle(s, IDLE);
+      console.log(`${IDLE} idle subscribed sockets, ${s.name}: RSS ${i.before.toFixed(0)} -> ${i.after.toFixed(0)} MiB, ${i.perSocketKiB.toFixed(1)} KiB per socket`);
+    }
+  }
+
+  const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)} ${'CPU s'.padStart(6)} ${'PG CPU'.padStart(6)}  delivered`;
+  console.log(`bus=${opt.bus ?? 'memory'}; latency = model wrote the delta -> client received it; ttfd = chat:send emitted -> first delta received;`);
+  console.log('CPU s = CPU seconds the server process used during the run (PG CPU: its PostgreSQL); RSS = peak during the run');
+  console.log(hdr);
+  const scenarios = [
+    ...PACED.map((k) => ({ label: `paced K=${k} x ${N} @${RATE}/s`, k, n: N, interval: 1000 / RATE, burst: false })),
+    ...BURST.map((k) => ({ label: `burst K=${k} x ${BURST_N}`, k, n: BURST_N, interval: 0, burst: true })),
+  ];
+  const results: { label: string; k: number; burst: boolean; relay: Figures; svc: Figures }[] = [];
+  for (const sc of scenarios) {
+    for (let r = 0; r < REPEAT; r++) {
+      const fr = await load(servers[0], sc.k, sc.n, sc.interval);
+      const fs = await load(servers[1], sc.k, sc.n, sc.interval);
+      results.push({ label: sc.label, k: sc.k, burst: sc.burst, relay: fr, svc: fs });
+      for (const [name, f] of [
+        ['relay', fr],
+        ['agentsvc', fs],
+      ] as const) {
+        const ratio = f.deltasPerSec / fr.deltasPerSec;
+        console.log(
+          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected}${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
+        );
+        for (const p of f.problems) console.log(`  ! ${name}: ${p}`);
+      }
+    }
+  }
+
+  // The goals of issue 16, on every repetition of the K=200 scenarios.
+  for (const r of results.filter((x) => x.k === 200)) {
+    const { relay: b, svc: s } = r;
+    const checks = r.burst
+      ? [`deltas/s ${(s.deltasPerSec / b.deltasPerSec).toFixed(2)}x (>= 0.8)`, s.deltasPerSec >= 0.8 * b.deltasPerSec]
+      : [
+          `deltas/s ${(s.deltasPerSec / b.deltasPerSec).toFixed(2)}x (>= 0.95)`,
+          s.deltasPerSec >= 0.95 * b.deltasPerSec,
+          `p50 +${(s.p50 - b.p50).toFixed(1)} ms (<= 2)`,
+          s.p50 - b.p50 <= 2,
+          `p99 ${(s.p99 / b.p99).toFixed(2)}x (<= 1.3)`,
+          s.p99 <= 1.3 * b.p99,
+          `ttfd p50 ${(s.ttfdP50 / b.ttfdP50).toFixed(2)}x (<= 2)`,
+          s.ttfdP50 <= 2 * b.ttfdP50,
+        ];
+    checks.push(`all delivered`, s.deltas === s.expected && !s.problems.length, `RSS ${s.rss.toFixed(0)} MiB (<= 250)`, s.rss <= 250);
+    const parts: string[] = [];
+    for (let i = 0; i < checks.length; i += 2) parts.push(`${checks[i + 1] ? 'ok' : 'MISS'} ${checks[i]}`);
+    console.log(`goals, ${r.label}: ${parts.join('; ')}`);
+  }
+} finally {
+  for (const p of procs.reverse()) await stop(p);
+  if (redis) redis.kill('SIGTERM');
+  rmSync(tmp, { recursive: true, force: true });
+}
