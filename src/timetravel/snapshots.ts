@@ -1,4 +1,5 @@
 import { lstat, mkdir, readdir, rm, stat, lchown, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { spawner } from './spawner.js';
 import { SessionFolder, type OpenSession } from '../files/confine.js';
@@ -48,6 +49,9 @@ git ls-tree -r --name-only -z "$tree" | tr -cd '\\000' | wc -c
 git count-objects -v | sed -n 's/^count: //p'
 printf '%s' "$err" | tr '\\n' ' '`;
 
+/** Git's empty tree: known to every git without being stored. */
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
 /** Loose objects a snapshot store may hold before they are packed at once. */
 const LOOSE_LIMIT = 64;
 /** Otherwise what is loose is packed this long after a session's last snapshot (it went idle). */
@@ -65,6 +69,8 @@ const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent
 
 export class Snapshots {
   private packing = new Map<string, Promise<void>>();
+  /** The last snapshot of each store and the workspace signature it was taken at (bounded). */
+  private last = new Map<string, { signature: string; snapshot: Snapshot }>();
   private idleTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
@@ -113,25 +119,36 @@ export class Snapshots {
     }
   }
 
-  /** Files too big to snapshot, and past maxFiles; heavy folders are not walked. */
-  private async oversize(dir: string): Promise<Skipped[]> {
+  /**
+   * Files too big to snapshot, and past maxFiles; heavy folders are not walked. Also a signature of
+   * what git would see (path, type, size, inode, mtime and ctime in nanoseconds of every file and
+   * link): equal signatures mean an unchanged workspace, whose checkpoint needs no git at all.
+   */
+  private async scan(dir: string): Promise<{ skipped: Skipped[]; signature: string; entries: number }> {
     const skipped: Skipped[] = [];
+    const hash = createHash('sha1');
     let count = 0;
+    let entries = 0;
     const max = this.opts.maxFiles ?? 100_000;
     const walk = async (rel: string) => {
       for (const e of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
         const path = rel ? `${rel}/${e.name}` : e.name;
         if (e.isDirectory()) {
           if (!EXCLUDED_DIRS.includes(e.name)) await walk(path);
-        } else if (e.isFile()) {
-          const { size } = await lstat(join(dir, path)).catch(() => ({ size: 0 }));
+        } else if (e.isFile() || e.isSymbolicLink()) {
+          const st = await lstat(join(dir, path), { bigint: true }).catch(() => null);
+          if (!st) continue;
+          entries++;
+          hash.update(`${path}\0${st.mode}:${st.size}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}\n`);
+          if (!e.isFile()) continue;
+          const size = Number(st.size);
           if (size > this.opts.fileLimit) skipped.push({ path, size, reason: `over the snapshot file limit of ${this.opts.fileLimit} bytes` });
           else if (++count > max) skipped.push({ path, size, reason: `over ${max} files in one snapshot` });
         }
       }
     };
     await walk('');
-    return skipped;
+    return { skipped, signature: hash.digest('hex'), entries };
   }
 
   /** Exclude heavy folders and the skipped files (gitignore syntax, each path anchored and escaped). */
@@ -192,6 +209,7 @@ export class Snapshots {
     const gitDir = this.gitDir(userId, sessionId);
     clearTimeout(this.idleTimers.get(gitDir));
     this.idleTimers.delete(gitDir);
+    this.last.delete(gitDir);
     await this.packing.get(gitDir);
     await rm(gitDir, { recursive: true, force: true });
   }
@@ -208,16 +226,23 @@ export class Snapshots {
     while (this.packing.size) await Promise.all(this.packing.values());
   }
 
-  /** Record the session folder's files now: the index follows the folder, one tree object. */
+  /**
+   * Record the session folder's files now: the index follows the folder, one tree object. An
+   * unchanged workspace (same signature as the last snapshot) gives the same tree without a
+   * process, and an empty one the empty tree without a store.
+   */
   async take(userId: string, sessionId: string): Promise<Snapshot> {
     const gitDir = this.gitDir(userId, sessionId);
-    await this.ensure(gitDir);
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
-      const skipped = await this.oversize(wt);
+      const { skipped, signature, entries } = await this.scan(wt);
+      const prev = this.last.get(gitDir);
+      if (prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
+      if (entries === 0) return this.remember(gitDir, signature, { tree: EMPTY_TREE, files: 0, skipped });
+      await this.ensure(gitDir);
       await this.excludes(gitDir, skipped);
-      // One process from the service for the whole snapshot (a fork of a large process is what
-      // costs, not git): add, write the tree, count its files and loose objects.
+      // One process for the whole snapshot (through the helper, spawner.ts): add, write the tree,
+      // count its files and loose objects.
       const out = await this.shell(gitDir, wt, SNAPSHOT_SCRIPT);
       const [tree, files, loose, addError] = out.split('\n');
       if (!/^[0-9a-f]{40}$/.test(tree ?? '')) throw new Error(`git snapshot failed: ${out.slice(0, 300)}`);
@@ -225,8 +250,17 @@ export class Snapshots {
       // In the background: a checkpoint never waits for it (git's locks order it with the next add).
       if (Number(loose) >= LOOSE_LIMIT) void this.startPack(gitDir);
       else this.packWhenIdle(gitDir);
-      return { tree, files: Number(files) || 0, skipped };
+      const snapshot = { tree, files: Number(files) || 0, skipped };
+      // A file that could not be read may be readable next time: no shortcut then.
+      return addError ? snapshot : this.remember(gitDir, signature, snapshot);
     });
+  }
+
+  private remember(gitDir: string, signature: string, snapshot: Snapshot): Snapshot {
+    this.last.delete(gitDir);
+    if (this.last.size >= 10_000) this.last.delete(this.last.keys().next().value!);
+    this.last.set(gitDir, { signature, snapshot: { ...snapshot, skipped: [...snapshot.skipped] } });
+    return snapshot;
   }
 
   /**
@@ -235,11 +269,12 @@ export class Snapshots {
    */
   async restore(userId: string, sessionId: string, tree: string): Promise<number> {
     const gitDir = this.gitDir(userId, sessionId);
+    this.last.delete(gitDir);
     await this.ensure(gitDir);
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
       // The index first follows the folder as it is now, so files made since are removed too.
-      await this.excludes(gitDir, await this.oversize(wt));
+      await this.excludes(gitDir, (await this.scan(wt)).skipped);
       await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
       await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);
       const paths = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean);
@@ -258,6 +293,7 @@ export class Snapshots {
 
   /** The files of a snapshot, with sizes. */
   async files(userId: string, sessionId: string, tree: string): Promise<{ path: string; size: number }[]> {
+    if (tree === EMPTY_TREE) return [];
     const out = await this.git(this.gitDir(userId, sessionId), null, ['ls-tree', '-r', '-l', '-z', tree]);
     return out
       .split('\0')

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Snapshots } from '../../src/timetravel/snapshots.js';
+import { EMPTY_TREE, Snapshots } from '../../src/timetravel/snapshots.js';
 
 /**
  * The snapshot store keeps no ref per snapshot and packs in the background (geometric roll-ups of
@@ -46,4 +46,39 @@ t.test('packing keeps every snapshot: early and middle trees restore exactly aft
   t.same(readdirSync(dir).sort(), ['a.txt', 'log']);
   await snaps.remove('user_t', 'sess_t');
   t.notOk(existsSync(gitDir), 'removed with the session');
+});
+
+t.test('an empty workspace needs no store; an unchanged one no git; a change is always caught', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'agentsvc-snaps-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const dir = join(root, 'user_t', 'sess_e');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const gitDir = join(root, '.snapshots', 'user_t', 'sess_e.git');
+  const snaps = new Snapshots(root, { fileLimit: 1 << 20 });
+  t.same(await snaps.take('user_t', 'sess_e'), { tree: EMPTY_TREE, files: 0, skipped: [] });
+  t.notOk(existsSync(gitDir), 'no store for an empty workspace');
+  t.same(await snaps.files('user_t', 'sess_e', EMPTY_TREE), []);
+
+  writeFileSync(join(dir, 'a.txt'), 'one\n');
+  const a = await snaps.take('user_t', 'sess_e');
+  const objects = () => execFileSync('git', [`--git-dir=${gitDir}`, 'count-objects', '-v'], { encoding: 'utf8' });
+  const before = objects();
+  const again = await snaps.take('user_t', 'sess_e');
+  t.equal(again.tree, a.tree, 'unchanged: the same tree');
+  t.equal(objects(), before);
+  // Same size, rewritten in place: the signature (mtime/ctime) changes, git is asked, content decides.
+  writeFileSync(join(dir, 'a.txt'), 'two\n');
+  const b = await snaps.take('user_t', 'sess_e');
+  t.not(b.tree, a.tree, 'a same-size edit is caught');
+  writeFileSync(join(dir, 'a.txt'), 'one\n');
+  t.equal((await snaps.take('user_t', 'sess_e')).tree, a.tree, 'back to the first content: the first tree');
+  symlinkSync('a.txt', join(dir, 'link'));
+  t.not((await snaps.take('user_t', 'sess_e')).tree, a.tree, 'a new symlink is caught');
+
+  // Back to the empty tree: everything made since goes.
+  await snaps.restore('user_t', 'sess_e', EMPTY_TREE);
+  t.same(readdirSync(dir), []);
+  t.equal((await snaps.take('user_t', 'sess_e')).tree, EMPTY_TREE);
+  await snaps.restore('user_t', 'sess_e', b.tree);
+  t.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'two\n', 'restored after the shortcut');
 });
