@@ -115,12 +115,15 @@ export class EventLog {
     await this.flush();
     let cursor = since;
     for (;;) {
-      const events = await this.store.page(sessionId, cursor, pageSize);
-      if (cursor === since) {
-        const first = events[0]?.payload.seq;
-        if (first !== undefined && first !== since + 1) return 'too_old';
-        if (first === undefined && Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0) > since) return 'too_old';
+      let events = await this.store.page(sessionId, cursor, pageSize);
+      if (cursor === since && events.length === 0 && (await this.store.maxSeq(sessionId)) > since) {
+        // Events after `since` were stored between the two reads (a flush after the one above, of
+        // events emitted once the subscription held live ones): read again, now they are there.
+        events = await this.store.page(sessionId, cursor, pageSize);
+        if (!events.length) return 'too_old';
       }
+      // Only stored events say some were purged: a first one past since + 1.
+      if (cursor === since && events.length && events[0].payload.seq !== since + 1) return 'too_old';
       if (!events.length) return 'ok';
       onPage(events);
       cursor = events[events.length - 1].payload.seq;

@@ -17,7 +17,7 @@ export const Skill = z.object({
 export const SkillDetail = Skill.extend({ content: z.string().nullable(), body: z.string().nullable() });
 export const SearchResult = Skill.pick({ id: true, name: true, description: true, source: true }).extend({ score: z.number() });
 
-export const SessionParams = z.object({ session_id: z.string().min(1).max(100) });
+export const SessionParams = z.object({ session_id: text(100, 1) });
 export const SkillParams = z.object({ skill_id: z.string().min(1).max(200) });
 export const SearchQuery = z.object({ q: z.string().min(1).max(500), limit: z.coerce.number().int().min(1).max(50).default(10) });
 export const ResourcesQuery = z.object({ limit: z.coerce.number().int().min(1).max(2000).default(500) });
