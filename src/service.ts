@@ -202,6 +202,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(recall.prompt);
     tools.addProvider(recall.tools);
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
+    closers.push(() => snapshots.close());
     sessions.onDelete = async (id, userId) => {
       await background.stopSession(id);
       await tools.endSession({ userId, sessionId: id });

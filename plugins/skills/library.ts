@@ -184,6 +184,21 @@ export class SkillLibrary {
    * computer. A session skill of that name that was not copied from here is never overwritten.
    */
   async install(scope: SessionScope, name: string): Promise<'installed' | 'current' | 'kept'> {
+    // One install of a skill into a session at a time: two at once removed each other's files mid-copy.
+    const key = `${scope.userId}/${scope.sessionId}/${name}`;
+    const before = this.installing.get(key) ?? Promise.resolve();
+    const mine = before.then(() => this.installNow(scope, name));
+    const tail = mine.catch(() => {});
+    this.installing.set(key, tail);
+    void tail.then(() => {
+      if (this.installing.get(key) === tail) this.installing.delete(key);
+    });
+    return mine;
+  }
+
+  private installing = new Map<string, Promise<unknown>>();
+
+  private async installNow(scope: SessionScope, name: string): Promise<'installed' | 'current' | 'kept'> {
     if (!SKILL_NAME.test(name)) throw new Error(`no skill named ${name}`);
     const skill = await this.globalSkill(name);
     if (!skill?.valid) throw new Error(`no global skill named ${name}`);

@@ -220,6 +220,13 @@ export class Snapshots {
     await this.startPack(this.gitDir(userId, sessionId));
   }
 
+  /** At shutdown: packs that wait for an idle session are dropped (the next snapshot schedules them), running ones finish. */
+  async close(): Promise<void> {
+    for (const t of this.idleTimers.values()) clearTimeout(t);
+    this.idleTimers.clear();
+    while (this.packing.size) await Promise.all(this.packing.values());
+  }
+
   /** Resolves when no packing runs or waits to run (benchmarks, shutdown): waiting packs start now. */
   async idle(): Promise<void> {
     for (const gitDir of [...this.idleTimers.keys()]) void this.startPack(gitDir);

@@ -145,6 +145,11 @@ t.test('session skills: upload, listed to the agent, path tricks and bad front m
   const inst = await (await app.api(`/api/sessions/${sid}/skills/install`, { method: 'POST' })).json();
   t.same(inst.installed.sort(), ['csv-insights', 'repo-map']);
   t.same((await (await app.api(`/api/sessions/${sid}/skills/install`, { method: 'POST' })).json()).current.sort(), ['csv-insights', 'repo-map']);
+  // Installs at once (the bad-input campaign sent them): serialised, never a 500 mid-copy.
+  await app.api(`/api/sessions/${sid}/files/.skills/repo-map/.agentsvc-installed`, { method: 'PUT', json: { content: 'stale\n' } });
+  const many = await Promise.all(Array.from({ length: 30 }, () => app.api(`/api/sessions/${sid}/skills/install`, { method: 'POST' })));
+  t.same(many.map((r) => r.status), Array(30).fill(200), 'thirty installs at once');
+  t.same((await (await app.api(`/api/sessions/${sid}/skills/install`, { method: 'POST' })).json()).current.sort(), ['csv-insights', 'repo-map']);
   // A broken session skill shows up in resync's answer.
   await app.api(`/api/sessions/${sid}/files/.skills/bad/SKILL.md`, { method: 'PUT', json: { content: skillMd('nomatch', 'x') } });
   const rs = await (await app.api(`/api/sessions/${sid}/skills:resync`, { method: 'POST' })).json();
