@@ -1,32 +1,10 @@
 import t from 'tap';
-import yauzl from 'yauzl';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
+import { zipEntries } from '../portability/rawzip.js';
 
 /** Payload annotations (CONTRACT 13), exported and imported with their session; frontend config; GIS state. */
 
-async function zipEntries(buf: Buffer): Promise<Map<string, string>> {
-  return new Promise((resolve, reject) =>
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (e, zip) => {
-      if (e || !zip) return reject(e);
-      const out = new Map<string, string>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        if (entry.fileName.endsWith('/')) return zip.readEntry();
-        zip.openReadStream(entry, (err, s) => {
-          if (err || !s) return reject(err);
-          const parts: Buffer[] = [];
-          s.on('data', (c: Buffer) => parts.push(c));
-          s.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(parts).toString('utf8'));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    }),
-  );
-}
 
 t.test('annotations on entries, turns and tool calls; isolation; bounds; export and import', async (t) => {
   const { app, model } = await buildWithModel(t);

@@ -1,11 +1,10 @@
 import t from 'tap';
 import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import yauzl from 'yauzl';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
-import { rawZip } from './rawzip.js';
+import { rawZip, zipEntries } from './rawzip.js';
 
 /** Export and import (CONTRACT 9): a round trip, and hostile archives refused with nothing left behind. */
 
@@ -17,28 +16,6 @@ function script(body: any) {
   return { text: [`echo ${user}`] };
 }
 
-async function zipEntries(buf: Buffer): Promise<Map<string, string>> {
-  return new Promise((resolve, reject) =>
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (e, zip) => {
-      if (e || !zip) return reject(e);
-      const out = new Map<string, string>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        if (entry.fileName.endsWith('/')) return zip.readEntry();
-        zip.openReadStream(entry, (err, s) => {
-          if (err || !s) return reject(err);
-          const parts: Buffer[] = [];
-          s.on('data', (c: Buffer) => parts.push(c));
-          s.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(parts).toString('utf8'));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    }),
-  );
-}
 
 const upload = (app: TestApp, path: string, zip: Buffer, fields: Record<string, string> = {}) => {
   const form = new FormData();

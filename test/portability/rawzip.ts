@@ -1,3 +1,4 @@
+import yauzl from 'yauzl';
 import { crc32, deflateRawSync } from 'node:zlib';
 
 /** A minimal ZIP writer for tests: any name, any mode, stored or deflated (to craft hostile archives). */
@@ -43,4 +44,28 @@ export function rawZip(entries: { name: string; data: Buffer | string; mode?: nu
   end.writeUInt32LE(cd.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
+}
+
+/** Every file entry of a ZIP, as text. */
+export async function zipEntries(buf: Buffer): Promise<Map<string, string>> {
+  return new Promise((resolve, reject) =>
+    yauzl.fromBuffer(buf, { lazyEntries: true }, (e, zip) => {
+      if (e || !zip) return reject(e);
+      const out = new Map<string, string>();
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName.endsWith('/')) return zip.readEntry();
+        zip.openReadStream(entry, (err, s) => {
+          if (err || !s) return reject(err);
+          const parts: Buffer[] = [];
+          s.on('data', (c: Buffer) => parts.push(c));
+          s.on('end', () => {
+            out.set(entry.fileName, Buffer.concat(parts).toString('utf8'));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(out));
+      zip.readEntry();
+    }),
+  );
 }
