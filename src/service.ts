@@ -244,9 +244,12 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       prompt,
       autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
+      // Independent: the memories it brings, and the checkpoint (files and position), side by side.
       onUserTurn: async (userId, sessionId, turn, text) => {
-        await recall.onUserTurn(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not recall memories'));
-        await timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint'));
+        await Promise.all([
+          recall.onUserTurn(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not recall memories')),
+          timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
+        ]);
       },
     });
     const scheduled = await createScheduling({
@@ -270,9 +273,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       config,
       users,
       health: async () => {
-        const database = await db.orm.em
-          .getConnection()
-          .execute('select 1')
+        const database = await db
+          .sql('select 1')
           .then(() => 'ok' as const, () => 'down' as const);
         const checks: Record<string, 'ok' | 'down'> = { database };
         if (config.redisUrl) checks.redis = bus.healthy() ? 'ok' : 'down';
@@ -304,7 +306,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: gisRoutes, opts: { sessions } },
         ...teams.routes,
         diagnosticsModule(config, {
-          database: () => db.orm.em.getConnection().execute('select 1'),
+          database: () => db.sql('select 1'),
           runner: () => runner.check(),
           redis: () => (config.redisUrl ? bus.healthy() : null),
           model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionFiles, SessionScope } from '../../src/plugins/api.js';
 import { parseSkill, type SkillDoc, SKILL_NAME } from './format.js';
@@ -74,6 +74,8 @@ function skillOf(base: Omit<Skill, 'name' | 'description' | 'allowed_tools' | 'v
   }
 }
 
+const GLOBAL_MAX_AGE_MS = 5000;
+
 /**
  * Global skills (AGENTSVC_HOME/skills, seeded from the shipped ones) and a session's skills
  * (`.skills/<name>` in its folder, read through the plugin API's confined files).
@@ -113,7 +115,39 @@ export class SkillLibrary {
     return done;
   }
 
+  /**
+   * Global skills, read again when the folder's listing or a skill's folder or SKILL.md changed
+   * (a readdir and two stats per skill), and at least every GLOBAL_MAX_AGE_MS (files deeper in a
+   * skill). Every run start lists them twice (prompt and tools): 200 sessions starting at once
+   * read the folder once, not 400 times.
+   */
   async globalSkills(): Promise<LoadedSkill[]> {
+    const sig = await this.globalSignature();
+    const c = this.globalCache;
+    if (c && c.sig === sig && Date.now() - c.at < GLOBAL_MAX_AGE_MS) return c.skills;
+    const loading = this.readGlobal();
+    this.globalCache = { sig, at: Date.now(), skills: loading };
+    loading.catch(() => {
+      if (this.globalCache?.skills === loading) this.globalCache = null;
+    });
+    return loading;
+  }
+
+  private globalCache: { sig: string; at: number; skills: Promise<LoadedSkill[]> } | null = null;
+
+  private async globalSignature(): Promise<string> {
+    let names: string[];
+    try {
+      names = (await readdir(this.globalDir)).sort();
+    } catch {
+      return '';
+    }
+    const stamp = (p: string) => stat(p).then((s) => `${s.mtimeMs}:${s.size}`, () => '-');
+    const parts = await Promise.all(names.map(async (n) => `${n}/${await stamp(join(this.globalDir, n))}/${await stamp(join(this.globalDir, n, 'SKILL.md'))}`));
+    return parts.join('|');
+  }
+
+  private async readGlobal(): Promise<LoadedSkill[]> {
     let names: string[];
     try {
       names = (await readdir(this.globalDir, { withFileTypes: true })).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort();
@@ -172,7 +206,19 @@ export class SkillLibrary {
   }
 
   /** What a session sees: its own skills, then the global ones it does not shadow; valid ones only. */
-  async visible(scope: SessionScope): Promise<LoadedSkill[]> {
+  visible(scope: SessionScope): Promise<LoadedSkill[]> {
+    // The prompt and the tool list of one run start ask at the same moment: one read serves both.
+    const key = `${scope.userId}\0${scope.sessionId}`;
+    const running = this.reading.get(key);
+    if (running) return running;
+    const p = this.readVisible(scope).finally(() => this.reading.delete(key));
+    this.reading.set(key, p);
+    return p;
+  }
+
+  private reading = new Map<string, Promise<LoadedSkill[]>>();
+
+  private async readVisible(scope: SessionScope): Promise<LoadedSkill[]> {
     const own = (await this.sessionSkills(scope)).filter((s) => s.valid);
     const names = new Set(own.map((s) => s.name));
     const global = (await this.globalSkills()).filter((s) => s.valid && !names.has(s.name));

@@ -18,7 +18,7 @@ export class Admin implements RoleAccess {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   async isAdmin(userId: string): Promise<boolean> {

@@ -33,12 +33,8 @@ const pub = (r: Row): SessionTask => ({ ...r, id: String(r.id), created_at: new 
 export class TaskStore {
   constructor(private readonly db: Database) {}
 
-  private conn() {
-    return this.db.em().getConnection();
-  }
-
   async create(sessionId: string, loopId: string, subject: string, description: string): Promise<SessionTask> {
-    const [r] = await this.conn().execute<Row[]>(
+    const [r] = await this.db.sql<Row>(
       `insert into session_tasks (session_id, id, subject, description, loop_id)
        values (?, (select coalesce(max(id), 0) + 1 from session_tasks where session_id = ?), ?, ?, ?) returning *`,
       [sessionId, sessionId, subject, description, loopId],
@@ -48,10 +44,10 @@ export class TaskStore {
 
   async update(sessionId: string, id: string, patch: { status?: string; subject?: string; description?: string }): Promise<SessionTask | null> {
     if (patch.status === 'deleted') {
-      const r = await this.conn().execute<Row[]>('delete from session_tasks where session_id = ? and id = ? returning *', [sessionId, Number(id)]);
+      const r = await this.db.sql<Row>('delete from session_tasks where session_id = ? and id = ? returning *', [sessionId, Number(id)]);
       return r[0] ? { ...pub(r[0]), status: 'deleted' as never } : null;
     }
-    const [r] = await this.conn().execute<Row[]>(
+    const [r] = await this.db.sql<Row>(
       `update session_tasks set status = coalesce(?, status), subject = coalesce(?, subject), description = coalesce(?, description), updated_at = now()
        where session_id = ? and id = ? returning *`,
       [patch.status ?? null, patch.subject ?? null, patch.description ?? null, sessionId, Number(id)],
@@ -60,7 +56,7 @@ export class TaskStore {
   }
 
   async list(sessionId: string): Promise<SessionTask[]> {
-    return (await this.conn().execute<Row[]>('select * from session_tasks where session_id = ? order by id', [sessionId])).map(pub);
+    return (await this.db.sql<Row>('select * from session_tasks where session_id = ? order by id', [sessionId])).map(pub);
   }
 }
 

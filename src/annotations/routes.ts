@@ -38,16 +38,13 @@ export async function payloadSession(db: Database, userId: string, payloadId: st
         ? `t.tool_calls @> jsonb_build_array(jsonb_build_object('id', ?::text))`
         : null;
   if (!where) return null;
-  const rows = await db
-    .em()
-    .getConnection()
-    .execute<{ session_id: string }[]>(`select t.session_id from turns t join sessions s on s.id = t.session_id where s.user_id = ? and ${where} limit 1`, [userId, payloadId]);
+  const rows = await db.sql<{ session_id: string }>(`select t.session_id from turns t join sessions s on s.id = t.session_id where s.user_id = ? and ${where} limit 1`, [userId, payloadId]);
   return rows[0]?.session_id ?? null;
 }
 
 /** Annotations on payloads (CONTRACT 13); exported and imported with their session (src/portability). */
 export const annotationRoutes: FastifyPluginAsyncZod<{ db: Database }> = async (app, { db }) => {
-  const sql = <T>(q: string, p: unknown[] = []) => db.em().getConnection().execute<T[]>(q, p);
+  const sql = <T>(q: string, p: unknown[] = []) => db.sql<T>(q, p);
   const tags = ['annotations'];
   const base = '/api/payloads/:payload_id/annotations';
 

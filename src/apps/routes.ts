@@ -36,7 +36,7 @@ const APP_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals all
 
 /** Published apps (CONTRACT 13): the API under /api/published-apps, the public pages under /apps/. */
 export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => {
-  const sql = <T>(q: string, p: unknown[] = []) => d.db.em().getConnection().execute<T[]>(q, p);
+  const sql = <T>(q: string, p: unknown[] = []) => d.db.sql<T>(q, p);
   const tags = ['published-apps'];
   const record = (req: FastifyRequest, r: Row): PublishedAppT => ({
     session_id: r.session_id,

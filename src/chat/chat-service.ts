@@ -168,11 +168,17 @@ export class ChatService {
       retool: this.retool(state, claimed),
     };
     let out: LoopOutcome;
-    const messages: ModelMessage[] = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, opts.mode) }];
+    // The prompt, the history and the tools are independent reads: one wait, not three.
+    const fresh = !opts.resumeFrom;
+    const [prompt, history, tools] = await Promise.all([
+      this.systemPrompt(state.userId, state.sessionId, opts.mode),
+      fresh ? this.deps.conversation.modelHistory(state.sessionId) : [],
+      fresh && opts.mode !== 'planning' ? this.deps.tools.forSession(state, claimed.disable_tools) : [],
+    ]);
+    const messages: ModelMessage[] = [{ role: 'system', content: prompt }];
     if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
     else {
-      messages.push(...(await this.deps.conversation.modelHistory(state.sessionId)));
-      const tools = opts.mode === 'planning' ? [] : await this.deps.tools.forSession(state, claimed.disable_tools);
+      messages.push(...history);
       out = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
     }
     if (out.kind === 'done' && opts.schema) out = { kind: 'done', text: JSON.stringify(await this.structured(state, deps, messages, out.text, opts.schema)) };

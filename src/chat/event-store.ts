@@ -6,10 +6,6 @@ import { storableJson } from '../lib/json.js';
 export class EventStore {
   constructor(private readonly db: Database) {}
 
-  private conn() {
-    return this.db.em().getConnection();
-  }
-
   /**
    * Append a batch with one statement and one parameter: the batch as one JSON array, unpacked by
    * the server (jsonb_to_recordset). Each payload is encoded once, inside the array; no query text
@@ -17,14 +13,14 @@ export class EventStore {
    */
   async appendBatch(batch: SessionEvent[]): Promise<void> {
     const rows = storableJson(batch.map((e) => ({ session_id: e.payload.session_id, seq: e.payload.seq, name: e.name, payload: e.payload })));
-    await this.conn().execute(
+    await this.db.sql(
       'insert into session_events (session_id, seq, name, payload) select session_id, seq, name, payload from jsonb_to_recordset(?::jsonb) as x(session_id text, seq int, name text, payload jsonb) on conflict do nothing',
       [rows],
     );
   }
 
   async append(ev: SessionEvent): Promise<void> {
-    await this.conn().execute('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [
+    await this.db.sql('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [
       ev.payload.session_id,
       ev.payload.seq,
       ev.name,
@@ -34,7 +30,7 @@ export class EventStore {
 
   /** Up to `limit` events with seq > after, in order. */
   async page(sessionId: string, after: number, limit: number): Promise<SessionEvent[]> {
-    const rows = await this.conn().execute<{ name: string; payload: SessionEvent['payload'] }[]>(
+    const rows = await this.db.sql<{ name: string; payload: SessionEvent['payload'] }>(
       'select name, payload from session_events where session_id = ? and seq > ? order by seq limit ?',
       [sessionId, after, limit],
     );
@@ -42,13 +38,13 @@ export class EventStore {
   }
 
   async maxSeq(sessionId: string): Promise<number> {
-    const [r] = await this.conn().execute<{ m: number }[]>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
+    const [r] = await this.db.sql<{ m: number }>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
     return r.m;
   }
 
   /** The stored patches of one turn, in order (to rebuild a turn whose run died while it streamed). */
   async turnPatches(sessionId: string, turnId: string): Promise<{ patch_type: string; data: unknown }[]> {
-    const rows = await this.conn().execute<{ payload: { patch_type: string; data: unknown } }[]>(
+    const rows = await this.db.sql<{ payload: { patch_type: string; data: unknown } }>(
       `select payload from session_events where session_id = ? and name = 'turn:patch' and payload->>'turn_id' = ? order by seq`,
       [sessionId, turnId],
     );
@@ -56,6 +52,6 @@ export class EventStore {
   }
 
   async purgeOlderThan(hours: number) {
-    await this.conn().execute(`delete from session_events where created_at < now() - (? || ' hours')::interval`, [String(hours)]);
+    await this.db.sql(`delete from session_events where created_at < now() - (? || ' hours')::interval`, [String(hours)]);
   }
 }

@@ -34,24 +34,20 @@ export const STALE_SECONDS = 30;
 export class RunStore {
   constructor(private readonly db: Database) {}
 
-  private conn() {
-    return this.db.em().getConnection();
-  }
-
   async register(instanceId: string) {
-    await this.conn().execute('insert into service_instances (id) values (?)', [instanceId]);
+    await this.db.sql('insert into service_instances (id) values (?)', [instanceId]);
   }
 
   async heartbeat(instanceId: string) {
-    await this.conn().execute('update service_instances set heartbeat_at = now() where id = ?', [instanceId]);
+    await this.db.sql('update service_instances set heartbeat_at = now() where id = ?', [instanceId]);
   }
 
   async unregister(instanceId: string) {
-    await this.conn().execute('delete from service_instances where id = ?', [instanceId]);
+    await this.db.sql('delete from service_instances where id = ?', [instanceId]);
   }
 
   async status(userId: string, sessionId: string): Promise<string | null> {
-    const [row] = await this.conn().execute<{ status: string }[]>('select status from sessions where id = ? and user_id = ?', [sessionId, userId]);
+    const [row] = await this.db.sql<{ status: string }>('select status from sessions where id = ? and user_id = ?', [sessionId, userId]);
     return row?.status ?? null;
   }
 
@@ -61,7 +57,7 @@ export class RunStore {
    * INVALID_STATE when it cannot.
    */
   async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number): Promise<Claimed> {
-    const rows = await this.conn().execute<Claimed[]>(
+    const rows = await this.db.sql<Claimed>(
       `update sessions set status = 'running', run_owner = ?, updated_at = now()
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
@@ -82,7 +78,7 @@ export class RunStore {
 
   /** End the claim: the session takes its final status, unless another owner holds it by now. */
   async release(sessionId: string, owner: string, status: string) {
-    await this.conn().execute('update sessions set status = ?, run_owner = null, updated_at = now() where id = ? and run_owner = ?', [status, sessionId, owner]);
+    await this.db.sql('update sessions set status = ?, run_owner = null, updated_at = now() where id = ? and run_owner = ?', [status, sessionId, owner]);
   }
 
   /**
@@ -90,7 +86,7 @@ export class RunStore {
    * session is not among `selfActive` (a claim this process lost track of must not stay running).
    */
   async orphans(self: string, selfActive: string[]): Promise<OrphanRow[]> {
-    return this.conn().execute<OrphanRow[]>(
+    return this.db.sql<OrphanRow>(
       `select id, user_id, model, run_owner from sessions where status = 'running' and (
          run_owner is null
          or (run_owner = ? and not (id = any(string_to_array(?, ','))))
@@ -101,11 +97,11 @@ export class RunStore {
 
   /** Take a run over for closing; two processes recovering at once must not both close it. */
   async takeOver(o: OrphanRow, marker: string): Promise<boolean> {
-    const taken = await this.conn().execute(`update sessions set run_owner = ? where id = ? and status = 'running' and run_owner is not distinct from ? returning id`, [marker, o.id, o.run_owner]);
+    const taken = await this.db.sql(`update sessions set run_owner = ? where id = ? and status = 'running' and run_owner is not distinct from ? returning id`, [marker, o.id, o.run_owner]);
     return taken.length > 0;
   }
 
   async forgetDeadInstances() {
-    await this.conn().execute(`delete from service_instances where heartbeat_at < now() - interval '1 day'`);
+    await this.db.sql(`delete from service_instances where heartbeat_at < now() - interval '1 day'`);
   }
 }

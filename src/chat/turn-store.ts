@@ -74,18 +74,14 @@ const COLUMNS =
 export class TurnStore {
   constructor(private readonly db: Database) {}
 
-  private conn() {
-    return this.db.em().getConnection();
-  }
-
   async nextSequence(sessionId: string): Promise<number> {
-    const [r] = await this.conn().execute<{ n: number }[]>('select coalesce(max(sequence) + 1, 0)::int as n from turns where session_id = ?', [sessionId]);
+    const [r] = await this.db.sql<{ n: number }>('select coalesce(max(sequence) + 1, 0)::int as n from turns where session_id = ?', [sessionId]);
     return r.n;
   }
 
   async insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
     const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
-    await this.conn().execute(
+    await this.db.sql(
       // On the session's active branch (it cannot change during a run: rewinds wait for SESSION_BUSY).
       `insert into turns (${COLUMNS}, branch_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb,
        (select active_branch from sessions where id = ?))`,
@@ -94,7 +90,7 @@ export class TurnStore {
   }
 
   async update(turn: Turn): Promise<void> {
-    await this.conn().execute(
+    await this.db.sql(
       'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, extra = ?::jsonb where id = ?',
       [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, extraOrNull(turn), turn.id],
     );
@@ -102,13 +98,13 @@ export class TurnStore {
 
   /** Every turn of a session, on every branch, in order. */
   async all(sessionId: string): Promise<StoredTurn[]> {
-    const rows = await this.conn().execute<TurnRow[]>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
+    const rows = await this.db.sql<TurnRow>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
     return rows.map(fromRow);
   }
 
-  /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own. */
+  /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own; one round trip. */
   async list(sessionId: string, branchId?: string): Promise<StoredTurn[]> {
-    const rows = await this.conn().execute<TurnRow[]>(
+    const rows = await this.db.sql<TurnRow & { branch_deprecated: string[] | null }>(
       `with recursive chain as (
          select b.id, b.parent_id, b.fork_sequence, 2147483647 as upto
          from (select coalesce(?, active_branch) as id from sessions where id = ?) a
@@ -118,18 +114,16 @@ export class TurnStore {
          select c.parent_id, p.parent_id, p.fork_sequence, c.fork_sequence
          from chain c left join session_branches p on p.session_id = ? and p.id = c.parent_id
          where c.parent_id is not null
-       )
+       ),
+       dep as (select b.deprecated from sessions s join session_branches b on b.session_id = s.id and b.id = coalesce(?, s.active_branch) where s.id = ?)
        select ${COLUMNS.split(', ')
          .map((c) => `t.${c}`)
-         .join(', ')} from turns t join chain c on t.branch_id = c.id and t.sequence < c.upto
+         .join(', ')}, (select deprecated from dep) as branch_deprecated
+       from turns t join chain c on t.branch_id = c.id and t.sequence < c.upto
        where t.session_id = ? order by t.sequence`,
-      [branchId ?? null, sessionId, sessionId, sessionId, sessionId],
+      [branchId ?? null, sessionId, sessionId, sessionId, branchId ?? null, sessionId, sessionId],
     );
-    const [dep] = await this.conn().execute<{ deprecated: string[] }[]>(
-      `select b.deprecated from sessions s join session_branches b on b.session_id = s.id and b.id = coalesce(?, s.active_branch) where s.id = ?`,
-      [branchId ?? null, sessionId],
-    );
-    const deprecated = new Set(dep?.deprecated ?? []);
+    const deprecated = new Set(rows[0]?.branch_deprecated ?? []);
     return rows.map((r) => {
       const s = fromRow(r);
       if (deprecated.has(s.turn.id) || deprecated.has(s.turn.turn_id)) s.turn.deprecated = true;

@@ -13,6 +13,12 @@ export interface Database {
   orm: MikroORM;
   /** A fresh fork of the entity manager: one per request or unit of work. */
   em(): EntityManager;
+  /**
+   * Raw SQL outside any unit of work: `?` placeholders bound by the server (no client-side
+   * quoting of values), no entity manager forked. The hot paths' queries (every chat:send runs a
+   * dozen) cost a third of what they cost through `em().getConnection().execute`.
+   */
+  sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   url: string;
   /** Set when this process started the embedded server. */
   embedded?: EmbeddedDb;
@@ -55,9 +61,11 @@ export async function openDatabase(config: Config, opts: { migrate?: boolean; po
     if (!config.databaseUrl) throw new EmbeddedStartError(`cannot connect to it: ${(e as Error).message}`, join(config.home, 'logs', 'postgres.log'));
     throw new ConfigError('DATABASE_URL', `cannot connect to the database: ${(e as Error).message}`);
   }
+  const knex = (orm.em as EntityManager).getConnection().getKnex();
   const db: Database = {
     orm,
     em: () => orm.em.fork() as EntityManager,
+    sql: async <T>(query: string, params: unknown[] = []) => (await knex.raw(query, params.map((p) => (p === undefined ? null : p)) as never[])).rows as T[],
     url,
     embedded: embedded?.owned ? embedded : undefined,
     close: async () => {

@@ -34,7 +34,7 @@ export class DatabaseJobs implements JobsPort {
   ) {}
 
   private sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(query, params);
+    return this.db.sql<T>(query, params);
   }
 
   async upsert(s: JobSchedule): Promise<void> {

@@ -19,7 +19,7 @@ export class Recall {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   private async enabled(sessionId: string): Promise<boolean> {
@@ -50,6 +50,9 @@ export class Recall {
     },
   };
 
+  /** Built once: a tool object per listing would be converted to JSON Schema and compiled each time. */
+  private readonly memoryTool: Tool = this.tool();
+
   private tool(): Tool {
     return defineTool({
       name: 'Memory',
@@ -68,6 +71,6 @@ export class Recall {
   /** Offers the Memory tool to sessions with memory_enabled only. */
   readonly tools: ToolProvider = {
     name: 'memories',
-    tools: async (scope) => ((await this.enabled(scope.sessionId)) ? [this.tool()] : []),
+    tools: async (scope) => ((await this.enabled(scope.sessionId)) ? [this.memoryTool] : []),
   };
 }

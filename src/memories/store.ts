@@ -46,7 +46,7 @@ export class MemoryStore {
   constructor(private readonly db: Database) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   async insert(userId: string, f: MemoryFields & { content: string }, sourceSession = ''): Promise<MemoryRow> {

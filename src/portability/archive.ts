@@ -24,7 +24,7 @@ const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2));
  * Streamed: the workspace files are read one at a time as the archive is written. Env values never go.
  */
 export async function exportSession(db: Database, workspaces: string, userId: string, sessionId: string): Promise<{ stream: ZipStream; intent: string }> {
-  const sql = <T>(q: string, p: unknown[] = []) => db.em().getConnection().execute<T[]>(q, p);
+  const sql = <T>(q: string, p: unknown[] = []) => db.sql<T>(q, p);
   const [s] = await sql<{ intent: string; model: string | null; mode: string; created_at: Date; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string }>(
     'select intent, model, mode, created_at, memory_enabled, is_persistent, disable_tools, active_branch from sessions where id = ? and user_id = ?',
     [sessionId, userId],

@@ -286,7 +286,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
     if (staged) await placeFiles(d.workspaces, userId, sid, join(staged, 'files'));
     return sid;
   } catch (e) {
-    await d.db.em().getConnection().execute('delete from sessions where id = ?', [sid]).catch(() => {});
+    await d.db.sql('delete from sessions where id = ?', [sid]).catch(() => {});
     throw e instanceof AppError ? e : invalid((e as Error).message);
   }
 }

@@ -67,7 +67,7 @@ export class Replays {
   constructor(private readonly d: ReplayDeps) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.d.db.em().getConnection().execute<T[]>(q, p);
+    return this.d.db.sql<T>(q, p);
   }
 
   async preview(userId: string, sessionId: string) {

@@ -47,7 +47,7 @@ export class TaskStore {
   constructor(private readonly db: Database) {}
 
   private sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(query, params);
+    return this.db.sql<T>(query, params);
   }
 
   async installationId(): Promise<string> {

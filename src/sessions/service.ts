@@ -245,9 +245,7 @@ export class SessionService {
 
   /** Merges top-level keys in one statement, so concurrent merges never lose each other's keys. */
   async mergeExtra(userId: string, id: string, extra: Record<string, unknown>): Promise<ExtraInfoT> {
-    const rows = await this.em()
-      .getConnection()
-      .execute<ExtraRow[]>(
+    const rows = await this.em().getConnection().execute<ExtraRow[]>(
         `update sessions set extra = coalesce(extra, '{}'::jsonb) || cast(? as jsonb),
            extra_created_at = coalesce(extra_created_at, now()), extra_updated_at = now(), updated_at = now()
          where id = ? and user_id = ?
@@ -260,9 +258,7 @@ export class SessionService {
 
   /** The caller's most recent session whose extra.task_id equals taskId (compared as text). */
   async extraByTask(userId: string, taskId: string): Promise<Omit<ExtraInfoT, 'session_id'> & { session_id: string | null }> {
-    const rows = await this.em()
-      .getConnection()
-      .execute<ExtraRow[]>(
+    const rows = await this.em().getConnection().execute<ExtraRow[]>(
         `select id, extra, extra_created_at, extra_updated_at from sessions
          where user_id = ? and extra ->> 'task_id' = ?
          order by created_at desc, id desc limit 1`,

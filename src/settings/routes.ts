@@ -11,7 +11,7 @@ import { EnvMap } from '../sessions/schemas.js';
  * under the session's own env (the run's claim merges them). Values are never logged.
  */
 export const settingsRoutes: FastifyPluginAsyncZod<{ db: Database }> = async (app, { db }) => {
-  const sql = <T>(q: string, p: unknown[] = []) => db.em().getConnection().execute<T[]>(q, p);
+  const sql = <T>(q: string, p: unknown[] = []) => db.sql<T>(q, p);
   const tags = ['settings'];
   const Key = z.object({ key: text(128, 1) });
   const Bucket = z.object({ bucket: z.string().min(1).max(64).regex(/^[A-Za-z0-9_.-]+$/, 'bucket names are 1-64 of A-Z a-z 0-9 _ . -') });

@@ -37,7 +37,7 @@ function redact(turns: Turn[], secrets: string[]): Turn[] {
  * key. Expired, revoked or unknown: 404; with public sharing off, nothing answers.
  */
 export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) => {
-  const sql = <T>(q: string, p: unknown[] = []) => d.db.em().getConnection().execute<T[]>(q, p);
+  const sql = <T>(q: string, p: unknown[] = []) => d.db.sql<T>(q, p);
   const tags = ['sharing'];
 
   app.post(
@@ -119,5 +119,5 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
 
 /** PATCH .../sharing {shared: false}: every active link of the session is revoked. */
 export async function revokeAll(db: Database, sessionId: string): Promise<void> {
-  await db.em().getConnection().execute('update share_links set revoked_at = now() where session_id = ? and revoked_at is null', [sessionId]);
+  await db.sql('update share_links set revoked_at = now() where session_id = ? and revoked_at is null', [sessionId]);
 }

@@ -99,10 +99,7 @@ export class Roles {
   private async row(sessionId: string): Promise<SessionRoleRow | null> {
     const hit = this.cache.get(sessionId);
     if (hit) return hit;
-    const rows = await this.deps.db
-      .em()
-      .getConnection()
-      .execute<SessionRoleRow[]>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]);
+    const rows = await this.deps.db.sql<SessionRoleRow>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]);
     if (!rows[0]) return null;
     if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(sessionId, rows[0]);

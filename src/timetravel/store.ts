@@ -21,7 +21,7 @@ export class TimeTravelStore {
   private constructor(private readonly sql: Query) {}
 
   static of(db: Database): TimeTravelStore {
-    return new TimeTravelStore((q, p = []) => db.em().getConnection().execute(q, p));
+    return new TimeTravelStore((q, p = []) => db.sql(q, p));
   }
 
   /**

@@ -14,6 +14,8 @@ export class ToolRegistry {
   private tools = new Map<string, Tool>();
   private providers = new Map<string, ToolProvider>();
   private validators = new WeakMap<Tool, ValidateFunction>();
+  /** Compiled schemas by their JSON text: providers that build a new tool object per listing compile once. */
+  private compiled = new Map<string, { schema: object; validate: ValidateFunction }>();
   private filters: ((scope: ToolScope, tools: Tool[]) => Tool[] | Promise<Tool[]>)[] = [];
   private ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true }).addFormat('uri', (s: string) => {
     try {
@@ -37,7 +39,7 @@ export class ToolRegistry {
 
   register(tool: Tool): void {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`invalid tool name ${tool.name}`);
-    this.validators.set(tool, this.ajv.compile(tool.parameters));
+    this.validators.set(tool, this.compile(tool.parameters));
     this.tools.set(tool.name, tool);
   }
 
@@ -133,13 +135,28 @@ export class ToolRegistry {
     let v = this.validators.get(tool);
     if (!v) {
       try {
-        v = this.ajv.compile(tool.parameters);
+        v = this.compile(tool.parameters);
       } catch {
         return null;
       }
       this.validators.set(tool, v);
     }
     return v;
+  }
+
+  /** Compile a schema, or reuse the function compiled for the same JSON text (bounded; ajv forgets evicted ones). */
+  private compile(schema: object): ValidateFunction {
+    const key = JSON.stringify(schema);
+    const hit = this.compiled.get(key);
+    if (hit) return hit.validate;
+    const validate = this.ajv.compile(schema);
+    if (this.compiled.size >= 2000) {
+      const [oldKey, old] = this.compiled.entries().next().value as [string, { schema: object }];
+      this.compiled.delete(oldKey);
+      this.ajv.removeSchema(old.schema);
+    }
+    this.compiled.set(key, { schema, validate });
+    return validate;
   }
 
   /** null when valid, else a message for the model. */

@@ -71,7 +71,7 @@ export class IssueStore {
   constructor(private readonly db: Database) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   async get(workspaceId: string, id: string): Promise<IssueT> {

@@ -52,7 +52,7 @@ export class WorkspaceStore {
   constructor(private readonly db: Database) {}
 
   sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   async create(userId: string, name: string, description: string): Promise<WorkspaceT> {

@@ -86,7 +86,7 @@ export class TaskRuns {
   constructor(private readonly d: TaskRunDeps) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.d.db.em().getConnection().execute<T[]>(q, p);
+    return this.d.db.sql<T>(q, p);
   }
 
   start() {

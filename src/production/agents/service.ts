@@ -75,10 +75,7 @@ function toRecord(r: Row): ProdAgent {
  * any user's agent: for callers that check access themselves (a workspace's members).
  */
 export async function getProdAgent(db: Database, userId: string | null, recordId: string): Promise<ProdAgent | null> {
-  const rows = await db
-    .em()
-    .getConnection()
-    .execute<Row[]>(`select * from prod_agents where id = ?${userId == null ? '' : ' and user_id = ?'}`, userId == null ? [recordId] : [recordId, userId]);
+  const rows = await db.sql<Row>(`select * from prod_agents where id = ?${userId == null ? '' : ' and user_id = ?'}`, userId == null ? [recordId] : [recordId, userId]);
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
@@ -111,7 +108,7 @@ export class ProdAgents {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.deps.db.em().getConnection().execute<T[]>(q, p);
+    return this.deps.db.sql<T>(q, p);
   }
 
   runtimes(): RuntimeT[] {

@@ -27,7 +27,7 @@ export class SolutionAgents {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   runtimes(): RuntimeT[] {

@@ -40,7 +40,7 @@ export class Documents {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   private async latest(id: string, kind: Kind): Promise<number> {

@@ -57,7 +57,7 @@ export class ProdSolutions {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   async get(userId: string, id: string): Promise<RecordT> {

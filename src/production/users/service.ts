@@ -39,7 +39,7 @@ export class ProdUsers {
   ) {}
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.em().getConnection().execute<T[]>(q, p);
+    return this.db.sql<T>(q, p);
   }
 
   async list() {
