@@ -1,0 +1,37 @@
+import t from 'tap';
+import { Gate } from '../../src/lib/gate.js';
+
+t.test('at most `limit` inside; the others enter in arrival order; leaving twice frees one slot', async (t) => {
+  const gate = new Gate(2);
+  const order: number[] = [];
+  let inside = 0;
+  let most = 0;
+  const leaves: (() => void)[] = [];
+  const entered = Array.from({ length: 6 }, (_, i) =>
+    gate.enter().then((leave) => {
+      order.push(i);
+      inside++;
+      most = Math.max(most, inside);
+      leaves[i] = () => {
+        inside--;
+        leave();
+        leave();
+      };
+    }),
+  );
+  await new Promise((r) => setImmediate(r));
+  t.same(order, [0, 1], 'two enter at once, the third waits');
+  leaves[1]();
+  await new Promise((r) => setImmediate(r));
+  t.same(order, [0, 1, 2], 'a leave lets exactly the next one in (leaving twice counts once)');
+  for (const i of [0, 2, 3, 4, 5]) {
+    await new Promise((r) => setImmediate(r));
+    leaves[i]?.();
+  }
+  await Promise.all(entered);
+  t.same(order, [0, 1, 2, 3, 4, 5], 'first come, first served');
+  t.equal(most, 2, 'never more than the limit inside');
+  for (const l of leaves) l?.();
+  const again = await Promise.race([gate.enter().then(() => 'entered'), new Promise((r) => setTimeout(() => r('blocked'), 50))]);
+  t.equal(again, 'entered', 'every slot is free again');
+});
