@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import o200k from 'js-tiktoken/ranks/o200k_base';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { ModelMessage } from './model.js';
 
 /** o200k_base: the tokenizer of current OpenAI models, a fair estimate for other vendors' models. */
@@ -14,24 +15,88 @@ export const TOKENIZER_MODEL = 'o200k_base';
 export const LONG_PIECE_CHARS = 64;
 
 /**
- * The o200k rank table, keyed by each token's bytes as a one-byte string (byte i = char code i):
- * a byte span of a piece is then a substring. js-tiktoken's own tables ("b1,b2,..." keys plus a
- * reverse map of byte arrays) held about 140 MB of the service's memory for counting alone; this one
- * holds about a tenth of it. Built at import (during boot, before the service listens): a lazy
- * first call made the first /history request stall every user.
+ * The o200k rank table: every token's bytes in one buffer and an open-addressing hash over byte
+ * spans in typed arrays, so a span of a piece (its UTF-8 bytes as a one-byte string, byte i = char
+ * code i) is looked up without building a substring. js-tiktoken's own tables ("b1,b2,..." keys
+ * plus a reverse map of byte arrays) held about 140 MB of the service's memory for counting alone;
+ * a Map of byte strings about 20 MB; this about 7 MB. The ranks file is read as text and dropped
+ * once built (imported, its 2.3 MB of source and ranks would stay for the life of the process).
+ * Built at import (during boot, before the service listens): a lazy first call made the first
+ * /history request stall every user.
  */
-function rankTable(): Map<string, number> {
-  const table = new Map<string, number>();
+class RankTable {
+  private readonly slots: number;
+  private readonly rank: Int32Array;
+  private readonly at: Uint32Array;
+  private readonly len: Uint16Array;
+
+  constructor(
+    private readonly bytes: Buffer,
+    tokens: { at: number; len: number; rank: number }[],
+  ) {
+    this.slots = 2 ** Math.ceil(Math.log2(tokens.length * 2.5));
+    this.rank = new Int32Array(this.slots).fill(-1);
+    this.at = new Uint32Array(this.slots);
+    this.len = new Uint16Array(this.slots);
+    for (const t of tokens) {
+      let h = this.hashBytes(t.at, t.len);
+      while (this.rank[h] >= 0) h = (h + 1) & (this.slots - 1);
+      this.rank[h] = t.rank;
+      this.at[h] = t.at;
+      this.len[h] = t.len;
+    }
+  }
+
+  private hashBytes(at: number, len: number): number {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < len; i++) h = Math.imul(h ^ this.bytes[at + i], 0x01000193);
+    return (h >>> 0) & (this.slots - 1);
+  }
+
+  /** Rank of the token whose bytes are bin[start..end), or -1. */
+  get(bin: string, start = 0, end = bin.length): number {
+    const n = end - start;
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ bin.charCodeAt(i), 0x01000193);
+    h = (h >>> 0) & (this.slots - 1);
+    for (;;) {
+      const r = this.rank[h];
+      if (r < 0) return -1;
+      if (this.len[h] === n) {
+        const at = this.at[h];
+        let i = 0;
+        while (i < n && this.bytes[at + i] === bin.charCodeAt(start + i)) i++;
+        if (i === n) return r;
+      }
+      h = (h + 1) & (this.slots - 1);
+    }
+  }
+}
+
+function loadO200k(): { table: RankTable; pattern: string } {
+  const file = createRequire(import.meta.url).resolve('js-tiktoken/ranks/o200k_base').replace(/\.cjs$/, '.js');
+  const text = readFileSync(file, 'utf8');
+  const json = text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
+  const o200k = JSON.parse(json) as { pat_str: string; bpe_ranks: string };
+  if (typeof o200k.pat_str !== 'string' || typeof o200k.bpe_ranks !== 'string') throw new Error(`unexpected tokenizer ranks file ${file}`);
+  const bytes = Buffer.alloc(o200k.bpe_ranks.length);
+  const tokens: { at: number; len: number; rank: number }[] = [];
+  let used = 0;
   for (const line of o200k.bpe_ranks.split('\n')) {
     if (!line) continue;
-    const [, offset, ...tokens] = line.split(' ');
+    const [, offset, ...b64] = line.split(' ');
     const base = Number.parseInt(offset, 10);
-    tokens.forEach((t, i) => table.set(Buffer.from(t, 'base64').toString('latin1'), base + i));
+    b64.forEach((t, i) => {
+      const len = bytes.write(t, used, 'base64');
+      tokens.push({ at: used, len, rank: base + i });
+      used += len;
+    });
   }
-  return table;
+  return { table: new RankTable(Buffer.from(bytes.subarray(0, used)), tokens), pattern: o200k.pat_str };
 }
-const table = rankTable();
-const pieces = new RegExp(o200k.pat_str, 'gu');
+const o200k = loadO200k();
+const table = o200k.table;
+const pieces = new RegExp(o200k.pattern, 'gu');
 
 /** A piece's UTF-8 bytes as a one-byte string (the table's key form). */
 function bytesOf(piece: string): string {
@@ -49,8 +114,8 @@ function mergeCount(bin: string): number {
     let min = Number.POSITIVE_INFINITY;
     let at = -1;
     for (let i = 0; i + 2 < bounds.length; i++) {
-      const r = table.get(bin.slice(bounds[i], bounds[i + 2]));
-      if (r !== undefined && r < min) {
+      const r = table.get(bin, bounds[i], bounds[i + 2]);
+      if (r >= 0 && r < min) {
         min = r;
         at = i;
       }
@@ -126,7 +191,7 @@ function bpeCount(bin: string): number {
   for (let i = 0; i <= n; i++) {
     next[i] = i + 1;
     prev[i] = i - 1;
-    tok[i] = i < n ? table.get(bin[i]) ?? -1 : -1;
+    tok[i] = i < n ? table.get(bin, i, i + 1) : -1;
   }
   // Every byte is a token in o200k; anything else would need the quadratic path.
   if (tok.subarray(0, n).includes(-1)) return mergeCount(bin);
@@ -136,7 +201,7 @@ function bpeCount(bin: string): number {
     const k = tok[s] * RANK_SPAN + tok[e];
     let r = pairRanks.get(k);
     if (r === undefined) {
-      r = table.get(bin.slice(s, next[e])) ?? -1;
+      r = table.get(bin, s, next[e]);
       if (pairRanks.size >= PAIR_CACHE_MAX) pairRanks.clear();
       pairRanks.set(k, r);
     }
@@ -196,14 +261,14 @@ function count(text: string): number {
     const piece = m[0];
     if (piece.length <= LONG_PIECE_CHARS) {
       const bin = bytesOf(piece);
-      n += table.has(bin) ? 1 : mergeCount(bin);
+      n += table.get(bin) >= 0 ? 1 : mergeCount(bin);
       continue;
     }
     // Heap entries pack the start offset below START_SPAN; a piece that long (never seen from a
     // client: messages are capped far below) is counted in parts, off by a token per part.
     for (let i = 0; i < piece.length; i += START_SPAN / 4) {
       const bin = bytesOf(piece.slice(i, i + START_SPAN / 4));
-      n += table.has(bin) ? 1 : bpeCount(bin);
+      n += table.get(bin) >= 0 ? 1 : bpeCount(bin);
     }
   }
   return n;
