@@ -1,6 +1,8 @@
 // Checkpoint cost: a workspace of F files / S MB with one file changed between snapshots (p50/p95),
 // rewind (restore) time, and storage growth over 100 checkpoints of small edits against the bytes
-// changed. Usage: npx tsx bench/checkpoints.ts [files=1000] [MB=100] [edit bytes=110]
+// changed. Usage: npx tsx bench/checkpoints.ts [files=1000] [MB=100] [edit bytes=110] [edits=random|text]
+// random: base64 of random bytes (incompressible, the worst case); text: code-like words (zlib
+// compresses them as it does source code).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,14 @@ import { Snapshots } from '../src/timetravel/snapshots.js';
 const FILES = Number(process.argv[2] ?? 1000);
 const MB = Number(process.argv[3] ?? 100);
 const EDIT = Number(process.argv[4] ?? 110);
+const KIND = process.argv[5] ?? 'random';
+const WORDS = 'const let return function if else for while await async import export from new this value result error data item list map set get push length index key name path file read write open close string number true false null undefined'.split(' ');
+const line = (n: number) => {
+  if (KIND !== 'text') return `${randomBytes(Math.ceil((n * 3) / 4)).toString('base64').slice(0, n - 1)}\n`;
+  let s = '';
+  while (s.length < n - 1) s += `${WORDS[randomBytes(1)[0] % WORDS.length]}${'(.; ='[randomBytes(1)[0] % 5]}`;
+  return `${s.slice(0, n - 1)}\n`;
+};
 const root = mkdtempSync(join(tmpdir(), 'agentsvc-bench-cp-'));
 const user = 'user_bench';
 const session = 'sess_bench';
@@ -34,8 +44,8 @@ const trees: string[] = [];
 let changed = 0;
 let notes = '';
 for (let i = 0; i < 100; i++) {
-  // A small edit: one random (incompressible) line appended; `changed` counts the new bytes only.
-  const edit = `${randomBytes(Math.ceil((EDIT * 3) / 4)).toString('base64').slice(0, EDIT - 1)}\n`;
+  // A small edit: one line appended; `changed` counts the new bytes only.
+  const edit = line(EDIT);
   notes += edit;
   writeFileSync(join(dir, 'notes.txt'), notes);
   changed += edit.length;
@@ -50,7 +60,7 @@ await snaps.idle();
 const packed = du() - base;
 console.log(`checkpoint with 1 file changed: p50 ${pct(times, 50).toFixed(1)} ms, p95 ${pct(times, 95).toFixed(1)} ms (100 checkpoints)`);
 console.log(
-  `storage growth over 100 checkpoints of ${EDIT}-byte appends (${(changed / 1024).toFixed(1)} KiB changed): ${(packed / 1024).toFixed(1)} KiB once packed (${(packed / changed).toFixed(2)}x), ` +
+  `storage growth over 100 checkpoints of ${EDIT}-byte ${KIND} appends (${(changed / 1024).toFixed(1)} KiB changed): ${(packed / 1024).toFixed(1)} KiB once packed (${(packed / changed).toFixed(2)}x), ` +
     `${(loose / 1024).toFixed(1)} KiB before the idle pack (${(loose / changed).toFixed(2)}x)`,
 );
 

@@ -57,12 +57,32 @@ const LOOSE_LIMIT = 64;
 /** Otherwise what is loose is packed this long after a session's last snapshot (it went idle). */
 const IDLE_PACK_MS = 2000;
 
+/** An open pack this large is kept (never rewritten); see pack(). */
+const KEEP_PACK_BYTES = 8 * 1024 * 1024;
+
+/** The packs of a store: the bytes of the kept ones, and the open ones (name without .pack, size). */
+async function packLayers(dir: string): Promise<{ keptBytes: number; open: { name: string; size: number }[] }> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const kept = new Set(names.filter((n) => n.endsWith('.keep')).map((n) => n.slice(0, -'.keep'.length)));
+  let keptBytes = 0;
+  const open: { name: string; size: number }[] = [];
+  for (const n of names.filter((x) => x.endsWith('.pack'))) {
+    const name = n.slice(0, -'.pack'.length);
+    const size = await stat(join(dir, n)).then((st) => st.size, () => 0);
+    if (kept.has(name)) keptBytes += size;
+    else open.push({ name, size });
+  }
+  return { keptBytes, open };
+}
+
 /** Store settings: never prune, never gc on its own; deltas for files up to 128 KiB. */
 const STORE_CONFIG: [string, string][] = [
   ['gc.auto', '0'],
   ['gc.pruneExpire', 'never'],
   ['core.bigFileThreshold', '128k'],
   ['pack.threads', '1'],
+  // Bitmaps speed up reachability walks from refs; the store has no refs.
+  ['repack.writeBitmaps', 'false'],
 ];
 
 const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
@@ -169,16 +189,22 @@ export class Snapshots {
 
   /**
    * Git keeps each version of a file whole until it packs, so an edited file would cost its full
-   * size at every checkpoint. Loose objects go into a pack with deltas against each other, and
-   * packs are rolled up geometrically (each at least twice the size of the next smaller), so
-   * versions of a file end up as deltas in one pack while the large first snapshot is not
-   * rewritten each time. Loose objects are rolled up whatever their reachability: nothing is lost.
+   * size at every checkpoint. Packing keeps layers by bytes: loose objects and the one open (not
+   * kept) pack are repacked into one pack, where the versions of a file are deltas against each
+   * other (git deltas only within a pack: two open packs would hold two whole copies); an open pack
+   * that reaches KEEP_PACK_BYTES, or a quarter of the kept ones together, gets a `.keep` file and is
+   * never rewritten again (so the first snapshot of a large workspace is written once, not rolled
+   * up with every few kilobytes of edits). No ref names anything, so everything is kept whatever
+   * its reachability (`--keep-unreachable`): nothing is lost.
    */
   private async pack(gitDir: string) {
+    const dir = join(gitDir, 'objects', 'pack');
     const m = /^count: (\d+)/m.exec(await this.git(gitDir, null, ['count-objects', '-v']));
-    if (Number(m?.[1] ?? 0) < 1) return;
+    if (Number(m?.[1] ?? 0) < 1 && (await packLayers(dir)).open.length <= 1) return;
     const settings = STORE_CONFIG.flatMap(([k, v]) => ['-c', `${k}=${v}`]);
-    await this.git(gitDir, null, [...settings, 'repack', '--geometric=16', '-d', '-q', '--window=10']);
+    await this.git(gitDir, null, [...settings, 'repack', '-a', '-d', '-q', '--keep-unreachable', '--window=10']);
+    const after = await packLayers(dir);
+    for (const p of after.open) if (p.size >= Math.max(KEEP_PACK_BYTES, after.keptBytes / 4)) await writeFile(join(dir, `${p.name}.keep`), '');
   }
 
   /** Pack in the background (one at a time per store; a checkpoint never waits for it). */

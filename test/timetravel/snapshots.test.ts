@@ -1,20 +1,30 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { EMPTY_TREE, Snapshots } from '../../src/timetravel/snapshots.js';
 
 /**
- * The snapshot store keeps no ref per snapshot and packs in the background (geometric roll-ups of
- * loose objects and small packs): every tree a checkpoint names must survive that, exactly.
+ * The snapshot store keeps no ref per snapshot and packs in the background (loose objects and the
+ * open pack repacked into one; large packs kept): every tree a checkpoint names must survive that,
+ * exactly.
  */
-t.test('packing keeps every snapshot: early and middle trees restore exactly after roll-ups', async (t) => {
+const packsOf = (gitDir: string) => readdirSync(join(gitDir, 'objects', 'pack')).sort();
+const verifyPack = (gitDir: string, pack: string) => execFileSync('git', ['verify-pack', '-v', join(gitDir, 'objects', 'pack', pack)], { encoding: 'utf8' });
+
+/** A fresh store root with the session folder user_t/sess_t, removed after the test. */
+function store(t: { teardown(fn: () => unknown): void }, fileLimit = 1 << 20) {
   const root = mkdtempSync(join(tmpdir(), 'agentsvc-snaps-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
   const dir = join(root, 'user_t', 'sess_t');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const snaps = new Snapshots(root, { fileLimit: 1 << 20 });
+  return { root, dir, snaps: new Snapshots(root, { fileLimit }) };
+}
+
+t.test('packing keeps every snapshot: every tree restores exactly after packing', async (t) => {
+  const { root, dir, snaps } = store(t);
   writeFileSync(join(dir, 'a.txt'), 'one\n');
   const first = await snaps.take('user_t', 'sess_t');
   const trees: string[] = [];
@@ -30,22 +40,54 @@ t.test('packing keeps every snapshot: early and middle trees restore exactly aft
   const gitDir = join(root, '.snapshots', 'user_t', 'sess_t.git');
   const count = execFileSync('git', [`--git-dir=${gitDir}`, 'count-objects', '-v'], { encoding: 'utf8' });
   t.match(count, /^count: 0$/m, 'nothing left loose once idle');
-  // Each pack run rolls loose objects and the small packs into one (geometric, factor 16): the
-  // pack made at 64 loose objects and the one made at idle are at most two.
-  t.ok(Number(/^packs: (\d+)$/m.exec(count)?.[1]) <= 2, `at most two packs: ${count}`);
+  // The pack made at 64 loose objects was repacked with the rest at idle: one pack, where the 40
+  // versions of notes.txt are deltas of one whole copy (two packs would hold two copies).
+  t.match(count, /^packs: 1$/m, `one pack: ${count}`);
+  const pack = packsOf(gitDir).find((n) => n.endsWith('.idx'))!;
+  const blobs = verifyPack(gitDir, pack).split('\n').filter((l) => / blob /.test(l));
+  // verify-pack: `sha type size packed offset` for a whole object, `... depth base` for a delta.
+  const whole = blobs.map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 5);
+  t.same(whole.filter((f) => Number(f[2]) > 100).map((f) => f[2]), [String(notes.length)], 'one whole copy of notes.txt (the newest; early versions too small to delta stay whole)');
+  t.ok(blobs.length - whole.length >= 34, `the other versions are deltas (${blobs.length - whole.length})`);
+  t.notOk(packsOf(gitDir).some((n) => n.endsWith('.keep') || n.endsWith('.bitmap')), 'a small pack stays open; no bitmap (no refs to walk)');
   t.notOk(existsSync(join(gitDir, 'refs', 'snapshots')), 'no ref per snapshot');
   t.equal(execFileSync('git', [`--git-dir=${gitDir}`, 'config', 'gc.auto'], { encoding: 'utf8' }).trim(), '0', 'the store never gcs on its own');
 
   t.equal(await snaps.restore('user_t', 'sess_t', first.tree), 1);
   t.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'one\n');
   t.notOk(existsSync(join(dir, 'log', 'notes.txt')), 'a file made later is removed');
-  await snaps.restore('user_t', 'sess_t', trees[19]);
-  t.equal(readFileSync(join(dir, 'log', 'notes.txt'), 'utf8'), notes.split('\n').slice(0, 20).join('\n') + '\n', 'a middle version, byte for byte');
-  await snaps.restore('user_t', 'sess_t', trees[39]);
-  t.equal(readFileSync(join(dir, 'log', 'notes.txt'), 'utf8'), notes);
+  for (const i of [19, 0, 38, 7, 39]) {
+    await snaps.restore('user_t', 'sess_t', trees[i]);
+    t.equal(readFileSync(join(dir, 'log', 'notes.txt'), 'utf8'), notes.split('\n').slice(0, i + 1).join('\n') + '\n', `version ${i + 1}, byte for byte`);
+  }
   t.same(readdirSync(dir).sort(), ['a.txt', 'log']);
   await snaps.remove('user_t', 'sess_t');
   t.notOk(existsSync(gitDir), 'removed with the session');
+});
+
+t.test('a large pack is kept (never rewritten); later edits pack beside it and restore', async (t) => {
+  const { root, dir, snaps } = store(t, 64 << 20);
+  const big = randomBytes(9 << 20);
+  writeFileSync(join(dir, 'big.bin'), big);
+  const first = await snaps.take('user_t', 'sess_t');
+  await snaps.idle();
+  const gitDir = join(root, '.snapshots', 'user_t', 'sess_t.git');
+  const base = packsOf(gitDir).filter((n) => n.endsWith('.keep'));
+  t.equal(base.length, 1, 'the 9 MiB first pack is kept');
+  const trees: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    writeFileSync(join(dir, 'small.txt'), `edit ${i}\n`.repeat(i + 1));
+    trees.push((await snaps.take('user_t', 'sess_t')).tree);
+    await snaps.idle();
+  }
+  const packs = packsOf(gitDir).filter((n) => n.endsWith('.pack'));
+  t.equal(packs.length, 2, `the kept pack and one open pack: ${packs.join(', ')}`);
+  t.ok(packs.includes(base[0].replace(/\.keep$/, '.pack')), 'the kept pack is the same file: not rewritten');
+  await snaps.restore('user_t', 'sess_t', trees[2]);
+  t.equal(readFileSync(join(dir, 'small.txt'), 'utf8'), 'edit 2\n'.repeat(3));
+  await snaps.restore('user_t', 'sess_t', first.tree);
+  t.notOk(existsSync(join(dir, 'small.txt')), 'back to the first checkpoint');
+  t.ok(readFileSync(join(dir, 'big.bin')).equals(big), 'the large file from the kept pack, byte for byte');
 });
 
 t.test('an empty workspace needs no store; an unchanged one no git; a change is always caught', async (t) => {
