@@ -3,6 +3,7 @@ import type { AgentsvcPlugin, Tool, ToolResult } from '../../src/plugins/api.js'
 import { ToolError } from '../../src/plugins/api.js';
 import { isStdio, type McpServers } from './config.js';
 import { exposedName } from './names.js';
+import { PerUserServer } from './per-user.js';
 import { McpServerConnection } from './server.js';
 
 export { parseMcpServers } from './config.js';
@@ -37,10 +38,12 @@ export interface McpPluginOptions {
 /**
  * MCP servers as a tool provider (provider `mcp`): each server's tools offered as
  * `mcp__<server>__<tool>` with the server's JSON Schema; one check per server in /api/env/check.
- * stdio servers run on the service's host, as configured by the operator.
+ * stdio servers run in each user's computer (per-user.ts) unless configured `run_in: host`; HTTP
+ * servers and host stdio servers are one connection each, started with the service.
  */
 export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugin; servers: () => McpServerConnection[] } {
   const conns: McpServerConnection[] = [];
+  const perUser: PerUserServer[] = [];
   const plugin: AgentsvcPlugin = {
     name: 'mcp',
     description: 'Model Context Protocol servers (stdio and streamable HTTP) as tools mcp__<server>__<tool>',
@@ -48,20 +51,20 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
     async register(api) {
       for (const [name, config] of Object.entries(opts.servers)) {
         if (config.disabled) continue;
-        conns.push(
-          new McpServerConnection(name, config, {
-            timeoutMs: config.timeout_ms ?? opts.timeoutMs,
-            startTimeoutMs: config.start_timeout_ms ?? Math.min(Math.max(config.timeout_ms ?? opts.timeoutMs, 10_000), 30_000),
-            onToolsChanged: () => api.toolsChanged(),
-            log: (m) => api.log(m),
-          }),
-        );
+        const connOpts = {
+          timeoutMs: config.timeout_ms ?? opts.timeoutMs,
+          startTimeoutMs: config.start_timeout_ms ?? Math.min(Math.max(config.timeout_ms ?? opts.timeoutMs, 10_000), 30_000),
+          onToolsChanged: () => api.toolsChanged(),
+          log: (m: string) => api.log(m),
+        };
+        if (isStdio(config) && config.run_in === 'computer') perUser.push(new PerUserServer(name, config, api, connOpts));
+        else conns.push(new McpServerConnection(name, config, connOpts));
       }
       api.onClose(async () => {
-        await Promise.all(conns.map((c) => c.stop()));
+        await Promise.all([...conns.map((c) => c.stop()), ...perUser.map((p) => p.stop())]);
       });
       const hosted = conns.filter((c) => isStdio(c.config)).map((c) => c.name);
-      if (hosted.length) api.log(`stdio MCP servers run on the service's host, not inside users' computers: ${hosted.join(', ')}`);
+      if (hosted.length) api.log(`stdio MCP servers run on the service's host (run_in: host), not inside users' computers: ${hosted.join(', ')}`);
       const first = Promise.all(
         conns.map(async (c) => {
           const error = (await c.start()) ? null : c.lastError;
@@ -71,7 +74,7 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
       await Promise.race([first, new Promise((r) => setTimeout(r, opts.startWaitMs ?? 5000).unref())]);
 
       // Tool objects are made once per listing, so a tool's schema always matches the server's list.
-      const toolsOf = (c: McpServerConnection): Tool[] =>
+      const toolsOf = (c: McpServerConnection, used?: () => void): Tool[] =>
         c.tools.map((t) => ({
           name: exposedName(c.name, t.name),
           displayName: `${c.name}: ${t.name}`,
@@ -80,6 +83,7 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
           parameters: schemaOf(t.inputSchema),
           async execute(args: Record<string, unknown>, ctx): Promise<ToolResult> {
             ctx.progress(`calling ${t.name} on MCP server ${c.name}`);
+            used?.();
             let r: CallToolResult;
             try {
               r = await c.call(t.name, args, ctx.signal);
@@ -91,7 +95,17 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
             return { output: resultText(r), status: r.isError ? 'error' : 'done' };
           },
         }));
-      api.registerProvider({ name: 'mcp', tools: () => conns.filter((c) => c.state === 'ready').flatMap(toolsOf) });
+      api.registerProvider({
+        name: 'mcp',
+        tools: async (scope) => {
+          const own = await Promise.all(perUser.map(async (p) => ({ p, c: await p.connection(scope) })));
+          await Promise.all([...conns, ...own.map((o) => o.c)].map((c) => c.settled()));
+          return [
+            ...conns.filter((c) => c.state === 'ready').flatMap((c) => toolsOf(c)),
+            ...own.filter(({ c }) => c.state === 'ready').flatMap(({ p, c }) => toolsOf(c, () => p.touch(scope.userId))),
+          ];
+        },
+      });
 
       for (const c of conns) {
         api.addHealthCheck({
@@ -108,7 +122,8 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
           },
         });
       }
+      for (const p of perUser) api.addHealthCheck({ id: p.name, run: async () => p.health() });
     },
   };
-  return { plugin, servers: () => conns };
+  return { plugin, servers: () => [...conns, ...perUser.flatMap((p) => p.connections())] };
 }

@@ -45,12 +45,28 @@ export class McpServerConnection {
   private failures = 0;
   private upSince = 0;
   private generation = 0;
+  private refreshing: Promise<void> | null = null;
 
   constructor(
     readonly name: string,
     readonly config: McpServerConfig,
-    private readonly opts: { timeoutMs: number; startTimeoutMs: number; onToolsChanged: () => void; log: (m: string) => void },
+    private readonly opts: {
+      timeoutMs: number;
+      startTimeoutMs: number;
+      onToolsChanged: () => void;
+      log: (m: string) => void;
+      /** Another transport than a process on the host (a process in a user's computer). */
+      transport?: () => Promise<Transport & { stderr?: string; exit?: string | null }>;
+      /** Who it runs for, in log lines (e.g. `for user_x, in their computer`). */
+      label?: string;
+      /** A first start that failed is handed here instead of restarting (the owner runs it elsewhere). */
+      onNeverStarted?: (why: string) => void;
+    },
   ) {}
+
+  /** Whether it was ever ready (a server that never started may be moved elsewhere). */
+  everReady = false;
+  private custom: { stderr?: string; exit?: string | null } | null = null;
 
   get kind(): 'stdio' | 'http' {
     return isStdio(this.config) ? 'stdio' : 'http';
@@ -85,14 +101,22 @@ export class McpServerConnection {
       if (gen === this.generation && !this.stopping) this.crashed('the server closed the connection');
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      if (gen === this.generation) await this.refresh().catch((e) => (this.lastError = `tools/list after list_changed: ${e.message}`));
+      if (gen !== this.generation) return;
+      const p = this.refresh().catch((e) => {
+        this.lastError = `tools/list after list_changed: ${e.message}`;
+      });
+      this.refreshing = p;
+      await p;
+      if (this.refreshing === p) this.refreshing = null;
     });
     try {
-      const transport = this.transport();
+      const transport = this.opts.transport ? await this.opts.transport() : this.transport();
+      this.custom = this.opts.transport ? (transport as { stderr?: string; exit?: string | null }) : null;
       await withTimeout(client.connect(transport, { timeout: this.opts.startTimeoutMs }), this.opts.startTimeoutMs, `MCP server ${this.name} (initialize)`);
       await this.refresh();
       if (gen !== this.generation) return false;
       this.state = 'ready';
+      this.everReady = true;
       this.lastError = null;
       this.upSince = Date.now();
       return true;
@@ -104,8 +128,9 @@ export class McpServerConnection {
   }
 
   private describe(e: Error): string {
-    const tail = this.stderr.trim().split('\n').slice(-3).join(' | ');
-    return `${e.message}${tail ? ` (stderr: ${tail.slice(0, 500)})` : ''}`;
+    const tail = (this.custom?.stderr ?? this.stderr).trim().split('\n').slice(-3).join(' | ');
+    const exit = this.custom?.exit ? `; ${this.custom.exit}` : '';
+    return `${e.message}${exit}${tail ? ` (stderr: ${tail.slice(0, 500)})` : ''}`;
   }
 
   /** Withdraw the tools, close this client, restart later on a fresh one. */
@@ -119,9 +144,14 @@ export class McpServerConnection {
     this.generation++;
     old?.close().catch(() => {});
     if (had) this.opts.onToolsChanged();
+    if (!this.everReady && this.opts.onNeverStarted) {
+      this.state = 'stopped';
+      this.opts.onNeverStarted(this.lastError);
+      return;
+    }
     if (Date.now() - this.upSince > 60_000) this.failures = 0;
     const delay = BACKOFF_MS[Math.min(this.failures++, BACKOFF_MS.length - 1)];
-    this.opts.log(`MCP server ${this.name} failed: ${this.lastError}; restarting in ${delay / 1000} s`);
+    this.opts.log(`MCP server ${this.name}${this.opts.label ? ` (${this.opts.label})` : ''} failed: ${this.lastError}; restarting in ${delay / 1000} s`);
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -129,6 +159,16 @@ export class McpServerConnection {
       void this.start();
     }, delay);
     this.timer.unref();
+  }
+
+  /**
+   * Wait for a tools/list that a list_changed notification started (bounded by the call timeout):
+   * the notification comes before the result of the call that changed the list, so the model call
+   * after that result sees the new list.
+   */
+  async settled(): Promise<void> {
+    const p = this.refreshing;
+    if (p) await withTimeout(p, this.opts.timeoutMs, 'tools/list').catch(() => {});
   }
 
   /** tools/list (every page); the tool list changes take effect at the next model call. */
