@@ -21,6 +21,12 @@ const Stdio = z
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
     cwd: z.string().min(1).optional(),
+    /**
+     * `computer` (default): one process per user inside that user's computer, started at their first
+     * run and stopped when idle; when it cannot start there (the command is not in the computer),
+     * the server runs on the host instead, with a warning. `host`: one process on the service's host.
+     */
+    run_in: z.enum(['computer', 'host']).default('computer'),
     ...common,
   })
   .strict();

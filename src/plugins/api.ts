@@ -28,7 +28,20 @@ export interface ExecResult {
 export interface PluginComputer {
   /** The workspace root as processes inside see it. */
   readonly root: string;
-  exec(command: string, opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal; maxOutputBytes?: number }): Promise<ExecResult>;
+  exec(
+    command: string,
+    opts?: {
+      cwd?: string;
+      env?: Record<string, string>;
+      timeoutMs?: number;
+      signal?: AbortSignal;
+      maxOutputBytes?: number;
+      /** Output as it arrives (decoded UTF-8). */
+      onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
+      /** Standard input, closed at its end; an async iterable is written as it yields (a stdio server). */
+      stdin?: string | Uint8Array | AsyncIterable<string | Uint8Array>;
+    },
+  ): Promise<ExecResult>;
   readFile(path: string): Promise<Buffer>;
   writeFile(path: string, data: Buffer | string): Promise<void>;
 }

@@ -51,7 +51,7 @@ async function httpFixture(t: { teardown(fn: () => unknown): void }): Promise<st
 t.test('a real npm MCP server over stdio and one over streamable HTTP: the agent calls their tools', async (t) => {
   const url = await httpFixture(t);
   const servers = {
-    everything: { command: node, args: [EVERYTHING, 'stdio'] },
+    everything: { command: node, args: [EVERYTHING, 'stdio'], run_in: 'host' },
     web: { url },
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify(servers) });
@@ -89,14 +89,14 @@ t.test('a real npm MCP server over stdio and one over streamable HTTP: the agent
   const checks = await envChecks(app);
   t.match(checks['mcp:everything'], { status: 'ok', detail: /tools \(stdio, on the host\)/ });
   t.match(checks['mcp:web'], { status: 'ok', detail: /5 tools \(HTTP http:\/\/127\.0\.0\.1:/ });
-  t.match(app.service.warnings.join('\n'), /stdio MCP servers run on the service's host.*everything/);
+  t.match(app.service.warnings.join('\n'), /stdio MCP servers run on the service's host \(run_in: host\).*everything/);
   const off = await createSession(app, app.adminKey, { disable_tools: ['mcp'] });
   await chat(app, model, off, 'x', { text: ['ok'] });
   t.notOk(offered(model, model.requests.length - 1).some((n) => n.startsWith('mcp__')), 'disable_tools: ["mcp"] removes them');
 });
 
 t.test('list_changed at the next model call, call timeout, a server killed mid-session comes back', async (t) => {
-  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ fix: { command: node, args: [FIXTURE, 'stdio'], timeout_ms: 3000 } }) });
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ fix: { command: node, args: [FIXTURE, 'stdio'], timeout_ms: 3000, run_in: 'host' } }) });
   const fix = () => app.service.firstParty.mcp()[0];
   await until('ready', () => fix().state === 'ready');
   const sid = await createSession(app);
@@ -141,10 +141,10 @@ t.test('list_changed at the next model call, call timeout, a server killed mid-s
 
 t.test('servers that never answer, answer garbage or exit at once: reported, the service runs on', async (t) => {
   const servers = {
-    mute: { command: node, args: ['-e', 'setInterval(() => {}, 1000)'], start_timeout_ms: 1500 },
-    garbage: { command: node, args: ['-e', 'setInterval(() => console.log("garbage {"), 50)'], start_timeout_ms: 1500 },
-    quits: { command: node, args: ['-e', 'console.error("no config"); process.exit(3)'] },
-    missing: { command: '/nonexistent/mcp-server' },
+    mute: { command: node, args: ['-e', 'setInterval(() => {}, 1000)'], start_timeout_ms: 1500, run_in: 'host' },
+    garbage: { command: node, args: ['-e', 'setInterval(() => console.log("garbage {"), 50)'], start_timeout_ms: 1500, run_in: 'host' },
+    quits: { command: node, args: ['-e', 'console.error("no config"); process.exit(3)'], run_in: 'host' },
+    missing: { command: '/nonexistent/mcp-server', run_in: 'host' },
     nohttp: { url: 'http://127.0.0.1:9/mcp', start_timeout_ms: 1500 },
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify(servers) });
@@ -168,7 +168,7 @@ t.test('a malformed AGENTSVC_MCP_SERVERS stops up with the setting named', async
   const bad = ['{not json', '[]', '{"Bad Name": {"command": "x"}}', '{"a": {"command": ""}}', '{"a": {"url": "ftp://x"}}', '{"a": {"nothing": 1}}', '{"a": {"command": "x", "extra": 1}}'];
   for (const value of bad) t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: value } }), /invalid setting AGENTSVC_MCP_SERVERS: /, value);
   writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { fs: { command: 'npx', args: ['-y', 'x'] } } }));
-  t.same(loadConfig({ env: { AGENTSVC_HOME: home } }).mcp.servers, { fs: { command: 'npx', args: ['-y', 'x'], env: {} } }, 'config.json `mcp` is read');
+  t.same(loadConfig({ env: { AGENTSVC_HOME: home } }).mcp.servers, { fs: { command: 'npx', args: ['-y', 'x'], env: {}, run_in: 'computer' } }, 'config.json `mcp` is read (stdio servers run in users\' computers by default)');
   writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { fs: { command: 1 } } }));
   t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home } }), /AGENTSVC_MCP_SERVERS: server fs: command/);
   const r = spawnSync(node, [BIN, 'up', '--port', '0'], { env: { ...cleanEnv(), AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: '{"x": 1}' }, encoding: 'utf8', timeout: 60_000 });

@@ -18,8 +18,13 @@ export async function envChecks(app: TestApp): Promise<Record<string, { status: 
 }
 
 /** One chat:send through a real socket, the model scripted; resolves with the tool results in order. */
-export async function chat(app: TestApp, model: FakeModel, sid: string, message: string, ...steps: Parameters<FakeModel['script']>) {
-  const { sock, seen } = await watch(app, sid);
+export function chat(app: TestApp, model: FakeModel, sid: string, message: string, ...steps: Parameters<FakeModel['script']>) {
+  return chatAs(app, app.adminKey, model, sid, message, ...steps);
+}
+
+/** `chat` as the owner of `key`. */
+export async function chatAs(app: TestApp, key: string, model: FakeModel, sid: string, message: string, ...steps: Parameters<FakeModel['script']>) {
+  const { sock, seen } = await watch(app, sid, key);
   model.script(...steps);
   const ack = await request(sock, 'chat:send', { session_id: sid, message });
   if (!ack.ok) throw new Error(`chat:send: ${JSON.stringify(ack)}`);

@@ -1,0 +1,123 @@
+import t from 'tap';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createLocalRunner } from '../../runners/local/index.js';
+import { buildWithModel, createSession } from '../helpers/chat.js';
+import { chatAs, envChecks, offered } from '../plugins/helpers.js';
+
+// stdio MCP servers run by default inside each user's computer: one process per user, confined
+// like that user's commands. These tests need the local runner's bubblewrap confinement.
+const CI = process.env.CI === 'true';
+const probeHome = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-probe-'));
+chmodSync(probeHome, 0o711);
+t.teardown(() => rmSync(probeHome, { recursive: true, force: true }));
+const check = await createLocalRunner({ home: probeHome }).check();
+const why = check.error ?? check.warning;
+const confined = check.ok && !check.warning;
+if (!confined) {
+  if (CI) t.fail(`the local runner cannot confine commands, stdio MCP servers in computers untested: ${why}`);
+  else t.comment(`MCP servers in users' computers skipped: ${why}`);
+}
+const skip = confined ? false : `bubblewrap not usable: ${why}`;
+
+const PROBE = resolve('test/fixtures/mcp-probe.mjs');
+
+const unhandled: unknown[] = [];
+process.on('unhandledRejection', (e) => unhandled.push(e));
+t.teardown(() => {
+  if (unhandled.length) throw new Error(`unhandled rejections: ${unhandled.map(String).join('; ')}`);
+});
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 20_000) {
+  const t0 = Date.now();
+  while (!(await fn())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Host pids of `node mcp-probe.mjs` working in `dir` (the probe's process, seen from the host). */
+function pidsIn(dir: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (readlinkSync(`/proc/${p}/cwd`) === dir && /(^|\/)node$/.test(argv[0]) && argv[1] === 'mcp-probe.mjs') out.push(Number(p));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
+t.test('a stdio MCP server runs in each user\'s computer: confined, one process per user, restarted when killed', { skip }, async (t) => {
+  const hostOnly = join(probeHome, 'host-only-probe.mjs');
+  copyFileSync(PROBE, hostOnly);
+  const { app, model } = await buildWithModel(t, {
+    AGENTSVC_RUNNER: 'local',
+    AGENTSVC_MCP_SERVERS: JSON.stringify({
+      probe: { command: 'node', args: ['mcp-probe.mjs'], timeout_ms: 5000 },
+      // Its script is a host path the computers do not see: it cannot start in one.
+      hostonly: { command: process.execPath, args: [hostOnly], timeout_ms: 5000 },
+    }),
+  });
+  const a = await app.newUser();
+  const b = await app.newUser();
+  const sa = await createSession(app, a.key);
+  const sb = await createSession(app, b.key);
+  const rootA = join(app.config.workspaces, a.userId);
+  const rootB = join(app.config.workspaces, b.userId);
+  for (const root of [rootA, rootB]) {
+    mkdirSync(root, { recursive: true });
+    copyFileSync(PROBE, join(root, 'mcp-probe.mjs'));
+  }
+  const before = await envChecks(app);
+  t.match(before['mcp:probe'], { status: 'ok', detail: /one process per user in their computer/ }, 'nothing started before a first run');
+
+  const secret = join(app.home, 'admin.key');
+  const where = async (sid: string, key: string, args: Record<string, unknown> = {}) => {
+    const r = await chatAs(app, key, model, sid, 'where', { toolCalls: [{ name: 'mcp__probe__where', args }] }, { text: ['ok'] });
+    t.equal(r.end.status, 'completed');
+    t.equal(r.results[0].status, 'done', `the call answered: ${r.results[0].result}`);
+    return JSON.parse(r.results[0].result) as { cwd: string; uid: number; pid: number; shadow: boolean; token: string; sees: boolean | null };
+  };
+
+  const first = await where(sa, a.key, { path: secret });
+  t.ok(offered(model, 0).includes('mcp__probe__where'), 'its tools are offered in the user\'s first run');
+  t.equal(first.sees, false, 'the server cannot see the service\'s home (admin key)');
+  t.equal(first.shadow, false, 'nor read /etc/shadow');
+  t.notOk(pidsIn(rootB).length, 'no process for B before B runs');
+  const hostPids = pidsIn(rootA);
+  t.equal(hostPids.length, 1, `one process for A, working in A's computer (${hostPids})`);
+
+  const again = await where(await createSession(app, a.key), a.key);
+  t.equal(again.token, first.token, 'A\'s second session talks to the same process');
+  const other = await where(sb, b.key, { path: join(rootA, 'mcp-probe.mjs') });
+  t.not(other.token, first.token, 'B has a process of its own');
+  t.equal(other.sees, false, 'and B\'s cannot see A\'s files');
+  t.equal(pidsIn(rootB).length, 1);
+
+  const conns = () => app.service.firstParty.mcp().filter((c) => c.name === 'probe');
+  t.equal(conns().length, 2, 'two connections: one per user');
+  process.kill(hostPids[0], 'SIGKILL');
+  await until('A\'s server restarted', () => {
+    const now = pidsIn(rootA);
+    return now.length === 1 && now[0] !== hostPids[0] && conns().every((c) => c.state === 'ready');
+  });
+  const restarted = await where(sa, a.key);
+  t.not(restarted.token, first.token, 'a killed server comes back as a new process');
+  t.equal(pidsIn(rootB).length, 1, 'B\'s server was not touched');
+  const checks = await envChecks(app);
+  t.match(checks['mcp:probe'], { status: 'ok', detail: /2 of 2 users' processes ready \(stdio, in users' computers, 1 tools\); restarted 1 times/ });
+
+  // The host-only server could not start in A's computer: it runs on the host, and says so (the
+  // service log, and /api/env/check).
+  await until('fallback', async () => (await envChecks(app))['mcp:hostonly']?.status === 'warn');
+  const h = await chatAs(app, a.key, model, sa, 'host', { toolCalls: [{ name: 'mcp__hostonly__where', args: { path: secret } }] }, { text: ['ok'] });
+  t.equal(h.results[0].status, 'done', `the fallback serves the call: ${h.results[0].result}`);
+  t.equal(JSON.parse(h.results[0].result).sees, true, 'on the host (it sees the home)');
+  const hc = (await envChecks(app))['mcp:hostonly'];
+  t.match(hc, { status: 'warn', detail: /1 tools \(stdio, on the host: it did not start in a user's computer \(.*(Cannot find module|exit code 1)/, fix: /run_in: "host"/ });
+});
