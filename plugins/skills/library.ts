@@ -135,7 +135,21 @@ export class SkillLibrary {
 
   private globalCache: { sig: string; at: number; skills: Promise<LoadedSkill[]> } | null = null;
 
-  private async globalSignature(): Promise<string> {
+  /** The signature being read now: callers that arrive meanwhile share it (a burst of run starts reads the folder once). */
+  private signing: Promise<string> | null = null;
+
+  private globalSignature(): Promise<string> {
+    if (!this.signing) {
+      const p = this.readSignature();
+      this.signing = p;
+      void p.finally(() => {
+        if (this.signing === p) this.signing = null;
+      });
+    }
+    return this.signing;
+  }
+
+  private async readSignature(): Promise<string> {
     let names: string[];
     try {
       names = (await readdir(this.globalDir)).sort();
