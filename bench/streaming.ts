@@ -7,11 +7,15 @@
 // Usage: npx tsx bench/streaming.ts [paced=1,50,200] [burst=50,200] [n=100] [burstN=500] [rate=50]
 //   [idle=1000] [repeat=1] [bus=memory|redis] [prof=DIR (node --cpu-prof of the service)]
 //   [service=DIR (another built checkout of agentsvc, e.g. a worktree of an earlier commit)]
+//   [chatprof=DIR (a CPU profile of the service per scenario, from the first chat:send to the end,
+//   through the inspector: session creation and socket connects left out)]
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import WebSocket from 'ws';
 
 const opt = Object.fromEntries(process.argv.slice(2).map((x) => x.split('=') as [string, string]));
 const list = (v: string | undefined, d: number[]) => (v === undefined ? d : v === '' ? [] : v.split(',').map(Number));
@@ -107,6 +111,37 @@ interface Server {
   url: string;
   token?: string;
   pid: number;
+  /** The inspector's port (chatprof=). */
+  inspect?: number;
+}
+
+/** The V8 profiler of a process started with --inspect, over the DevTools protocol. */
+async function profiler(port: number): Promise<{ start(): Promise<void>; stop(file: string): Promise<void> }> {
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((r, j) => ws.once('open', r).once('error', j));
+  let id = 0;
+  const waiting = new Map<number, (v: any) => void>();
+  ws.on('message', (m) => {
+    const msg = JSON.parse(String(m));
+    waiting.get(msg.id)?.(msg.result);
+    waiting.delete(msg.id);
+  });
+  const call = (method: string, params = {}) =>
+    new Promise<any>((r) => {
+      waiting.set(++id, r);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await call('Profiler.enable');
+  await call('Profiler.setSamplingInterval', { interval: 500 });
+  return {
+    start: () => call('Profiler.start'),
+    async stop(file) {
+      const { profile } = await call('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      ws.close();
+    },
+  };
 }
 interface Figures {
   deltas: number;
@@ -122,23 +157,35 @@ interface Figures {
   problems: string[];
   rss: number;
   pg: number;
-  /** CPU seconds the server used during the run, and PostgreSQL's. */
+  /** CPU seconds the server used from the first chat:send to the end, and PostgreSQL's. */
   cpu: number;
   pgCpu: number;
 }
 
 /** One load generator run against one server; the server's RSS sampled every 100 ms meanwhile. */
-async function load(srv: Server, k: number, n: number, intervalMs: number): Promise<Figures> {
+async function load(srv: Server, k: number, n: number, intervalMs: number, profileTo?: string): Promise<Figures> {
+  const prof = profileTo && srv.inspect ? await profiler(srv.inspect) : null;
   let rss = rssMiB(srv.pid);
-  const cpu0 = cpuSeconds(srv.pid);
-  const pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
+  let cpu0 = cpuSeconds(srv.pid);
+  let pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
   const t = setInterval(() => (rss = Math.max(rss, rssMiB(srv.pid))), 100);
   const args = JSON.stringify({ url: srv.url, token: srv.token, mode: 'stream', k, n, intervalMs });
   const child = spawn(process.execPath, [...tsx, join(here, 'streaming', 'load.ts'), args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (c) => (out += c));
+  let sending = false;
+  child.stdout.on('data', (c) => {
+    out += c;
+    // CPU is counted from the first chat:send (creating sessions and connecting sockets is not streaming).
+    if (!sending && out.includes('"sending":true')) {
+      sending = true;
+      cpu0 = cpuSeconds(srv.pid);
+      pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
+      void prof?.start();
+    }
+  });
   const code = await new Promise((r) => child.once('exit', r));
   clearInterval(t);
+  if (prof && profileTo) await prof.stop(profileTo);
   if (code !== 0) throw new Error(`load generator exited ${code}: ${out}`);
   const cpu = cpuSeconds(srv.pid) - cpu0;
   const pg = srv.name === 'agentsvc' ? pgPssMiB(srv.pid) : 0;
@@ -199,14 +246,15 @@ try {
     env.REDIS_URL = `redis://127.0.0.1:${port}`;
     env.AGENTSVC_WORKSPACES = join(tmp, 'workspaces');
   }
-  const prof = opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : [];
+  const inspect = opt.chatprof ? await freePort() : undefined;
+  const prof = opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : inspect ? [`--inspect=127.0.0.1:${inspect}`] : [];
   // service=DIR: the agentsvc checkout (built) to measure, e.g. a worktree of an earlier commit.
   const svc = await start([...prof, join(resolve(opt.service ?? join(here, '..')), 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
   procs.push(svc.child);
   const token = readFileSync(join(tmp, 'home', 'admin.key'), 'utf8').trim();
   const servers: Server[] = [
     { name: 'relay', url: relay.m[1], pid: relay.child.pid! },
-    { name: 'agentsvc', url: svc.m[1], token, pid: svc.child.pid! },
+    { name: 'agentsvc', url: svc.m[1], token, pid: svc.child.pid!, inspect },
   ];
 
   // Warm-up (JIT, connection pools), not reported.
@@ -222,7 +270,7 @@ try {
 
   const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)} ${'CPU s'.padStart(6)} ${'PG CPU'.padStart(6)}  delivered`;
   console.log(`bus=${opt.bus ?? 'memory'}; latency = model wrote the delta -> client received it; ttfd = chat:send emitted -> first delta received;`);
-  console.log('CPU s = CPU seconds the server process used during the run (PG CPU: its PostgreSQL); RSS = peak during the run');
+  console.log('CPU s = CPU seconds the server process used from the first chat:send to the last chat:end (PG CPU: its PostgreSQL); RSS = peak during the run');
   console.log(hdr);
   const scenarios = [
     ...PACED.map((k) => ({ label: `paced K=${k} x ${N} @${RATE}/s`, k, n: N, interval: 1000 / RATE, burst: false })),
@@ -232,7 +280,7 @@ try {
   for (const sc of scenarios) {
     for (let r = 0; r < REPEAT; r++) {
       const fr = await load(servers[0], sc.k, sc.n, sc.interval);
-      const fs = await load(servers[1], sc.k, sc.n, sc.interval);
+      const fs = await load(servers[1], sc.k, sc.n, sc.interval, opt.chatprof && join(resolve(opt.chatprof), `${sc.label.replace(/[^\w=]+/g, '-')}-${r}.cpuprofile`));
       results.push({ label: sc.label, k: sc.k, burst: sc.burst, relay: fr, svc: fs });
       for (const [name, f] of [
         ['relay', fr],

@@ -116,6 +116,8 @@ async function stream() {
         });
       }),
   );
+  // The orchestrator reads the server's CPU now: sessions and sockets are set up, the chats begin.
+  console.log(JSON.stringify({ sending: true }));
   const t0 = clock();
   const acks = await Promise.all(
     sockets.map((s, i) => {
