@@ -144,11 +144,12 @@ export class Snapshots {
    * what git would see (path, type, size, inode, mtime and ctime in nanoseconds of every file and
    * link): equal signatures mean an unchanged workspace, whose checkpoint needs no git at all.
    */
-  private async scan(dir: string): Promise<{ skipped: Skipped[]; signature: string; entries: number }> {
+  private async scan(dir: string): Promise<{ skipped: Skipped[]; signature: string; entries: number; gitignores: boolean }> {
     const skipped: Skipped[] = [];
     const hash = createHash('sha1');
     let count = 0;
     let entries = 0;
+    let gitignores = false;
     const max = this.opts.maxFiles ?? 100_000;
     const walk = async (rel: string) => {
       for (const e of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
@@ -159,6 +160,7 @@ export class Snapshots {
           const st = await lstat(join(dir, path), { bigint: true }).catch(() => null);
           if (!st) continue;
           entries++;
+          if (e.name === '.gitignore') gitignores = true;
           hash.update(`${path}\0${st.mode}:${st.size}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}\n`);
           if (!e.isFile()) continue;
           const size = Number(st.size);
@@ -168,7 +170,27 @@ export class Snapshots {
       }
     };
     await walk('');
-    return { skipped, signature: hash.digest('hex'), entries };
+    return { skipped, signature: hash.digest('hex'), entries, gitignores };
+  }
+
+  /**
+   * The workspace's own .gitignore files hide files from `git add -A`, but a checkpoint keeps every
+   * file (a rewind must bring back build output and logs too): the files they hide are added with
+   * -f, except ours to leave out (heavy folders, skipped files). Only when a .gitignore exists.
+   */
+  private async addIgnored(gitDir: string, wt: string, skipped: Skipped[]) {
+    const listed = await this.git(gitDir, wt, ['ls-files', '-z', '--others', '--ignored', '--directory', '--exclude-per-directory=.gitignore']);
+    const heavy = (p: string) => p.split('/').some((part) => EXCLUDED_DIRS.includes(part));
+    const paths = listed.split('\0').filter((p) => p && !heavy(p.replace(/\/$/, '')));
+    if (!paths.length) return;
+    const specs = [
+      ...paths.map((p) => `:(literal)${p}`),
+      ...EXCLUDED_DIRS.map((d) => `:(exclude,glob)**/${d}/**`),
+      ...skipped.map((x) => `:(exclude,literal)${x.path}`),
+    ];
+    await this.git(gitDir, wt, ['add', '-f', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], specs.join('\0')).catch((e: Error) => {
+      skipped.push({ path: '*', size: 0, reason: `some files hidden by .gitignore could not be read: ${e.message.slice(0, 400)}` });
+    });
   }
 
   /** Exclude heavy folders and the skipped files (gitignore syntax, each path anchored and escaped). */
@@ -268,12 +290,13 @@ export class Snapshots {
     const gitDir = this.gitDir(userId, sessionId);
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
-      const { skipped, signature, entries } = await this.scan(wt);
+      const { skipped, signature, entries, gitignores } = await this.scan(wt);
       const prev = this.last.get(gitDir);
       if (prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
       if (entries === 0) return this.remember(gitDir, signature, { tree: EMPTY_TREE, files: 0, skipped });
       await this.ensure(gitDir);
       await this.excludes(gitDir, skipped);
+      if (gitignores) await this.addIgnored(gitDir, wt, skipped);
       // One process for the whole snapshot (through the helper, spawner.ts): add, write the tree,
       // count its files and loose objects.
       const out = await this.shell(gitDir, wt, SNAPSHOT_SCRIPT);
@@ -307,7 +330,9 @@ export class Snapshots {
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
       // The index first follows the folder as it is now, so files made since are removed too.
-      await this.excludes(gitDir, (await this.scan(wt)).skipped);
+      const now = await this.scan(wt);
+      await this.excludes(gitDir, now.skipped);
+      if (now.gitignores) await this.addIgnored(gitDir, wt, now.skipped);
       await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
       await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);
       const paths = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean);

@@ -124,3 +124,35 @@ t.test('an empty workspace needs no store; an unchanged one no git; a change is 
   await snaps.restore('user_t', 'sess_e', b.tree);
   t.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'two\n', 'restored after the shortcut');
 });
+
+t.test("files a workspace's .gitignore hides are snapshotted and restored too; heavy folders and skipped files still are not", async (t) => {
+  const { dir, snaps } = store(t, 1000);
+  writeFileSync(join(dir, '.gitignore'), '*.log\nbuild/\nnode_modules/\n');
+  writeFileSync(join(dir, 'app.log'), 'first log\n');
+  mkdirSync(join(dir, 'build', 'node_modules', 'dep'), { recursive: true });
+  writeFileSync(join(dir, 'build', 'out.js'), 'built 1\n');
+  writeFileSync(join(dir, 'build', 'node_modules', 'dep', 'index.js'), 'heavy\n');
+  mkdirSync(join(dir, 'node_modules', 'x'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules', 'x', 'i.js'), 'heavy\n');
+  writeFileSync(join(dir, 'big.log'), 'x'.repeat(2000));
+  const snap = await snaps.take('user_t', 'sess_t');
+  t.equal(snap.files, 3, '.gitignore, app.log and build/out.js: every file a user made');
+  t.same(snap.skipped.map((s) => s.path), ['big.log'], 'the file over the limit is listed, not lost silently');
+  const listed = (await snaps.files('user_t', 'sess_t', snap.tree)).map((f) => f.path).sort();
+  t.same(listed, ['.gitignore', 'app.log', 'build/out.js']);
+
+  rmSync(join(dir, 'app.log'));
+  writeFileSync(join(dir, 'build', 'out.js'), 'built 2\n');
+  writeFileSync(join(dir, 'later.log'), 'made after the checkpoint\n');
+  const later = await snaps.take('user_t', 'sess_t');
+  t.equal(later.files, 3, 'the deleted log is gone from the next snapshot, the new one is in');
+  await snaps.restore('user_t', 'sess_t', snap.tree);
+  t.equal(readFileSync(join(dir, 'app.log'), 'utf8'), 'first log\n', 'an ignored file comes back');
+  t.equal(readFileSync(join(dir, 'build', 'out.js'), 'utf8'), 'built 1\n', 'an ignored folder is restored');
+  t.notOk(existsSync(join(dir, 'later.log')), 'an ignored file made later is removed');
+  t.ok(existsSync(join(dir, 'node_modules', 'x', 'i.js')) && existsSync(join(dir, 'build', 'node_modules', 'dep', 'index.js')), 'heavy folders are left as they are');
+  await snaps.restore('user_t', 'sess_t', later.tree);
+  t.equal(readFileSync(join(dir, 'build', 'out.js'), 'utf8'), 'built 2\n');
+  t.notOk(existsSync(join(dir, 'app.log')));
+  t.equal(readFileSync(join(dir, 'later.log'), 'utf8'), 'made after the checkpoint\n');
+});
