@@ -144,16 +144,19 @@ export class Snapshots {
    * what git would see (path, type, size, inode, mtime and ctime in nanoseconds of every file and
    * link): equal signatures mean an unchanged workspace, whose checkpoint needs no git at all.
    */
-  private async scan(dir: string): Promise<{ skipped: Skipped[]; signature: string; entries: number; gitignores: boolean }> {
+  private async scan(dir: string): Promise<{ skipped: Skipped[]; signature: string; entries: number; gitignores: boolean; inNested: string[] }> {
     const skipped: Skipped[] = [];
     const hash = createHash('sha1');
     let count = 0;
     let entries = 0;
     let gitignores = false;
+    const nested: string[] = [];
+    const kept: string[] = [];
     const max = this.opts.maxFiles ?? 100_000;
     const walk = async (rel: string) => {
       for (const e of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
         const path = rel ? `${rel}/${e.name}` : e.name;
+        if (e.name === '.git' && rel) nested.push(rel);
         if (e.isDirectory()) {
           if (!EXCLUDED_DIRS.includes(e.name)) await walk(path);
         } else if (e.isFile() || e.isSymbolicLink()) {
@@ -162,15 +165,33 @@ export class Snapshots {
           entries++;
           if (e.name === '.gitignore') gitignores = true;
           hash.update(`${path}\0${st.mode}:${st.size}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}\n`);
-          if (!e.isFile()) continue;
+          if (!e.isFile()) {
+            kept.push(path);
+            continue;
+          }
           const size = Number(st.size);
           if (size > this.opts.fileLimit) skipped.push({ path, size, reason: `over the snapshot file limit of ${this.opts.fileLimit} bytes` });
           else if (++count > max) skipped.push({ path, size, reason: `over ${max} files in one snapshot` });
+          else kept.push(path);
         }
       }
     };
     await walk('');
-    return { skipped, signature: hash.digest('hex'), entries, gitignores };
+    const inNested = nested.length ? kept.filter((p) => nested.some((n) => p.startsWith(`${n}/`))) : [];
+    return { skipped, signature: hash.digest('hex'), entries, gitignores, inNested };
+  }
+
+  /**
+   * A folder holding its own repository (a clone, a `git init` in a subfolder) is, to `git add`, an
+   * embedded repository: one link, none of its files (or an error when it has no commit). Its files
+   * are staged by path instead; from then on they are tracked like any other. Only when such a
+   * folder exists.
+   */
+  private async addNested(gitDir: string, wt: string, paths: string[], skipped: Skipped[]) {
+    if (!paths.length) return;
+    await this.git(gitDir, wt, ['update-index', '--add', '--replace', '-z', '--stdin'], `${paths.join('\0')}\0`).catch((e: Error) => {
+      skipped.push({ path: '*', size: 0, reason: `some files in nested repositories could not be read: ${e.message.slice(0, 400)}` });
+    });
   }
 
   /**
@@ -290,12 +311,13 @@ export class Snapshots {
     const gitDir = this.gitDir(userId, sessionId);
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
-      const { skipped, signature, entries, gitignores } = await this.scan(wt);
+      const { skipped, signature, entries, gitignores, inNested } = await this.scan(wt);
       const prev = this.last.get(gitDir);
       if (prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
       if (entries === 0) return this.remember(gitDir, signature, { tree: EMPTY_TREE, files: 0, skipped });
       await this.ensure(gitDir);
       await this.excludes(gitDir, skipped);
+      await this.addNested(gitDir, wt, inNested, skipped);
       if (gitignores) await this.addIgnored(gitDir, wt, skipped);
       // One process for the whole snapshot (through the helper, spawner.ts): add, write the tree,
       // count its files and loose objects.
@@ -332,6 +354,7 @@ export class Snapshots {
       // The index first follows the folder as it is now, so files made since are removed too.
       const now = await this.scan(wt);
       await this.excludes(gitDir, now.skipped);
+      await this.addNested(gitDir, wt, now.inNested, now.skipped);
       if (now.gitignores) await this.addIgnored(gitDir, wt, now.skipped);
       await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
       await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);

@@ -156,3 +156,34 @@ t.test("files a workspace's .gitignore hides are snapshotted and restored too; h
   t.notOk(existsSync(join(dir, 'app.log')));
   t.equal(readFileSync(join(dir, 'later.log'), 'utf8'), 'made after the checkpoint\n');
 });
+
+t.test('a folder with its own repository (a clone, git init in a subfolder): its files are snapshotted and restored like any other', async (t) => {
+  const { dir, snaps } = store(t);
+  const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=a@b', '-c', 'user.name=a', ...args], { cwd, stdio: 'ignore' });
+  mkdirSync(join(dir, 'clone', 'src'), { recursive: true });
+  writeFileSync(join(dir, 'clone', 'src', 'main.c'), 'int main() { return 0; }\n');
+  git(join(dir, 'clone'), 'init', '-q');
+  git(join(dir, 'clone'), 'add', '.');
+  git(join(dir, 'clone'), 'commit', '-qm', 'first');
+  mkdirSync(join(dir, 'fresh'));
+  writeFileSync(join(dir, 'fresh', 'notes.md'), 'no commit yet\n');
+  git(join(dir, 'fresh'), 'init', '-q');
+  writeFileSync(join(dir, 'top.txt'), 'top\n');
+  const snap = await snaps.take('user_t', 'sess_t');
+  t.same(snap.skipped, [], 'nothing skipped, no error');
+  t.same((await snaps.files('user_t', 'sess_t', snap.tree)).map((f) => f.path).sort(), ['clone/src/main.c', 'fresh/notes.md', 'top.txt'], 'their files, not a link, and not their .git');
+
+  writeFileSync(join(dir, 'clone', 'src', 'main.c'), 'edited\n');
+  writeFileSync(join(dir, 'clone', 'src', 'new.c'), 'new\n');
+  rmSync(join(dir, 'fresh', 'notes.md'));
+  const later = await snaps.take('user_t', 'sess_t');
+  t.same((await snaps.files('user_t', 'sess_t', later.tree)).map((f) => f.path).sort(), ['clone/src/main.c', 'clone/src/new.c', 'top.txt'], 'edits, new and deleted files inside them are caught');
+  t.same(later.skipped, [], 'an emptied one is no error either');
+  await snaps.restore('user_t', 'sess_t', snap.tree);
+  t.equal(readFileSync(join(dir, 'clone', 'src', 'main.c'), 'utf8'), 'int main() { return 0; }\n', 'restored');
+  t.notOk(existsSync(join(dir, 'clone', 'src', 'new.c')), 'a file made later is removed');
+  t.equal(readFileSync(join(dir, 'fresh', 'notes.md'), 'utf8'), 'no commit yet\n');
+  t.ok(existsSync(join(dir, 'clone', '.git', 'HEAD')) && existsSync(join(dir, 'fresh', '.git', 'HEAD')), 'their .git folders are left as they are');
+  await snaps.restore('user_t', 'sess_t', later.tree);
+  t.equal(readFileSync(join(dir, 'clone', 'src', 'new.c'), 'utf8'), 'new\n');
+});
