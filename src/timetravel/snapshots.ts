@@ -182,6 +182,16 @@ export class Snapshots {
   }
 
   /**
+   * What `git add -A` needs before it runs (a snapshot and a restore alike): our excludes written,
+   * nested repositories' files and the files the workspace's .gitignore hides staged.
+   */
+  private async stage(gitDir: string, wt: string, scanned: { skipped: Skipped[]; gitignores: boolean; inNested: string[] }) {
+    await this.excludes(gitDir, scanned.skipped);
+    await this.addNested(gitDir, wt, scanned.inNested, scanned.skipped);
+    if (scanned.gitignores) await this.addIgnored(gitDir, wt, scanned.skipped);
+  }
+
+  /**
    * A folder holding its own repository (a clone, a `git init` in a subfolder) is, to `git add`, an
    * embedded repository: one link, none of its files (or an error when it has no commit). Its files
    * are staged by path instead; from then on they are tracked like any other. Only when such a
@@ -316,9 +326,7 @@ export class Snapshots {
       if (prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
       if (entries === 0) return this.remember(gitDir, signature, { tree: EMPTY_TREE, files: 0, skipped });
       await this.ensure(gitDir);
-      await this.excludes(gitDir, skipped);
-      await this.addNested(gitDir, wt, inNested, skipped);
-      if (gitignores) await this.addIgnored(gitDir, wt, skipped);
+      await this.stage(gitDir, wt, { skipped, gitignores, inNested });
       // One process for the whole snapshot (through the helper, spawner.ts): add, write the tree,
       // count its files and loose objects.
       const out = await this.shell(gitDir, wt, SNAPSHOT_SCRIPT);
@@ -352,10 +360,7 @@ export class Snapshots {
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
       // The index first follows the folder as it is now, so files made since are removed too.
-      const now = await this.scan(wt);
-      await this.excludes(gitDir, now.skipped);
-      await this.addNested(gitDir, wt, now.inNested, now.skipped);
-      if (now.gitignores) await this.addIgnored(gitDir, wt, now.skipped);
+      await this.stage(gitDir, wt, await this.scan(wt));
       await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
       await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);
       const paths = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean);
