@@ -30,7 +30,7 @@ export interface ChatSocketDeps {
   maxMessageBytes: number;
   conversation: Conversation;
   /** chat:compact: starts a compaction (its events follow on the session's stream). */
-  compact?: (userId: string, sessionId: string) => Promise<{ compaction_id: null; reason: string } | { started: true }>;
+  compact: (userId: string, sessionId: string) => Promise<{ compaction_id: null; reason: string } | { started: true }>;
 }
 
 /** Client events of SPEC.md: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop. */
@@ -99,7 +99,6 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
     handle('chat:compact', async (payload) => {
       const p = SessionRef.safeParse(payload);
       if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
-      if (!deps.compact) throw new AppError(501, 'NOT_IMPLEMENTED', 'compaction is not available');
       const r = await deps.compact(userId, p.data.session_id);
       return 'reason' in r ? r : {};
     });
