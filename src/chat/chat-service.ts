@@ -8,11 +8,11 @@ import type { Conversation } from './conversation.js';
 import { runLoop, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
-import type { SystemPrompt } from './system-prompt.js';
+import type { PromptContext, SystemPrompt } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
 import type { RunEnd, RunExecutor } from './run-executor.js';
 import { ChatSend, issues } from './send-schema.js';
-import type { TurnStore } from './turn-store.js';
+import type { StoredTurn, TurnStore } from './turn-store.js';
 import { hasOpenCalls, type Turn } from './turns.js';
 import { answerText, type Question } from '../agents/question.js';
 import { forkResult, forkService, subagentMessages, toolsAtDepth } from './forks.js';
@@ -27,8 +27,11 @@ export interface ChatDeps {
   tools: ToolRegistry;
   workspaces: Workspaces;
   prompt: SystemPrompt;
-  /** Called at each new user turn, before the model is called (time travel's checkpoint). Must not throw. */
-  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
+  /**
+   * Called at each new user turn, before the model is called (time travel's checkpoint, memory
+   * recall); `memoryEnabled` as the run's claim read it. Must not throw.
+   */
+  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string, memoryEnabled: boolean) => Promise<void>;
   /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
   whatif?: WhatIfPort;
   /** Automatic compaction between model calls (src/compaction). */
@@ -71,6 +74,10 @@ interface RunOptions {
   headless: boolean;
   schema?: Record<string, unknown>;
   resumeFrom?: Turn;
+  /** The user turn of a new message as stored (memory_refs included), and its content. */
+  user?: StoredTurn;
+  /** The session had no turn before this message: its history is that message alone. */
+  firstMessage?: boolean;
 }
 
 type Answer = { tool_call_id: string; selections: Record<string, number[]>; custom: Record<string, string> };
@@ -133,7 +140,7 @@ export class ChatService {
       p.session_id,
       from,
       async (state, claimed, started) => {
-        opts = { started, mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema };
+        opts = { started, mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema, firstMessage: claimed.next_sequence === 0 && !p.whatif };
         let message = p.message;
         if (p.whatif && this.deps.whatif) {
           const { original } = await this.deps.whatif.fork(userId, p.session_id, p.whatif);
@@ -147,7 +154,8 @@ export class ChatService {
           for (const part of message)
             user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
         await state.addTurn(user, message);
-        await this.deps.onUserTurn?.(userId, p.session_id, user, text).catch(() => {});
+        opts.user = { turn: user, content: message };
+        await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.memory_enabled).catch(() => {});
         return { turn_id: user.turn_id };
       },
       (state, claimed) => this.execute(state, claimed, opts),
@@ -189,8 +197,8 @@ export class ChatService {
     return this.deps.executor.stop(userId, sessionId);
   }
 
-  systemPrompt(userId: string, sessionId: string, mode: string): Promise<string> {
-    return this.deps.prompt.build({ userId, sessionId, mode });
+  systemPrompt(userId: string, sessionId: string, mode: string, run?: Pick<PromptContext, 'memoryEnabled' | 'userTurn'>): Promise<string> {
+    return this.deps.prompt.build({ userId, sessionId, mode, ...run });
   }
 
   /** The body of a run: the root loop (or the resumed chain), structured output, the outcome. */
@@ -205,11 +213,13 @@ export class ChatService {
       retool: this.retool(state, claimed),
     };
     let out: LoopOutcome;
-    // The prompt, the history and the tools are independent reads: one wait, not three.
+    // The prompt, the history and the tools are independent reads: one wait, not three. What the
+    // claim and the stored user turn already tell (memory_enabled, the recalled memories, a first
+    // message's history) is not read again.
     const fresh = !opts.resumeFrom;
     const [prompt, history, tools] = await Promise.all([
-      this.systemPrompt(state.userId, state.sessionId, opts.mode),
-      fresh ? this.deps.conversation.modelHistory(state.sessionId) : [],
+      this.systemPrompt(state.userId, state.sessionId, opts.mode, { memoryEnabled: claimed.memory_enabled, userTurn: opts.user?.turn }),
+      !fresh ? [] : opts.firstMessage && opts.user ? toModelMessages([opts.user]) : this.deps.conversation.modelHistory(state.sessionId),
       fresh && opts.mode !== 'planning' ? this.deps.tools.forSession(state, claimed.disable_tools) : [],
     ]);
     const messages: ModelMessage[] = [{ role: 'system', content: prompt }];

@@ -127,7 +127,7 @@ export class RunExecutor {
           const abort = new AbortController();
           const model = claimed.model ?? this.deps.config.model.default;
           const sequence = claimed.next_sequence;
-          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence }, this.deps.config, this.journal(sessionId));
+          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled }, this.deps.config, this.journal(sessionId));
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
           this.active.set(sessionId, entry);

@@ -96,6 +96,8 @@ export interface RunIdentity {
   signal: AbortSignal;
   /** `sequence` of the run's first new turn. */
   sequence: number;
+  /** The session's memory_enabled as the claim read it (tool providers read it from the run). */
+  memoryEnabled?: boolean;
 }
 
 /** The state one run (one chat:send) shares across its loops and sub-agents; writes go through its journal. */
@@ -106,6 +108,7 @@ export class RunState {
   readonly userId: string;
   readonly model: string;
   readonly signal: AbortSignal;
+  readonly memoryEnabled?: boolean;
   private sequence: number;
 
   constructor(
@@ -113,7 +116,7 @@ export class RunState {
     readonly config: Config,
     private readonly journal: TurnJournal,
   ) {
-    ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence } = id);
+    ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled } = id);
   }
 
   emit(name: string, data: Record<string, unknown> = {}) {

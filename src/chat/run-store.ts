@@ -7,6 +7,7 @@ export interface Claimed {
   model: string | null;
   disable_tools: string[];
   env: Record<string, string> | null;
+  memory_enabled: boolean;
   /** The session's highest stored event seq and the sequence its next turn takes, as of the claim. */
   last_seq: number;
   next_sequence: number;
@@ -61,7 +62,7 @@ export class RunStore {
       `update sessions set status = 'running', run_owner = ?, updated_at = now()
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
-       returning mode, model, disable_tools,
+       returning mode, model, disable_tools, memory_enabled,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
          (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id) as last_seq,

@@ -1,10 +1,15 @@
 import { asset } from '../lib/assets.js';
 import { errField, type Logger } from '../lib/logger.js';
+import type { Turn } from './turns.js';
 
 export interface PromptContext {
   userId: string;
   sessionId: string;
   mode: string;
+  /** At a run's start: the session's memory_enabled as its claim read it. */
+  memoryEnabled?: boolean;
+  /** At the start of a run for a new message: that user turn as stored (its memory_refs set). */
+  userTurn?: Turn;
 }
 
 /** A part of the system prompt (base instructions, planning, memories, skills, a role, a summary...). */

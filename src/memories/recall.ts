@@ -27,8 +27,8 @@ export class Recall {
   }
 
   /** At a user turn (ChatService's hook): choose, count and record the memories it brings. */
-  async onUserTurn(userId: string, sessionId: string, turn: Turn, text: string): Promise<void> {
-    if (!text.trim() || !(await this.enabled(sessionId))) return;
+  async onUserTurn(userId: string, sessionId: string, turn: Turn, text: string, enabled?: boolean): Promise<void> {
+    if (!text.trim() || !(enabled ?? (await this.enabled(sessionId)))) return;
     const hits = await this.store.relevant(userId, text, this.topK);
     if (!hits.length) return;
     turn.memory_refs = hits.map((m) => ({ id: m.id, type: m.type, content: m.content }));
@@ -38,12 +38,18 @@ export class Recall {
   /** The memories of the session's newest user turn, in its system prompt. */
   readonly prompt: PromptContributor = {
     name: 'memories',
-    contribute: async ({ userId, sessionId }) => {
-      const [row] = await this.sql<{ refs: { id: number }[] | null }>(
-        `select memory_refs as refs from turns where session_id = ? and role = 'user' and loop_id = 'root' order by sequence desc limit 1`,
-        [sessionId],
-      );
-      const ids = (row?.refs ?? []).map((r) => Number(r.id)).filter(Number.isInteger);
+    contribute: async ({ userId, sessionId, userTurn }) => {
+      // A run for a new message has that turn in hand; a resumed one reads the newest.
+      const refs = userTurn
+        ? (userTurn.memory_refs as { id: number }[] | null)
+        : (
+            await this.sql<{ refs: { id: number }[] | null }>(
+              `select memory_refs as refs from turns where session_id = ? and role = 'user' and loop_id = 'root' order by sequence desc limit 1`,
+              [sessionId],
+            )
+          )[0]?.refs;
+      const ids = (refs ?? []).map((r) => Number(r.id)).filter(Number.isInteger);
+      if (!ids.length) return null;
       const memories = await this.store.byIds(userId, ids);
       if (!memories.length) return null;
       return `Memories from earlier sessions that may help (the user's feedback and what was learned):\n${memories.map((m) => `- [${m.type}] ${m.content}`).join('\n')}`;
@@ -71,6 +77,6 @@ export class Recall {
   /** Offers the Memory tool to sessions with memory_enabled only. */
   readonly tools: ToolProvider = {
     name: 'memories',
-    tools: async (scope) => ((await this.enabled(scope.sessionId)) ? [this.memoryTool] : []),
+    tools: async (scope) => ((scope.memoryEnabled ?? (await this.enabled(scope.sessionId))) ? [this.memoryTool] : []),
   };
 }

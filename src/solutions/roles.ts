@@ -94,16 +94,25 @@ export class Roles {
    * What a session was created with never changes afterwards (start-session and ai_assist add to
    * it before they return), so it is read once per session: a run start costs no extra query.
    */
-  private cache = new Map<string, SessionRoleRow>();
+  private cache = new Map<string, Promise<SessionRoleRow | null>>();
 
-  private async row(sessionId: string): Promise<SessionRoleRow | null> {
+  /** The prompt and the tool filter of a run start ask at once: they share one read. */
+  private row(sessionId: string): Promise<SessionRoleRow | null> {
     const hit = this.cache.get(sessionId);
     if (hit) return hit;
-    const rows = await this.deps.db.sql<SessionRoleRow>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]);
-    if (!rows[0]) return null;
+    const read = this.deps.db.sql<SessionRoleRow>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]).then((rows) => rows[0] ?? null);
     if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(sessionId, rows[0]);
-    return rows[0];
+    this.cache.set(sessionId, read);
+    // A missing session or a failed read is not kept: the next run reads again.
+    void read.then(
+      (r) => r ?? this.forget(sessionId, read),
+      () => this.forget(sessionId, read),
+    );
+    return read;
+  }
+
+  private forget(sessionId: string, read: Promise<SessionRoleRow | null>) {
+    if (this.cache.get(sessionId) === read) this.cache.delete(sessionId);
   }
 
   /** ToolRegistry filter: a role session is offered (and may run) only its role's tools. */

@@ -72,6 +72,8 @@ export interface Tool<A = any> {
 export interface ToolScope {
   userId: string;
   sessionId: string;
+  /** Inside a run: the session's memory_enabled as its claim read it (a provider needs no query). */
+  memoryEnabled?: boolean;
 }
 
 export interface ProviderHealth {
