@@ -244,13 +244,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       prompt,
       autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
-      // Independent: the memories it brings, and the checkpoint (files and position), side by side.
-      onUserTurn: async (userId, sessionId, turn, text, memoryEnabled) => {
-        await Promise.all([
-          recall.onUserTurn(userId, sessionId, turn, text, memoryEnabled).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not recall memories')),
-          timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
-        ]);
-      },
+      onUserTurn: (userId, sessionId, turn, text, canRecall) =>
+        recall.onUserTurn(userId, sessionId, turn, text, canRecall).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not recall memories')),
+      checkpoint: (userId, sessionId, turn, text) =>
+        timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
     });
     const scheduled = await createScheduling({
       db,

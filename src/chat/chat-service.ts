@@ -28,10 +28,17 @@ export interface ChatDeps {
   workspaces: Workspaces;
   prompt: SystemPrompt;
   /**
-   * Called at each new user turn, before the model is called (time travel's checkpoint, memory
-   * recall); `memoryEnabled` as the run's claim read it. Must not throw.
+   * Called at each new user turn and awaited before the model is called (memory recall: the
+   * prompt carries what it chose); `recall` as the run's claim read it (memory_enabled, and the
+   * user has a memory in use). Must not throw.
    */
-  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string, memoryEnabled: boolean) => Promise<void>;
+  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string, recall: boolean) => Promise<void>;
+  /**
+   * Time travel's checkpoint of a new user turn: started with it, beside the model call, and
+   * awaited before the run's first tool executes (only tools change the files meanwhile) and
+   * before the run ends (a client that sees chat:end finds it listed). Must not throw.
+   */
+  checkpoint?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
   /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
   whatif?: WhatIfPort;
   /** Automatic compaction between model calls (src/compaction). */
@@ -78,6 +85,8 @@ interface RunOptions {
   user?: StoredTurn;
   /** The session had no turn before this message: its history is that message alone. */
   firstMessage?: boolean;
+  /** The checkpoint of the new message, being taken. */
+  checkpoint?: Promise<void>;
 }
 
 type Answer = { tool_call_id: string; selections: Record<string, number[]>; custom: Record<string, string> };
@@ -155,7 +164,8 @@ export class ChatService {
             user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
         await state.addTurn(user, message);
         opts.user = { turn: user, content: message };
-        await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.memory_enabled).catch(() => {});
+        opts.checkpoint = this.deps.checkpoint?.(userId, p.session_id, user, text).catch(() => {});
+        await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.recall).catch(() => {});
         return { turn_id: user.turn_id };
       },
       (state, claimed) => this.execute(state, claimed, opts),
@@ -201,8 +211,18 @@ export class ChatService {
     return this.deps.prompt.build({ userId, sessionId, mode, ...run });
   }
 
-  /** The body of a run: the root loop (or the resumed chain), structured output, the outcome. */
+  /** The body of a run; it ends only once the checkpoint of its message is recorded. */
   private async execute(state: RunState, claimed: Claimed, opts: RunOptions): Promise<RunEnd> {
+    try {
+      return await this.body(state, claimed, opts);
+    } finally {
+      await opts.checkpoint;
+    }
+  }
+
+  /** The root loop (or the resumed chain), structured output, the outcome. */
+  private async body(state: RunState, claimed: Claimed, opts: RunOptions): Promise<RunEnd> {
+    const checkpoint = opts.checkpoint;
     const deps: LoopDeps = {
       model: this.deps.model,
       registry: this.deps.tools,
@@ -211,6 +231,7 @@ export class ChatService {
       forks: forkService,
       autoCompact: this.deps.autoCompact,
       retool: this.retool(state, claimed),
+      beforeTools: checkpoint && (() => checkpoint),
     };
     let out: LoopOutcome;
     // The prompt, the history and the tools are independent reads: one wait, not three. What the

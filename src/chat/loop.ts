@@ -32,6 +32,8 @@ export interface LoopDeps {
   autoCompact?: (run: RunState, messages: ModelMessage[]) => Promise<ModelMessage[] | null>;
   /** Before each model call: list the loop's tools again when providers changed them (MCP list_changed). */
   retool?: (spec: LoopSpec) => Promise<void>;
+  /** Awaited before a tool of the run executes: the run's checkpoint has recorded the files by then. */
+  beforeTools?: () => Promise<void>;
 }
 
 interface PendingCall {
@@ -122,6 +124,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
 
 async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, pending: PendingCall[]): Promise<boolean> {
   if (!pending.length) return false;
+  await deps.beforeTools?.();
   const calls: { call: ToolCall; args: unknown }[] = [];
   let badJson: string | null = null;
   for (const p of pending) {

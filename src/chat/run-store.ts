@@ -8,6 +8,8 @@ export interface Claimed {
   disable_tools: string[];
   env: Record<string, string> | null;
   memory_enabled: boolean;
+  /** memory_enabled, and the user has a memory in use: a recall can find something. */
+  recall: boolean;
   /** The session's highest stored event seq and the sequence its next turn takes, as of the claim. */
   last_seq: number;
   next_sequence: number;
@@ -63,6 +65,7 @@ export class RunStore {
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
        returning mode, model, disable_tools, memory_enabled,
+         memory_enabled and exists (select 1 from memories m where m.user_id = sessions.user_id and not m.disabled and m.superseded_by is null) as recall,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
          (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id) as last_seq,

@@ -26,9 +26,12 @@ export class Recall {
     return (await this.sql<{ m: boolean }>('select memory_enabled as m from sessions where id = ?', [sessionId]))[0]?.m === true;
   }
 
-  /** At a user turn (ChatService's hook): choose, count and record the memories it brings. */
-  async onUserTurn(userId: string, sessionId: string, turn: Turn, text: string, enabled?: boolean): Promise<void> {
-    if (!text.trim() || !(enabled ?? (await this.enabled(sessionId)))) return;
+  /**
+   * At a user turn (ChatService's hook): choose, count and record the memories it brings. `recall`
+   * (from the run's claim): the session has memory_enabled and the user a memory in use.
+   */
+  async onUserTurn(userId: string, sessionId: string, turn: Turn, text: string, recall?: boolean): Promise<void> {
+    if (!text.trim() || !(recall ?? (await this.enabled(sessionId)))) return;
     const hits = await this.store.relevant(userId, text, this.topK);
     if (!hits.length) return;
     turn.memory_refs = hits.map((m) => ({ id: m.id, type: m.type, content: m.content }));

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Dockerode from 'dockerode';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionHostDir } from '../../src/files/paths.js';
 import { chatFixture, createSession, untilEnd } from '../helpers/chat.js';
@@ -158,6 +158,23 @@ t.test('a file over the snapshot limit is listed as skipped, heavy folders are l
   t.ok(existsSync(gitDir), 'the snapshot store exists, outside the session folder');
   t.equal((await app.api(`/api/sessions/${sid}`, { method: 'DELETE' })).status, 200);
   t.notOk(existsSync(gitDir), 'and goes with the session');
+});
+
+t.test('the checkpoint is taken beside the first model call, but a tool of the run never runs before it is complete', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  // The first answer writes a file at once; the snapshot of 3,000 files takes far longer than that.
+  model.fallback = (body: any) => (body.messages.at(-1).role === 'tool' ? { text: ['done'] } : { toolCalls: [{ name: 'Write', args: { file_path: 'late.txt', content: 'written by the run\n' } }] });
+  const me = (await (await app.api('/api/auth/me')).json()).id;
+  const dir = sessionHostDir(app.home, me, sid);
+  mkdirSync(join(dir, 'many'), { recursive: true });
+  for (let i = 0; i < 3000; i++) writeFileSync(join(dir, 'many', `f${i}.txt`), `file ${i}\n`);
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'write late' })).ok, true);
+  await untilEnd(seen, sid, 60_000);
+  t.same(await (await app.api(`/api/sessions/${sid}/files/late.txt`)).text(), 'written by the run\n', 'the tool ran');
+  const [cp] = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
+  t.equal(cp.files, 3000, 'the checkpoint holds the files before the run, without the one its tool wrote');
+  const view = await (await app.api(`/api/sessions/${sid}/checkout`, { method: 'POST', json: { checkpoint_id: cp.checkpoint_id } })).json();
+  t.notOk(view.files.some((f: any) => f.path === 'late.txt'), 'late.txt is not in it');
 });
 
 /** Both runners: the docker runner's workspaces are bind mounts of the same host folders. */
