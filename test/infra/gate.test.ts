@@ -35,3 +35,20 @@ t.test('at most `limit` inside; the others enter in arrival order; leaving twice
   const again = await Promise.race([gate.enter().then(() => 'entered'), new Promise((r) => setTimeout(() => r('blocked'), 50))]);
   t.equal(again, 'entered', 'every slot is free again');
 });
+
+t.test('maxHoldMs: a holder that does not leave gives its slot to the next one in time', async (t) => {
+  const gate = new Gate(1, 100);
+  // The gate's timer does not keep a process alive (unref); this test's wait must.
+  const alive = setInterval(() => {}, 1000);
+  t.teardown(() => clearInterval(alive));
+  const t0 = performance.now();
+  const stuck = await gate.enter();
+  const next = await gate.enter();
+  const waited = performance.now() - t0;
+  t.ok(waited >= 90 && waited < 2000, `the second entered after ${waited.toFixed(0)} ms, once the first one's hold ran out`);
+  stuck();
+  const third = gate.enter().then(() => 'entered');
+  t.equal(await Promise.race([third, new Promise((r) => setTimeout(() => r('blocked'), 50))]), 'blocked', "the late leave of the first one frees nothing: its slot was handed over already");
+  next();
+  t.equal(await Promise.race([third, new Promise((r) => setTimeout(() => r('blocked'), 50))]), 'entered', 'a real leave hands the slot on');
+});
