@@ -1,7 +1,8 @@
 // Streaming side by side: agentsvc against a bare Socket.IO relay (openai SDK stream -> socket.emit
 // per delta), same fake model, same load generator, each in its own process (bench/streaming/).
 // Paced scenarios: K sessions x N deltas at `rate`/s each; burst: K sessions x burstN deltas written
-// at once. Then idle subscribed sockets (memory per socket). The service is `agentsvc up` with its
+// at once. Then idle subscribed sockets (memory per socket: live JS memory after a full GC, through
+// each server's inspector, and RSS). The service is `agentsvc up` with its
 // embedded PostgreSQL (and REDIS_URL with bus=redis); its RSS is sampled during each scenario and
 // PostgreSQL's memory is the PSS of its processes.
 // Usage: npx tsx bench/streaming.ts [paced=1,50,200] [burst=50,200] [n=100] [burstN=500] [rate=50]
@@ -111,12 +112,12 @@ interface Server {
   url: string;
   token?: string;
   pid: number;
-  /** The inspector's port (chatprof=). */
+  /** The inspector's port: profiles (chatprof=) and the idle sockets' memory after a full GC. */
   inspect?: number;
 }
 
-/** The V8 profiler of a process started with --inspect, over the DevTools protocol. */
-async function profiler(port: number): Promise<{ start(): Promise<void>; stop(file: string): Promise<void> }> {
+/** A DevTools protocol session with a process started with --inspect. */
+async function inspector(port: number): Promise<{ call(method: string, params?: object): Promise<any>; close(): void }> {
   const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
   const ws = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((r, j) => ws.once('open', r).once('error', j));
@@ -132,6 +133,12 @@ async function profiler(port: number): Promise<{ start(): Promise<void>; stop(fi
       waiting.set(++id, r);
       ws.send(JSON.stringify({ id, method, params }));
     });
+  return { call, close: () => ws.close() };
+}
+
+/** The V8 profiler of a process started with --inspect. */
+async function profiler(port: number): Promise<{ start(): Promise<void>; stop(file: string): Promise<void> }> {
+  const { call, close } = await inspector(port);
   await call('Profiler.enable');
   await call('Profiler.setSamplingInterval', { interval: 500 });
   return {
@@ -139,7 +146,7 @@ async function profiler(port: number): Promise<{ start(): Promise<void>; stop(fi
     async stop(file) {
       const { profile } = await call('Profiler.stop');
       writeFileSync(file, JSON.stringify(profile));
-      ws.close();
+      close();
     },
   };
 }
@@ -209,12 +216,30 @@ async function idle(srv: Server, k: number) {
     });
   await seen('"created":true');
   await new Promise((r) => setTimeout(r, 1000));
-  const before = rssMiB(srv.pid);
+  const before = await settled(srv);
   await seen('"ready":true');
   await new Promise((r) => setTimeout(r, 2000));
-  const after = rssMiB(srv.pid);
+  const after = await settled(srv);
   await stop(child);
-  return { before, after, perSocketKiB: ((after - before) * 1024) / k };
+  return { before, after, rssKiB: ((after.rss - before.rss) * 1024) / k, liveKiB: ((after.live - before.live) * 1024) / k };
+}
+
+/**
+ * A server's memory after a full garbage collection (through its inspector): RSS, and what is live
+ * (JS heap in use plus memory outside it held by JS objects, e.g. buffers), in MiB. RSS alone does
+ * not show 1,000 sockets once a warm-up has left the heap room to spare; live memory does.
+ */
+async function settled(srv: Server): Promise<{ rss: number; live: number }> {
+  if (!srv.inspect) return { rss: rssMiB(srv.pid), live: Number.NaN };
+  const i = await inspector(srv.inspect);
+  try {
+    await i.call('HeapProfiler.collectGarbage');
+    const r = await i.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+    const m = JSON.parse(r.result.value) as { heapUsed: number; external: number };
+    return { rss: rssMiB(srv.pid), live: (m.heapUsed + m.external) / 1024 / 1024 };
+  } finally {
+    i.close();
+  }
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-streaming-'));
@@ -224,7 +249,8 @@ try {
   const model = await start([...tsx, join(here, 'streaming', 'model.ts')], /"baseUrl":"([^"]+)"/);
   procs.push(model.child);
   const baseUrl = model.m[1];
-  const relay = await start([...tsx, join(here, 'streaming', 'relay.ts'), baseUrl], /"url":"([^"]+)"/);
+  const relayInspect = await freePort();
+  const relay = await start([`--inspect=127.0.0.1:${relayInspect}`, ...tsx, join(here, 'streaming', 'relay.ts'), baseUrl], /"url":"([^"]+)"/);
   procs.push(relay.child);
 
   const env: NodeJS.ProcessEnv = {
@@ -246,14 +272,15 @@ try {
     env.REDIS_URL = `redis://127.0.0.1:${port}`;
     env.AGENTSVC_WORKSPACES = join(tmp, 'workspaces');
   }
-  const inspect = opt.chatprof ? await freePort() : undefined;
-  const prof = opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : inspect ? [`--inspect=127.0.0.1:${inspect}`] : [];
+  // An inspector that no session attaches to costs nothing while the scenarios run.
+  const inspect = await freePort();
+  const prof = [`--inspect=127.0.0.1:${inspect}`, ...(opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : [])];
   // service=DIR: the agentsvc checkout (built) to measure, e.g. a worktree of an earlier commit.
   const svc = await start([...prof, join(resolve(opt.service ?? join(here, '..')), 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
   procs.push(svc.child);
   const token = readFileSync(join(tmp, 'home', 'admin.key'), 'utf8').trim();
   const servers: Server[] = [
-    { name: 'relay', url: relay.m[1], pid: relay.child.pid! },
+    { name: 'relay', url: relay.m[1], pid: relay.child.pid!, inspect: relayInspect },
     { name: 'agentsvc', url: svc.m[1], token, pid: svc.child.pid!, inspect },
   ];
 
@@ -264,7 +291,9 @@ try {
   if (IDLE) {
     for (const s of servers) {
       const i = await idle(s, IDLE);
-      console.log(`${IDLE} idle subscribed sockets, ${s.name}: RSS ${i.before.toFixed(0)} -> ${i.after.toFixed(0)} MiB, ${i.perSocketKiB.toFixed(1)} KiB per socket`);
+      console.log(
+        `${IDLE} idle subscribed sockets, ${s.name}: after a full GC, live JS memory ${i.before.live.toFixed(1)} -> ${i.after.live.toFixed(1)} MiB, ${i.liveKiB.toFixed(1)} KiB per socket; RSS ${i.before.rss.toFixed(0)} -> ${i.after.rss.toFixed(0)} MiB, ${i.rssKiB.toFixed(1)} KiB per socket`,
+      );
     }
   }
 
