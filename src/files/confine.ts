@@ -267,12 +267,15 @@ export class SessionFolder {
 
   /** The workspaces folder and the verified user folder, open; null when absent and !create. */
   private async openUserChain(create: boolean): Promise<FileHandle[] | null> {
-    if (create) await mkdir(this.base, { recursive: true });
     const chain: FileHandle[] = [];
     try {
-      const base = await open(this.base, O_RDONLY | O_DIRECTORY).catch((e) => {
-        if (e.code === 'ENOENT' && !create) return null;
-        throw e;
+      // The workspaces folder is made when missing (once, in practice): no mkdir call per open.
+      const openBase = () => open(this.base, O_RDONLY | O_DIRECTORY);
+      const base = await openBase().catch(async (e) => {
+        if (e.code !== 'ENOENT') throw e;
+        if (!create) return null;
+        await mkdir(this.base, { recursive: true });
+        return openBase();
       });
       if (!base) return null;
       chain.push(base);

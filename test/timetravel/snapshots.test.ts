@@ -125,6 +125,33 @@ t.test('an empty workspace needs no store; an unchanged one no git; a change is 
   t.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'two\n', 'restored after the shortcut');
 });
 
+t.test('a session folder that is missing or empty is the empty tree without being opened; one that is a link is never followed', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'agentsvc-snaps-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const snaps = new Snapshots(root, { fileLimit: 1 << 20 });
+  t.same(await snaps.take('user_t', 'sess_m'), { tree: EMPTY_TREE, files: 0, skipped: [] }, 'missing: the empty tree');
+  t.notOk(existsSync(join(root, 'user_t', 'sess_m')), 'and the folder is not made for it');
+
+  const dir = join(root, 'user_t', 'sess_m');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(dir, 'a.txt'), 'one\n');
+  const a = await snaps.take('user_t', 'sess_m');
+  t.equal(a.files, 1);
+  rmSync(join(dir, 'a.txt'));
+  t.equal((await snaps.take('user_t', 'sess_m')).tree, EMPTY_TREE, 'emptied: the empty tree');
+  writeFileSync(join(dir, 'a.txt'), 'one\n');
+  t.equal((await snaps.take('user_t', 'sess_m')).tree, a.tree, 'the same file again: the same tree as before');
+
+  // The sandbox can write the user folder: a session folder swapped for a link to files elsewhere
+  // is refused (the plain read that finds it non-empty hands over to the verified open).
+  const outside = join(root, 'outside');
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'secret.txt'), 'not yours\n');
+  rmSync(dir, { recursive: true });
+  symlinkSync(outside, dir);
+  await t.rejects(snaps.take('user_t', 'sess_m'), /symbolic link/, 'a linked session folder is not snapshotted');
+});
+
 t.test("files a workspace's .gitignore hides are snapshotted and restored too; heavy folders and skipped files still are not", async (t) => {
   const { dir, snaps } = store(t, 1000);
   writeFileSync(join(dir, '.gitignore'), '*.log\nbuild/\nnode_modules/\n');
