@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { chmod, chown, mkdir, stat } from 'node:fs/promises';
-import Dockerode from 'dockerode';
+import { createRequire } from 'node:module';
+import type Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
 import { readWorkspaceFile, removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, writeWorkspaceFile, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
@@ -53,11 +54,20 @@ interface Box {
   chain: Promise<void>;
 }
 
+/**
+ * dockerode, loaded when a docker runner is made: through docker-modem it loads ssh2, whose
+ * poly1305 module reserves 16 MiB of WebAssembly memory at load, in every process that imports it,
+ * local-runner services and CLI commands included.
+ */
+let loaded: typeof Dockerode | null = null;
+const dockerode = (): typeof Dockerode => (loaded ??= createRequire(import.meta.url)('dockerode') as typeof Dockerode);
+
 function dockerFrom(host: string | undefined): Dockerode {
-  if (!host) return new Dockerode();
-  if (host.startsWith('unix://')) return new Dockerode({ socketPath: host.slice('unix://'.length) });
+  const Client = dockerode();
+  if (!host) return new Client();
+  if (host.startsWith('unix://')) return new Client({ socketPath: host.slice('unix://'.length) });
   const u = new URL(host.includes('://') ? host : `tcp://${host}`);
-  return new Dockerode({ host: u.hostname, port: u.port || 2375, protocol: u.protocol === 'https:' ? 'https' : 'http' });
+  return new Client({ host: u.hostname, port: u.port || 2375, protocol: u.protocol === 'https:' ? 'https' : 'http' });
 }
 
 /** Where the daemon is, for messages. */
