@@ -106,6 +106,10 @@ export class McpServerConnection {
         this.lastError = `tools/list after list_changed: ${e.message}`;
       });
       this.refreshing = p;
+      // Runs re-list their tools at their next model call now, not only once this tools/list has
+      // answered: that listing waits for it (settled()), so the call that changed the list is
+      // followed by a model call that sees the new one however slowly the server lists.
+      this.opts.onToolsChanged();
       await p;
       if (this.refreshing === p) this.refreshing = null;
     });

@@ -96,7 +96,7 @@ t.test('a real npm MCP server over stdio and one over streamable HTTP: the agent
 });
 
 t.test('list_changed at the next model call, call timeout, a server killed mid-session comes back', async (t) => {
-  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ fix: { command: node, args: [FIXTURE, 'stdio'], timeout_ms: 3000, run_in: 'host' } }) });
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ fix: { command: node, args: [FIXTURE, 'stdio', '500'], timeout_ms: 3000, run_in: 'host' } }) });
   const fix = () => app.service.firstParty.mcp()[0];
   await until('ready', () => fix().state === 'ready');
   const sid = await createSession(app);
