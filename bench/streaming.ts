@@ -11,10 +11,10 @@
 //   [chatprof=DIR (a CPU profile of the service per scenario, from the first chat:send to the end,
 //   through the inspector: session creation and socket connects left out)]
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import WebSocket from 'ws';
 
@@ -144,9 +144,13 @@ async function profiler(port: number): Promise<{ start(): Promise<void>; stop(fi
   return {
     start: () => call('Profiler.start'),
     async stop(file) {
-      const { profile } = await call('Profiler.stop');
-      writeFileSync(file, JSON.stringify(profile));
-      close();
+      try {
+        const { profile } = await call('Profiler.stop');
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, JSON.stringify(profile));
+      } finally {
+        close();
+      }
     },
   };
 }
@@ -332,7 +336,7 @@ try {
       : [
           `deltas/s ${(s.deltasPerSec / b.deltasPerSec).toFixed(2)}x (>= 0.95)`,
           s.deltasPerSec >= 0.95 * b.deltasPerSec,
-          `p50 +${(s.p50 - b.p50).toFixed(1)} ms (<= 2)`,
+          `p50 ${s.p50 >= b.p50 ? '+' : ''}${(s.p50 - b.p50).toFixed(1)} ms (<= 2)`,
           s.p50 - b.p50 <= 2,
           `p99 ${(s.p99 / b.p99).toFixed(2)}x (<= 1.3)`,
           s.p99 <= 1.3 * b.p99,
