@@ -6,6 +6,7 @@ import { ConfigError, type Config } from '../config/index.js';
 import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDb } from './embedded.js';
 import { migrationsList } from './migrations/index.js';
 import { entities } from './schema.js';
+import { StatementNames } from './prepared.js';
 
 export type { EntityManager };
 
@@ -16,7 +17,8 @@ export interface Database {
   /**
    * Raw SQL outside any unit of work: `?` placeholders bound by the server (no client-side
    * quoting of values), no entity manager forked. The hot paths' queries (every chat:send runs a
-   * dozen) cost a third of what they cost through `em().getConnection().execute`.
+   * dozen) cost a third of what they cost through `em().getConnection().execute`. A text that
+   * runs often becomes a named prepared statement (./prepared.ts).
    */
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   url: string;
@@ -62,10 +64,26 @@ export async function openDatabase(config: Config, opts: { migrate?: boolean; po
     throw new ConfigError('DATABASE_URL', `cannot connect to the database: ${(e as Error).message}`);
   }
   const knex = (orm.em as EntityManager).getConnection().getKnex();
+  const names = new StatementNames();
+  const run = async <T>(query: string, values: never[], name?: string) => {
+    const raw = knex.raw(query, values);
+    return (await (name ? raw.options({ name }) : raw)).rows as T[];
+  };
   const db: Database = {
     orm,
     em: () => orm.em.fork() as EntityManager,
-    sql: async <T>(query: string, params: unknown[] = []) => (await knex.raw(query, params.map((p) => (p === undefined ? null : p)) as never[])).rows as T[],
+    sql: async <T>(query: string, params: unknown[] = []) => {
+      const values = params.map((p) => (p === undefined ? null : p)) as never[];
+      // A text without parameters may hold several statements (the simple protocol), which a
+      // prepared statement cannot: those stay unnamed.
+      const name = values.length ? names.name(query) : undefined;
+      try {
+        return await run<T>(query, values, name);
+      } catch (e) {
+        if (name && names.refused(query, e)) return run<T>(query, values);
+        throw e;
+      }
+    },
     url,
     embedded: embedded?.owned ? embedded : undefined,
     close: async () => {
