@@ -14,7 +14,7 @@
  * Linux only (/proc), like the runners.
  */
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, posix, resolve } from 'node:path';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
@@ -95,6 +95,13 @@ export interface Entry {
 }
 
 /** An opened, verified session folder. Everything opened through it is closed by close(). */
+/** The components of a path relative to the session folder; throws for `..` out of it. */
+function relativeComponents(rel: string, shown: string): string[] {
+  const normal = posix.normalize(rel === '' ? '.' : rel).replace(/\/+$/, '');
+  if (normal === '..' || normal.startsWith('../')) throw new PathEscapeError(`${shown} is outside the workspace`);
+  return normal === '.' || normal === '' ? [] : normal.split('/');
+}
+
 export class OpenSession {
   private readonly opened: FileHandle[] = [];
 
@@ -115,11 +122,8 @@ export class OpenSession {
   /** Map a path a client or the model gave to workspace-relative components; throws for `..` out. */
   components(path: string): string[] {
     if (typeof path !== 'string' || path.includes('\0')) throw new PathEscapeError('invalid path');
-    let p = path.replace(/\\/g, '/');
-    if (p.startsWith('/')) p = this.stripRoot(p, path);
-    const rel = posix.normalize(p === '' ? '.' : p).replace(/\/+$/, '');
-    if (rel === '..' || rel.startsWith('../')) throw new PathEscapeError(`${path} is outside the workspace`);
-    return rel === '.' || rel === '' ? [] : rel.split('/');
+    const p = path.replace(/\\/g, '/');
+    return relativeComponents(p.startsWith('/') ? this.stripRoot(p, path) : p, path);
   }
 
   /** An absolute path names the session folder as the host or the computer sees it. */
@@ -263,6 +267,40 @@ export class SessionFolder {
   static fromHostDir(hostDir: string, computerDir?: string): SessionFolder {
     const abs = resolve(hostDir);
     return new SessionFolder(dirname(dirname(abs)), basename(dirname(abs)), basename(abs), computerDir);
+  }
+
+  /*
+   * Hints by plain path, for the run start's common case of a session that has no files yet: they
+   * follow links and verify nothing, so they only ever answer "nothing there" or "unsure"; whatever
+   * is there goes through the verified open as always. A link planted in the folder can only make
+   * the user's own listing or checkpoint look empty.
+   */
+
+  /** The session folder has no entries, or does not exist. */
+  async emptyOrMissing(): Promise<boolean> {
+    try {
+      return (await readdir(this.hostDir)).length === 0;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  }
+
+  /** The first component of relative `path` is not in the session folder (false when unsure). */
+  async lacks(path: string): Promise<boolean> {
+    if (typeof path !== 'string' || path.includes('\0')) return false;
+    const p = path.replace(/\\/g, '/');
+    if (p.startsWith('/')) return false;
+    let parts: string[];
+    try {
+      parts = relativeComponents(p, path);
+    } catch {
+      return false;
+    }
+    if (!parts.length) return false;
+    return lstat(join(this.hostDir, parts[0])).then(
+      () => false,
+      (e: NodeJS.ErrnoException) => e.code === 'ENOENT',
+    );
   }
 
   /** The workspaces folder and the verified user folder, open; null when absent and !create. */

@@ -1,22 +1,7 @@
-import { lstat } from 'node:fs/promises';
-import { join, posix } from 'node:path';
 import { SessionFolder } from '../files/confine.js';
 import { listDir, openRead, removeEntry, statEntry, writeWhole } from '../files/entry-ops.js';
 import type { Workspaces } from '../files/workspace.js';
 import type { SessionFiles, SessionScope } from './api.js';
-
-/**
- * The first component of `path` (relative, inside the session folder) is not there, by a plain
- * lstat that follows no link at that place: no walk can find the path then. False when unsure.
- */
-async function missing(hostDir: string, path: string): Promise<boolean> {
-  const rel = posix.normalize(path.replace(/\\/g, '/'));
-  if (rel.startsWith('/') || rel === '.' || rel === '..' || rel.startsWith('../') || rel.includes('\0')) return false;
-  return lstat(join(hostDir, rel.split('/')[0])).then(
-    () => false,
-    (e: NodeJS.ErrnoException) => e.code === 'ENOENT',
-  );
-}
 
 /**
  * api.files: session folders for plugins, through the same confined walk as the file endpoints
@@ -51,7 +36,7 @@ export function sessionFiles(root: string, workspaces?: Workspaces): SessionFile
       // Most lists at a run start are of folders that do not exist (a session without session
       // skills): a plain lstat tells, without opening and verifying the folder chain. Only a hint:
       // whatever it finds is listed through the confined walk, as always.
-      if (await missing(folder(scope).hostDir, path)) throw Object.assign(new Error(`${path}: no such file or directory`), { code: 'ENOENT' });
+      if (await folder(scope).lacks(path)) throw Object.assign(new Error(`${path}: no such file or directory`), { code: 'ENOENT' });
       return folder(scope).with(async (s) => {
         const e = await s.walk(path, { follow: true });
         try {

@@ -1,6 +1,6 @@
-import { lstat, mkdir, readdir, rm, stat, lchown, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { mkdir, readdir, rm, stat, lchown, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { EMPTY_SIGNATURE, EXCLUDED_DIRS, scanWorkspace, type Scanned, type Skipped } from './scan.js';
 import { spawner } from './spawner.js';
 import { SessionFolder, type OpenSession } from '../files/confine.js';
 
@@ -12,15 +12,6 @@ import { SessionFolder, type OpenSession } from '../files/confine.js';
  * (`/proc/<pid>/fd/<n>`), so a link put in place of the folder is never followed. Heavy folders are
  * excluded; files over the size limit are listed as skipped, never silently lost.
  */
-
-/** Folders that are rebuilt rather than restored (listed in the snapshot's exclude file). */
-export const EXCLUDED_DIRS = ['.git', 'node_modules', '.venv', 'venv', '__pycache__', '.cache', '.npm', '.mypy_cache', '.pytest_cache'];
-
-export interface Skipped {
-  path: string;
-  size: number;
-  reason: string;
-}
 
 export interface Snapshot {
   tree: string;
@@ -51,18 +42,6 @@ printf '%s' "$err" | tr '\\n' ' '`;
 
 /** Git's empty tree: known to every git without being stored. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
-
-/** The scan signature of a folder with no entries. */
-const EMPTY_SIGNATURE = createHash('sha1').digest('hex');
-
-/** The folder has no entries or does not exist (read by plain path: a hint, see take()). */
-async function emptyOrMissing(dir: string): Promise<boolean> {
-  try {
-    return (await readdir(dir)).length === 0;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
 
 /** Loose objects a snapshot store may hold before they are packed at once. */
 const LOOSE_LIMIT = 64;
@@ -152,52 +131,10 @@ export class Snapshots {
   }
 
   /**
-   * Files too big to snapshot, and past maxFiles; heavy folders are not walked. Also a signature of
-   * what git would see (path, type, size, inode, mtime and ctime in nanoseconds of every file and
-   * link): equal signatures mean an unchanged workspace, whose checkpoint needs no git at all.
-   */
-  private async scan(dir: string): Promise<{ skipped: Skipped[]; signature: string; entries: number; gitignores: boolean; inNested: string[] }> {
-    const skipped: Skipped[] = [];
-    const hash = createHash('sha1');
-    let count = 0;
-    let entries = 0;
-    let gitignores = false;
-    const nested: string[] = [];
-    const kept: string[] = [];
-    const max = this.opts.maxFiles ?? 100_000;
-    const walk = async (rel: string) => {
-      for (const e of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
-        const path = rel ? `${rel}/${e.name}` : e.name;
-        if (e.name === '.git' && rel) nested.push(rel);
-        if (e.isDirectory()) {
-          if (!EXCLUDED_DIRS.includes(e.name)) await walk(path);
-        } else if (e.isFile() || e.isSymbolicLink()) {
-          const st = await lstat(join(dir, path), { bigint: true }).catch(() => null);
-          if (!st) continue;
-          entries++;
-          if (e.name === '.gitignore') gitignores = true;
-          hash.update(`${path}\0${st.mode}:${st.size}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}\n`);
-          if (!e.isFile()) {
-            kept.push(path);
-            continue;
-          }
-          const size = Number(st.size);
-          if (size > this.opts.fileLimit) skipped.push({ path, size, reason: `over the snapshot file limit of ${this.opts.fileLimit} bytes` });
-          else if (++count > max) skipped.push({ path, size, reason: `over ${max} files in one snapshot` });
-          else kept.push(path);
-        }
-      }
-    };
-    await walk('');
-    const inNested = nested.length ? kept.filter((p) => nested.some((n) => p.startsWith(`${n}/`))) : [];
-    return { skipped, signature: hash.digest('hex'), entries, gitignores, inNested };
-  }
-
-  /**
    * What `git add -A` needs before it runs (a snapshot and a restore alike): our excludes written,
    * nested repositories' files and the files the workspace's .gitignore hides staged.
    */
-  private async stage(gitDir: string, wt: string, scanned: { skipped: Skipped[]; gitignores: boolean; inNested: string[] }) {
+  private async stage(gitDir: string, wt: string, scanned: Pick<Scanned, 'skipped' | 'gitignores' | 'inNested'>) {
     await this.excludes(gitDir, scanned.skipped);
     await this.addNested(gitDir, wt, scanned.inNested, scanned.skipped);
     if (scanned.gitignores) await this.addIgnored(gitDir, wt, scanned.skipped);
@@ -332,15 +269,12 @@ export class Snapshots {
   async take(userId: string, sessionId: string): Promise<Snapshot> {
     const gitDir = this.gitDir(userId, sessionId);
     const folder = this.folder(userId, sessionId);
-    // A session that never had a file (most first messages): its folder is missing or empty, which
-    // a plain readdir tells without opening and verifying the folder chain (about a quarter of a
-    // run start's CPU). Only a hint: a folder with anything in it, or that this read cannot list, is
-    // scanned through the verified open as always; a link planted there could only make this
-    // user's own checkpoint empty.
-    if (await emptyOrMissing(folder.hostDir)) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
+    // A session that never had a file (most first messages), told without opening and verifying
+    // the folder chain (about a quarter of a run start's CPU): see SessionFolder's hints.
+    if (await folder.emptyOrMissing()) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
     return folder.with(async (s) => {
       const wt = Snapshots.tree(s);
-      const { skipped, signature, entries, gitignores, inNested } = await this.scan(wt);
+      const { skipped, signature, entries, gitignores, inNested } = await scanWorkspace(wt, this.opts);
       const prev = this.last.get(gitDir);
       if (prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
       if (entries === 0) return this.remember(gitDir, signature, { tree: EMPTY_TREE, files: 0, skipped });
@@ -379,7 +313,7 @@ export class Snapshots {
     return this.folder(userId, sessionId).with(async (s) => {
       const wt = Snapshots.tree(s);
       // The index first follows the folder as it is now, so files made since are removed too.
-      await this.stage(gitDir, wt, await this.scan(wt));
+      await this.stage(gitDir, wt, await scanWorkspace(wt, this.opts));
       await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
       await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);
       const paths = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean);

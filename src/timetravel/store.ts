@@ -1,5 +1,5 @@
 import type { Database } from '../db/index.js';
-import type { Skipped } from './snapshots.js';
+import type { Skipped } from './scan.js';
 
 export interface CheckpointRow {
   id: string;
