@@ -1,9 +1,10 @@
 /**
- * Pieces both runners need: user id and path checks, host-side file IO in a workspace, output
- * capture with a byte cap, and the timeout/abort watchdog around one exec.
+ * Pieces both runners need: user id and working-directory checks, output capture with a byte cap,
+ * and the timeout/abort watchdog around one exec. File access is not here: host code reads and
+ * writes a user's tree only through the confined file layer (src/files/workspace-fs.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { chown, lstat, mkdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, realpath, rename, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { ExecOptions, ExecResult, OutputStream } from './types.js';
@@ -127,24 +128,6 @@ export function checkUserEnv(env: Record<string, string> | undefined): [string, 
 export interface Owner {
   uid: number;
   gid: number;
-}
-
-export async function readWorkspaceFile(hostRoot: string, root: string, path: string): Promise<Buffer> {
-  return readFile((await hostPath(hostRoot, root, path)).host);
-}
-
-/**
- * Write through the host path. Missing parent folders are created; with an owner (a container user
- * other than the service's), new entries are handed to it so tools inside can change them.
- */
-export async function writeWorkspaceFile(hostRoot: string, root: string, path: string, data: Buffer | string, owner?: Owner): Promise<void> {
-  const { host } = await hostPath(hostRoot, root, path);
-  const made = await mkdir(dirname(host), { recursive: true });
-  await writeFile(host, data);
-  if (!owner) return;
-  await chown(host, owner.uid, owner.gid);
-  // mkdir returns the first folder it created: hand that one and everything below it over.
-  for (let d = dirname(host); made && within(made, d); d = dirname(d)) await chown(d, owner.uid, owner.gid);
 }
 
 /** Length of the longest prefix of `b` that does not end inside a UTF-8 sequence. */

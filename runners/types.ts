@@ -40,22 +40,22 @@ export interface ExecResult {
   durationMs: number;
 }
 
+/**
+ * A user's sandbox, exec only. Host code never reaches its files through it: the service reads and
+ * writes a user's tree through the confined file layer (src/files/workspace-fs.ts), which walks
+ * by descriptors from the workspaces root, so a runner hands out no host path at all.
+ */
 export interface Computer {
   readonly userId: string;
   /** The workspace root as processes inside the computer see it (e.g. /workspace). */
   readonly root: string;
-  /** The same folder on the service's host filesystem (local dir or bind mount source). */
-  readonly hostRoot: string;
   /**
    * Set when processes inside run as another uid than the service (the docker image's non-root
-   * user): host-side folders and files the service creates in the workspace should be chowned to
-   * it, or tools cannot change them. writeFile already does so.
+   * user, the local runner's sandbox user under a root service): entries the service creates in
+   * the workspace are handed to it (through their descriptors), or tools cannot change them.
    */
   readonly owner?: { uid: number; gid: number };
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
-  /** Paths are relative to root (or absolute inside root). */
-  readFile(path: string): Promise<Buffer>;
-  writeFile(path: string, data: Buffer | string): Promise<void>;
 }
 
 export interface ComputerVersion {

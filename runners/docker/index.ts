@@ -9,7 +9,7 @@ import { chmod, chown, mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
-import { readWorkspaceFile, removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, writeWorkspaceFile, type Owner } from '../shared.js';
+import { removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
 
 export interface DockerRunnerOptions {
@@ -274,15 +274,11 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     },
     async acquire(userId): Promise<Computer> {
       const b = await box(userId);
-      const hostRoot = b.hostRoot;
       return {
         userId,
         root: ROOT,
-        hostRoot,
         owner: b.owner,
         exec: (command, o) => exec(userId, command, o),
-        readFile: (path) => readWorkspaceFile(hostRoot, ROOT, path),
-        writeFile: (path, data) => writeWorkspaceFile(hostRoot, ROOT, path, data, b.owner),
       };
     },
     async reset(userId) {

@@ -16,13 +16,11 @@ import {
   checkUserEnv,
   feedStdin,
   finishResult,
-  readWorkspaceFile,
   removeWorkspace,
   resolveCwd,
   watchdog,
   workspaceHostDir,
   workspacesRoot,
-  writeWorkspaceFile,
   type Owner,
 } from '../shared.js';
 import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
@@ -303,14 +301,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       return {
         userId,
         root: hostRoot,
-        hostRoot,
         owner,
         exec: (command, o) => exec(userId, hostRoot, command, o),
-        readFile: (path) => readWorkspaceFile(hostRoot, hostRoot, path),
-        writeFile: async (path, data) => {
-          await prepare(hostRoot);
-          await writeWorkspaceFile(hostRoot, hostRoot, path, data, owner);
-        },
       };
     },
     async reset(userId) {

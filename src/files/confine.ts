@@ -79,6 +79,8 @@ export interface WalkOptions {
   follow?: boolean;
   /** Create missing folders of the path (never folders named by a link's target). */
   mkdirs?: boolean;
+  /** Folders this walk creates are handed to this uid/gid, through their own descriptor. */
+  owner?: { uid: number; gid: number };
 }
 
 /** One entry of the session folder, reached by a confined walk. Close it when done. */
@@ -148,6 +150,7 @@ export class OpenSession {
     let todo = this.components(path).map((name) => ({ name, linked: false }));
     let links = 0;
     let steps = 0;
+    const made = new Set<string>();
     try {
       let last: { dir: FileHandle; name: string } | null = null;
       while (todo.length) {
@@ -175,14 +178,21 @@ export class OpenSession {
             const fh = await open(at(top, name), DIR_FLAGS);
             mine.push(fh);
             stack.push({ fh, name });
+            if (made.delete(`${stack.length}/${name}`) && opts.owner) await fh.chown(opts.owner.uid, opts.owner.gid);
             continue;
           } catch (e) {
             const code = (e as NodeJS.ErrnoException).code;
             if (code === 'ENOENT' && linked) throw new DanglingLinkError(`${path} goes through a dangling symbolic link; it is not followed`);
             if (code === 'ENOENT' && opts.mkdirs) {
-              await mkdir(at(top, name)).catch((m) => {
-                if (m.code !== 'EEXIST') throw m;
-              });
+              const fresh = await mkdir(at(top, name)).then(
+                () => true,
+                (m) => {
+                  if (m.code !== 'EEXIST') throw m;
+                  return false;
+                },
+              );
+              // Chowned once opened (O_NOFOLLOW), never by path: a link swapped in meanwhile is refused.
+              if (fresh) made.add(`${stack.length + 1}/${name}`);
               todo.unshift({ name, linked });
               continue;
             }
@@ -228,6 +238,45 @@ export class OpenSession {
     }
   }
 
+  /**
+   * Regular files below the walked folder `start`, as paths relative to it and kernel paths through
+   * the descriptors of their open folders (valid until this session is closed). Folders are opened
+   * O_NOFOLLOW through their parent, so links are never entered; at most `maxDirs` folders are
+   * opened (`stopped` tells the caller the listing is partial).
+   */
+  async *files(start: Entry, opts: { max: number; skip?: Set<string>; maxDirs: number; stopped?: boolean }): AsyncGenerator<{ rel: string; path: string }> {
+    const first = start.name === null ? start.dir : await open(start.path, DIR_FLAGS);
+    if (first !== start.dir) this.opened.push(first);
+    const stack: { fh: FileHandle; rel: string }[] = [{ fh: first, rel: '' }];
+    let dirs = 1;
+    let n = 0;
+    while (stack.length) {
+      const d = stack.pop()!;
+      const entries = await readdir(at(d.fh), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const rel = d.rel ? `${d.rel}/${e.name}` : e.name;
+        if (e.isDirectory()) {
+          if (opts.skip?.has(e.name)) continue;
+          if (dirs >= opts.maxDirs) {
+            opts.stopped = true;
+            return;
+          }
+          const fh = await open(at(d.fh, e.name), DIR_FLAGS).catch(() => null);
+          if (!fh) continue;
+          this.opened.push(fh);
+          dirs++;
+          stack.push({ fh, rel });
+        } else if (e.isFile()) {
+          yield { rel, path: at(d.fh, e.name) };
+          if (++n >= opts.max) {
+            opts.stopped = true;
+            return;
+          }
+        }
+      }
+    }
+  }
+
   private linkTarget(target: string, path: string): string[] {
     try {
       return this.components(target);
@@ -236,32 +285,37 @@ export class OpenSession {
     }
   }
 
-  /** Host path of a walked entry (for callers that need a path string, e.g. Grep and plugins). */
-  hostPath(e: Entry): string {
-    return e.rel === '' ? this.real : join(this.real, ...e.rel.split('/'));
-  }
 }
 
-/** One session's folder: AGENTSVC_HOME/workspaces/<user>/<session>. */
+/**
+ * One session's folder, AGENTSVC_HOME/workspaces/<user>/<session>, or with `session` null the
+ * user's whole computer home, AGENTSVC_HOME/workspaces/<user> (its `.profile`, `.prod_agents`).
+ */
 export class SessionFolder {
-  /** Host path of the session folder (as configured, unresolved). */
+  /** Host path of the folder (as configured, unresolved). */
   readonly hostDir: string;
 
   constructor(
     /** AGENTSVC_HOME/workspaces: the operator's; links above and at it are trusted. */
     readonly base: string,
     readonly user: string,
-    readonly session: string,
+    readonly session: string | null,
     /** The same folder as the computer's processes see it (absolute paths the model gives). */
     public computerDir?: string,
   ) {
-    for (const n of [user, session]) if (!SAFE_NAME.test(n)) throw new PathEscapeError(`invalid workspace name ${JSON.stringify(n)}`);
-    this.hostDir = join(base, user, session);
+    for (const n of session === null ? [user] : [user, session])
+      if (!SAFE_NAME.test(n)) throw new PathEscapeError(`invalid workspace name ${JSON.stringify(n)}`);
+    this.hostDir = session === null ? join(base, user) : join(base, user, session);
   }
 
   /** `root`: the workspaces root (config.workspaces). */
   static of(root: string, userId: string, sessionId: string): SessionFolder {
     return new SessionFolder(resolve(root), userId, sessionId);
+  }
+
+  /** The user's computer home (the folder every session folder of theirs is in). */
+  static home(root: string, userId: string, computerDir?: string): SessionFolder {
+    return new SessionFolder(resolve(root), userId, null, computerDir);
   }
 
   static fromHostDir(hostDir: string, computerDir?: string): SessionFolder {
@@ -332,10 +386,11 @@ export class SessionFolder {
     const chain = await this.openUserChain(create);
     if (!chain) return null;
     try {
+      const base = await realpath(at(chain[0]));
+      if (this.session === null) return new OpenSession(chain[1], join(base, this.user), this, chain);
       const session = await openOwnFolder(chain[1], this.session, create, 'session');
       if (!session) return closeAll(chain).then(() => null);
-      const real = join(await realpath(at(chain[0])), this.user, this.session);
-      return new OpenSession(session, real, this, [...chain, session]);
+      return new OpenSession(session, join(base, this.user, this.session), this, [...chain, session]);
     } catch (e) {
       await closeAll(chain);
       throw e;

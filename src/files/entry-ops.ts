@@ -3,8 +3,9 @@
  * descriptor of an open folder (`at()`), O_NOFOLLOW, and opens are O_NONBLOCK then fstat'ed, so a
  * link swapped in is not followed and a FIFO or device never blocks a libuv thread.
  */
+import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { at, type Entry, type OpenSession } from './confine.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
@@ -31,31 +32,62 @@ export async function openRead(e: Entry): Promise<FileHandle> {
   return regularOnly(await open(e.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
 }
 
-/**
- * Open a walked entry for writing, creating it when missing (`created` says which). Not truncated:
- * the caller truncates once it knows it will write, so a refused write changes nothing.
- */
-export async function openWrite(e: Entry, mode = 0o666): Promise<{ fh: FileHandle; created: boolean }> {
-  if (e.name === null) throw notRegular(true);
-  try {
-    return { fh: await regularOnly(await open(e.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, mode)), created: true };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  return { fh: await regularOnly(await open(e.path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK)), created: false };
+/** A uid/gid new entries are handed to (the computer's user, when it is not the service's). */
+export interface Owner {
+  uid: number;
+  gid: number;
 }
 
-/** Replace a file's content through a walked entry. */
-export async function writeWhole(e: Entry, content: string | Uint8Array): Promise<{ fh: FileHandle; created: boolean }> {
-  const w = await openWrite(e);
+export interface ReplaceOptions {
+  /** Mode of a new file (default 0o666 less the umask); an existing file keeps its mode. */
+  mode?: number;
+  /** A new file is handed to this uid/gid (through its descriptor); an existing one keeps its owner. */
+  owner?: Owner;
+}
+
+const runsAsRoot = process.getuid?.() === 0;
+
+/**
+ * Replace the walked entry's content atomically: `fill` writes a new file beside it (same folder,
+ * created O_EXCL|O_NOFOLLOW through the folder's descriptor), which is synced and then renamed
+ * over the name. A failure at any point (a full disk, a refused write) removes the new file and
+ * leaves the old content whole. rename replaces a name and never follows it, so a link planted
+ * meanwhile is replaced, not written through.
+ */
+export async function replaceFile(e: Entry, fill: (fh: FileHandle) => Promise<void>, opts: ReplaceOptions = {}): Promise<{ created: boolean }> {
+  if (e.name === null) throw notRegular(true);
+  const old = await lstat(e.path).catch((err) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (old?.isSymbolicLink()) throw errno('ELOOP', 'a symbolic link is in the way; it is not followed');
+  if (old && !old.isFile()) throw notRegular(old.isDirectory());
+  const tmp = at(e.dir, `.agentsvc-${randomBytes(8).toString('hex')}.tmp`);
+  const fh = await open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, opts.mode ?? 0o666);
   try {
-    await w.fh.truncate(0);
-    await w.fh.writeFile(content);
-    return w;
+    try {
+      await fill(fh);
+      if (old) {
+        await fh.chmod(old.mode & 0o7777);
+        if (runsAsRoot) await fh.chown(old.uid, old.gid);
+      } else if (opts.owner) await fh.chown(opts.owner.uid, opts.owner.gid).catch(() => {});
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, e.path);
   } catch (err) {
-    await w.fh.close();
+    await unlink(tmp).catch(() => {});
     throw err;
   }
+  // The rename itself survives a crash once the folder is synced.
+  await e.dir.sync().catch(() => {});
+  return { created: !old };
+}
+
+/** Replace a file's content through a walked entry, atomically (replaceFile). */
+export function writeWhole(e: Entry, content: string | Uint8Array, opts: ReplaceOptions = {}): Promise<{ created: boolean }> {
+  return replaceFile(e, (fh) => fh.writeFile(content), opts);
 }
 
 /** Open a walked folder (the entry itself must be a real folder, not a link). Close it after. */

@@ -123,8 +123,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
         return folder.with(async (s) => {
           const at = await s.walk(req.params['*'], { follow: true, mkdirs: true });
           try {
-            const { fh } = await writeWhole(at, req.body.content);
-            await fh.close();
+            await writeWhole(at, req.body.content);
           } finally {
             await at.close();
           }

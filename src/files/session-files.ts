@@ -11,6 +11,8 @@ export const FileErrors = {
   notDir: () => new AppError(422, 'NOT_A_DIRECTORY', 'the path is not a directory'),
   parentNotDir: () => new AppError(422, 'NOT_A_DIRECTORY', 'a parent of the path is not a directory'),
   notFile: () => new AppError(422, 'NOT_A_FILE', 'the path is not a regular file'),
+  /** A full disk (or quota) is not bad input; the write was atomic, so nothing changed (CONTRACT 3, 7). */
+  noSpace: () => new AppError(507, 'INSUFFICIENT_STORAGE', 'no space left to store the file; nothing was changed, try again once space is freed'),
 };
 
 /** Map a failed fs call or a confinement refusal to the error catalog; anything unexpected stays a 500. */
@@ -36,6 +38,9 @@ export function fsError(e: NodeJS.ErrnoException, what = 'file'): Error {
     case 'EACCES':
     case 'EPERM':
       return Errors.forbidden('permission denied');
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return FileErrors.noSpace();
   }
   return e;
 }

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { Errors } from '../server/errors.js';
 import type { Entry, SessionFolder } from './confine.js';
-import { copyBytes, openWrite } from './entry-ops.js';
+import { copyBytes, replaceFile } from './entry-ops.js';
 import { fsError } from './session-files.js';
 
 interface Received {
@@ -64,14 +64,8 @@ async function moveInto(tmp: string, dest: Entry): Promise<void> {
     await rename(tmp, dest.path);
   } catch (e) {
     if (e.code !== 'EXDEV') throw e;
-    const w = await openWrite(dest);
-    try {
-      await w.fh.truncate(0);
-      const src = await open(tmp, 'r');
-      await copyBytes(src, w.fh).finally(() => src.close());
-    } finally {
-      await w.fh.close();
-    }
+    const src = await open(tmp, 'r');
+    await replaceFile(dest, (fh) => copyBytes(src, fh)).finally(() => src.close());
     await unlink(tmp);
   }
 }

@@ -1,29 +1,21 @@
-import { join, posix } from 'node:path';
+import { posix } from 'node:path';
 import type { Computer, Runner } from '../../runners/types.js';
 import { at, SessionFolder } from './confine.js';
 import { removeEntry } from './entry-ops.js';
+import { confinedFs, type WorkspaceFs } from './workspace-fs.js';
 
 export { PathEscapeError } from './confine.js';
 
-/** A session's folder inside its user's computer, with every path confined to it. */
+/** A session's folder inside its user's computer; host code reaches its files only through `files`. */
 export interface SessionWorkspace {
-  /** Host filesystem path of the session folder. */
-  readonly hostDir: string;
   /** The same folder as processes inside the computer see it. */
   readonly computerDir: string;
-  /**
-   * Resolve a path given by a client or the model (relative to the session folder, or absolute
-   * inside it) to a host path. Throws PathEscapeError for `..`, absolute paths or symlinks that
-   * leave the folder.
-   */
-  resolve(path: string): Promise<string>;
+  /** The session folder, verified and walked by descriptors (the confined file layer). */
+  readonly folder: SessionFolder;
+  /** The confined file operations on the session folder. */
+  readonly files: WorkspaceFs;
   /** The user's computer (created on first use). */
   computer(): Promise<Computer>;
-}
-
-/** The confinement of a tool context's workspace (Read/Write/Edit walk paths through it). */
-export function folderOf(ws: SessionWorkspace): SessionFolder {
-  return SessionFolder.fromHostDir(ws.hostDir, ws.computerDir);
 }
 
 /** Ids we generate are base62 with a prefix; anything else must not name a folder to remove. */
@@ -53,27 +45,20 @@ export class Workspaces {
     private readonly runner: Runner | null,
   ) {}
 
+  /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
+  home(computer: Computer): WorkspaceFs {
+    return confinedFs(SessionFolder.home(this.root, computer.userId, computer.root), computer.owner);
+  }
+
   forSession(userId: string, sessionId: string): SessionWorkspace {
     const folder = SessionFolder.of(this.root, userId, sessionId);
     let computer: Promise<Computer> | null = null;
     const runner = this.runner;
     const ws: SessionWorkspace = {
-      hostDir: folder.hostDir,
       // Until the computer is acquired we do not know its root; the local runner's root is the host dir.
       computerDir: folder.hostDir,
-      // A host path for callers that need one (Grep, Glob, plugins): walked and verified now.
-      resolve: (p: string) =>
-        folder.with(async (s) => {
-          try {
-            const e = await s.walk(p, { follow: true });
-            await e.close();
-            return s.hostPath(e);
-          } catch (e) {
-            // Folders not made yet: the caller reports them missing (nothing there can be a link).
-            if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-            return join(s.real, ...s.components(p));
-          }
-        }),
+      folder,
+      files: confinedFs(folder),
       computer: () => {
         if (!runner) return Promise.reject(new Error('no runner configured'));
         computer ??= runner.acquire(userId).then(async (c) => {

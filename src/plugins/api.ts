@@ -42,18 +42,34 @@ export interface PluginComputer {
       stdin?: string | Uint8Array | AsyncIterable<string | Uint8Array>;
     },
   ): Promise<ExecResult>;
-  readFile(path: string): Promise<Buffer>;
-  writeFile(path: string, data: Buffer | string): Promise<void>;
 }
 
-/** The session's folder. Every path is confined to it: `..`, absolute paths and links that leave it throw. */
+/**
+ * Files of a folder, confined to it: paths are relative to it (or absolute inside it as the computer
+ * sees it); `..`, absolute paths out and links that leave it throw, and a link is never followed out.
+ * There is no host path: a plugin reads and writes through these calls only.
+ */
+export interface PluginFiles {
+  /** A regular file's bytes (default at most 1 MiB; larger throws with code EFBIG). */
+  read(path: string, maxBytes?: number): Promise<Buffer>;
+  /** Replace or create a file atomically, making its folders. */
+  write(path: string, data: string | Uint8Array, opts?: { executable?: boolean }): Promise<{ created: boolean }>;
+  mkdir(path: string): Promise<void>;
+  /** A folder's entries; [] when the path is a file; missing throws with code ENOENT. */
+  list(path: string): Promise<{ name: string; type: 'file' | 'directory'; size?: number }[]>;
+  /** null when nothing is there. */
+  stat(path: string): Promise<{ type: 'file' | 'directory' | 'other'; size: number; mtimeMs: number } | null>;
+  rename(from: string, to: string): Promise<void>;
+  copy(from: string, to: string): Promise<void>;
+  /** A file, a link (the link only) or a folder with everything in it; nothing when missing. */
+  remove(path: string): Promise<void>;
+}
+
+/** The session's folder: its files through `files`, its commands through `computer()`. */
 export interface PluginWorkspace {
-  /** Host path of the session folder (read only through resolve()). */
-  readonly hostDir: string;
-  /** The same folder as processes inside the computer see it. */
+  /** The same folder as processes inside the computer see it (for a command's cwd). */
   readonly computerDir: string;
-  /** A path relative to the session folder (or absolute inside it) as a verified host path. */
-  resolve(path: string): Promise<string>;
+  readonly files: PluginFiles;
   computer(): Promise<PluginComputer>;
 }
 

@@ -83,10 +83,11 @@ export class Roles {
   /** Copies skills of the solution package into the session folder's `.skills/<name>/`. */
   async installSkills(userId: string, sessionId: string, solution: Solution, names: string[]): Promise<void> {
     const computer = await this.deps.workspaces.forSession(userId, sessionId).computer();
+    const home = this.deps.workspaces.home(computer);
     for (const name of names) {
       const skill = this.deps.catalog.skill(solution.id, name);
       if (!skill) continue;
-      for (const f of skill.files) await computer.writeFile(posix.join(sessionId, '.skills', name, f.path), f.content);
+      for (const f of skill.files) await home.write(posix.join(sessionId, '.skills', name, f.path), f.content);
     }
   }
 

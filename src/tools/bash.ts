@@ -29,7 +29,8 @@ export function createBashTool(opts: BashOptions) {
       .strict(),
     async execute({ command, timeout, run_in_background, description }, ctx) {
       const computer = await ctx.workspace.computer();
-      await ctx.workspace.resolve('.');
+      // The session folder, made (or verified) through the confined layer: a user may have removed it.
+      await ctx.workspace.files.mkdir('.');
       const cwd = ctx.workspace.computerDir;
       if (run_in_background) {
         const task = opts.background.start(ctx.sessionId, computer, command, { userId: ctx.userId, cwd, env: ctx.env, description });

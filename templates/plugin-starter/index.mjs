@@ -22,9 +22,10 @@ const plugin = {
       },
       async execute({ file_path }, ctx) {
         calls++;
-        // ctx.workspace.resolve confines the path to the session's workspace (it throws for `..`).
-        const { readFile } = await import('node:fs/promises');
-        const text = await readFile(await ctx.workspace.resolve(file_path), 'utf8');
+        // ctx.workspace.files is the only way to a session's files: every path is confined to the
+        // session folder (`..`, absolute paths out and links that leave it throw) and there is no
+        // host path to hand around. Commands run in the user's computer: ctx.workspace.computer().
+        const text = (await ctx.workspace.files.read(file_path, 10 * 1024 * 1024)).toString('utf8');
         return `${file_path}: ${text.split(/\s+/).filter(Boolean).length} words`;
       },
     });

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { sessionHostDir, userWorkspaceDir } from '../../src/files/paths.js';
 import { Workspaces } from '../../src/files/workspace.js';
+import { globTool } from '../../src/tools/files/glob.js';
+import { grepTool } from '../../src/tools/files/grep.js';
 import { editTool, readTool, writeTool } from '../../src/tools/files/index.js';
 import type { ToolContext } from '../../src/tools/types.js';
 import { build, type TestApp } from '../helpers/app.js';
@@ -52,7 +54,12 @@ async function refusedEverywhere(t: Test, app: TestApp, sid: string, userId: str
   ] as const) {
     await t.rejects((tool.execute as (a: unknown, c: ToolContext) => Promise<string>)(args, ctxOf(app, userId, sid)), /symbolic link|not a directory/, `${tool.name} refused`);
   }
-  await t.rejects(ctxOf(app, userId, sid).workspace.resolve('admin.key'), /symbolic link|not a directory/, 'resolve (Grep, Glob, plugins) refused');
+  await t.rejects(ctxOf(app, userId, sid).workspace.files.read('admin.key'), /symbolic link|not a directory/, 'the file layer (plugins) refused');
+  for (const [tool, args] of [
+    [grepTool, { pattern: 'sk' }],
+    [globTool, { pattern: '*' }],
+  ] as const)
+    await t.rejects((tool.execute as (a: unknown, c: ToolContext) => Promise<string>)(args, ctxOf(app, userId, sid)), /symbolic link|not a directory/, `${tool.name} refused`);
   t.equal(JSON.stringify(readdirSync(app.home).sort()), before, 'nothing created in AGENTSVC_HOME');
   t.equal(readFileSync(join(app.home, 'admin.key'), 'utf8').trim(), app.adminKey, 'admin.key untouched');
 }

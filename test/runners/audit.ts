@@ -14,6 +14,8 @@ export interface AuditOptions {
   home: string;
   /** Commands must not run as uid 0 inside (the local runner's bwrap). */
   nonRootUid: boolean;
+  /** The workspaces root (where each computer's host folder is). */
+  workspaces?: string;
 }
 
 /** Connect from inside the computer; prints the first line the server sent, fails otherwise. */
@@ -47,10 +49,10 @@ export async function runAudit(t: Test, runner: Runner, c: Computer, other: Comp
   });
 
   await t.test('audit: only the own workspace of the service home is visible', async (t) => {
-    const ws = dirname(c.hostRoot);
+    const ws = dirname(join(o.workspaces!, c.userId));
     const seen = (await c.exec(`ls -A ${ws} 2>/dev/null; ls -A ${o.home} 2>/dev/null`)).stdout.split('\n').filter(Boolean);
     for (const name of seen) t.ok(name === 'workspaces' || name === c.userId || c.root.startsWith(join(o.home, name)), `only the path to the own workspace: ${name}`);
-    t.not((await c.exec(`test -e ${other.hostRoot} || test -e ${join(o.home, 'admin.key')}`)).exitCode, 0, "another user's workspace and admin.key are not there");
+    t.not((await c.exec(`test -e ${join(o.workspaces!, other.userId)} || test -e ${join(o.home, 'admin.key')}`)).exitCode, 0, "another user's workspace and admin.key are not there");
     // The service user's home (and /root): nothing of what is there on the host may be listed.
     for (const dir of new Set([homedir(), '/root'])) {
       const host = existsSync(dir) ? readdirSync(dir) : [];
@@ -78,8 +80,8 @@ export async function runAudit(t: Test, runner: Runner, c: Computer, other: Comp
   });
 
   await t.test('audit: the workspaces are private on the host', async (t) => {
-    t.equal(statSync(c.hostRoot).mode & 0o077, 0, 'workspace is 0700');
-    t.equal(statSync(dirname(c.hostRoot)).mode & 0o066, 0, 'nobody else lists the workspaces folder');
+    t.equal(statSync(join(o.workspaces!, c.userId)).mode & 0o077, 0, 'workspace is 0700');
+    t.equal(statSync(dirname(join(o.workspaces!, c.userId))).mode & 0o066, 0, 'nobody else lists the workspaces folder');
     t.ok(runner.kind);
   });
 }

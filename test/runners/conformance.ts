@@ -6,11 +6,23 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
 import type { Computer, Runner } from '../../runners/types.js';
+import { homeFs } from '../../src/files/workspace-fs.js';
+import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
 import { runAudit, type AuditOptions } from './audit.js';
 
 /** Unique per test run and process, so parallel test files and reruns never share a computer. */
 export function uniqueUser(tag: string): string {
   return `t-${tag}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The computer's workspace on the host (tests look; the service never uses it by path). */
+export function hostRootOf(home: string, c: Computer): string {
+  return workspaceHostDir(workspacesRoot({ home }), c.userId);
+}
+
+/** The computer's files as the service reaches them: the confined layer, new entries owned by its user. */
+export function filesOf(home: string, c: Computer) {
+  return homeFs(workspacesRoot({ home }), c.userId, c.owner);
 }
 
 /** A runner plus the users a test acquired, all reset at teardown. */
@@ -54,26 +66,31 @@ async function noneLeft(c: Computer, cmdline: string): Promise<number> {
 }
 
 export interface ConformanceOptions {
+  /** AGENTSVC_HOME of the runner: the tests reach the computers' files through the confined file layer there. */
+  home: string;
   /** Run the sandbox audit too (not for an unconfined runner). */
   audit?: AuditOptions;
   /** Bytes the huge-output test prints (the docker exec stream is slower than a pipe). */
   hugeOutputBytes?: number;
 }
 
-export async function runConformance(t: Test, makeRunner: () => Promise<Runner>, o: ConformanceOptions = {}): Promise<void> {
+export async function runConformance(t: Test, makeRunner: () => Promise<Runner>, o: ConformanceOptions): Promise<void> {
   const runner = await makeRunner();
+  const root = workspacesRoot({ home: o.home });
+  const hostRoot = (c: Computer) => hostRootOf(o.home, c);
+  const files = (c: Computer) => filesOf(o.home, c);
   const user = tracked(t, runner);
   const shared = await runner.acquire(user('main'));
 
   await t.test('acquire creates the workspace, then reuses the computer', async (t) => {
     const u = user('acq');
     const a = await runner.acquire(u);
-    t.ok(existsSync(a.hostRoot), 'workspace folder exists on the host');
-    await a.writeFile('mark.txt', 'one');
+    t.ok(existsSync(hostRoot(a)), 'workspace folder exists on the host');
+    await files(a).write('mark.txt', 'one');
     const b = await runner.acquire(u);
     t.equal(b.root, a.root);
-    t.equal(b.hostRoot, a.hostRoot);
-    t.equal((await b.readFile('mark.txt')).toString(), 'one');
+    t.equal(hostRoot(b), hostRoot(a));
+    t.equal((await files(b).read('mark.txt')).toString(), 'one');
     t.equal((await b.exec('cat mark.txt')).stdout, 'one');
   });
 
@@ -177,36 +194,36 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     t.ok(peak - before < 200 * 1024 * 1024, `service memory grew ${Math.round((peak - before) / 1048576)} MiB for ${bytes} bytes of output`);
   });
 
-  await t.test('readFile and writeFile, binary, seen by exec and back', async (t) => {
+  await t.test('the file layer and exec see the same files, binary too', async (t) => {
     const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
-    await shared.writeFile('bin/all.bytes', bytes);
-    t.same(await shared.readFile('bin/all.bytes'), bytes, 'round trip');
-    t.same(await shared.readFile(`${shared.root}/bin/all.bytes`), bytes, 'absolute path inside root');
+    await files(shared).write('bin/all.bytes', bytes);
+    t.same(await files(shared).read('bin/all.bytes'), bytes, 'round trip');
+    t.same(await files(shared).read(`${shared.root}/bin/all.bytes`), bytes, 'absolute path inside root');
     t.equal((await shared.exec('wc -c < bin/all.bytes')).stdout.trim(), '512');
-    await shared.writeFile('text.txt', 'héllo\n');
+    await files(shared).write('text.txt', 'héllo\n');
     t.equal((await shared.exec('cat text.txt')).stdout, 'héllo\n');
     await shared.exec("printf 'from exec\\000x' > made.bin");
-    t.same(await shared.readFile('made.bin'), Buffer.from('from exec\0x'));
-    await t.rejects(shared.readFile('nope.txt'), { code: 'ENOENT' });
+    t.same(await files(shared).read('made.bin'), Buffer.from('from exec\0x'));
+    await t.rejects(files(shared).read('nope.txt'), { code: 'ENOENT' });
   });
 
   await t.test('paths cannot leave the workspace', async (t) => {
-    await t.rejects(shared.readFile('../x'), /outside the workspace/);
-    await t.rejects(shared.readFile('/etc/passwd'), /outside the workspace/);
-    await t.rejects(shared.writeFile('../../x', 'no'), /outside the workspace/);
+    await t.rejects(files(shared).read('../x'), /outside the workspace/);
+    await t.rejects(files(shared).read('/etc/passwd'), /outside the workspace/);
+    await t.rejects(files(shared).write('../../x', 'no'), /outside the workspace/);
     await shared.exec('ln -sf /etc/passwd link; ln -sfn /tmp linkdir');
-    await t.rejects(shared.readFile('link'), /outside the workspace/, 'symlink out');
-    await t.rejects(shared.writeFile('link', 'no'), /outside the workspace/);
-    await t.rejects(shared.writeFile('linkdir/x', 'no'), /outside the workspace/, 'through a symlinked folder');
+    await t.rejects(files(shared).read('link'), /outside the workspace/, 'symlink out');
+    await t.rejects(files(shared).write('link', 'no'), /outside the workspace/);
+    await t.rejects(files(shared).write('linkdir/x', 'no'), /outside the workspace/, 'through a symlinked folder');
   });
 
   await t.test('users are isolated', async (t) => {
     const a = await runner.acquire(user('iso-a'));
     const b = await runner.acquire(user('iso-b'));
-    t.not(a.hostRoot, b.hostRoot);
-    await a.writeFile('secret.txt', 'a only');
+    t.not(hostRoot(a), hostRoot(b));
+    await files(a).write('secret.txt', 'a only');
     await a.exec('echo a > by-exec.txt');
-    await t.rejects(b.readFile('secret.txt'), { code: 'ENOENT' });
+    await t.rejects(files(b).read('secret.txt'), { code: 'ENOENT' });
     t.not((await b.exec('cat secret.txt')).exitCode, 0);
     t.not((await b.exec('cat by-exec.txt')).exitCode, 0);
     t.equal((await a.exec('cat secret.txt')).stdout, 'a only');
@@ -215,13 +232,13 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
   await t.test('reset removes the workspace', async (t) => {
     const u = user('reset');
     const c = await runner.acquire(u);
-    await c.writeFile('f.txt', 'x');
+    await files(c).write('f.txt', 'x');
     const r = await runner.reset(u);
     t.equal(r.removed_volume, true);
-    t.notOk(existsSync(c.hostRoot), 'workspace folder gone');
+    t.notOk(existsSync(hostRoot(c)), 'workspace folder gone');
     t.same((await runner.reset(u)).removed_volume, false, 'a second reset finds nothing');
     const again = await runner.acquire(u);
-    await t.rejects(again.readFile('f.txt'), { code: 'ENOENT' });
+    await t.rejects(files(again).read('f.txt'), { code: 'ENOENT' });
     t.equal((await again.exec('ls -A | wc -l')).stdout.trim(), '0', 'fresh empty workspace');
     await runner.reset(u);
     t.equal((await c.exec('echo still')).stdout, 'still\n', 'a computer held across a reset works again');
@@ -265,11 +282,11 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
   await t.test('resets at the same moment as each other and as the service writing into the workspace all succeed', async (t) => {
     const u = user('reset-race');
     const c = await runner.acquire(u);
-    await c.writeFile('seed.txt', 'x');
+    await files(c).write('seed.txt', 'x');
     // What REST file writes do meanwhile: host-side writes the reset does not kill.
     let writing = true;
     const filling = (async () => {
-      for (let i = 0; writing; i++) await c.writeFile(`d${i % 50}/f${i}.txt`, 'x').catch(() => {});
+      for (let i = 0; writing; i++) await files(c).write(`d${i % 50}/f${i}.txt`, 'x').catch(() => {});
     })();
     await new Promise((r) => setTimeout(r, 100));
     const results = await Promise.allSettled([runner.reset(u), runner.reset(u), runner.reset(u)]);
@@ -281,11 +298,11 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     writing = false;
     await filling;
     const fresh = await runner.acquire(u);
-    await t.rejects(fresh.readFile('seed.txt'), { code: 'ENOENT' }, 'the workspace was emptied');
+    await t.rejects(files(fresh).read('seed.txt'), { code: 'ENOENT' }, 'the workspace was emptied');
     await runner.reset(u);
   });
 
-  if (o.audit) await runAudit(t, runner, shared, await runner.acquire(user('audit-other')), o.audit);
+  if (o.audit) await runAudit(t, runner, shared, await runner.acquire(user('audit-other')), { ...o.audit, workspaces: root });
 
   await t.test('version and check answer', async (t) => {
     t.ok((await runner.check()).ok);

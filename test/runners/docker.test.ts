@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { createDockerRunner, LABEL_USER, type DockerRunnerOptions } from '../../runners/docker/index.js';
 import { RunnerUnavailableError, type Runner } from '../../runners/types.js';
-import { runConformance, tracked } from './conformance.js';
+import { filesOf, hostRootOf, runConformance, tracked } from './conformance.js';
 
 const CI = process.env.CI === 'true';
 const IMAGE = process.env.AGENTSVC_TEST_IMAGE ?? 'agentsvc-test:latest';
@@ -67,7 +67,7 @@ async function only(t: Tap, userId: string): Promise<string> {
 }
 
 t.test('conformance and audit', { skip }, (t) =>
-  runConformance(t, async () => createDockerRunner(opts), { audit: { home, nonRootUid: false }, hugeOutputBytes: 200_000_000 }),
+  runConformance(t, async () => createDockerRunner(opts), { home, audit: { home, nonRootUid: false }, hugeOutputBytes: 200_000_000 }),
 );
 
 t.test('container: limits, labels, found again after a restart', { skip }, async (t) => {
@@ -76,7 +76,7 @@ t.test('container: limits, labels, found again after a restart', { skip }, async
   const u = user('limits');
   const c = await runner.acquire(u);
   t.equal(c.root, '/workspace');
-  t.equal(c.hostRoot, join(home, 'workspaces', u));
+  t.equal(hostRootOf(home, c), join(home, 'workspaces', u));
   const id = await only(t, u);
   const info = await docker.getContainer(id).inspect();
   t.match(info.HostConfig, {
@@ -88,7 +88,7 @@ t.test('container: limits, labels, found again after a restart', { skip }, async
     NetworkMode: 'none',
     Privileged: false,
     Init: true,
-    Binds: [`${c.hostRoot}:/workspace`],
+    Binds: [`${hostRootOf(home, c)}:/workspace`],
   });
   t.notOk(JSON.stringify(info.Mounts).includes('docker.sock'), 'no Docker socket inside');
   t.match(info.Config.Labels, { 'agentsvc.managed': '1', 'agentsvc.user': u });
@@ -99,7 +99,7 @@ t.test('container: limits, labels, found again after a restart', { skip }, async
   t.match(status, /NoNewPrivs:\s+1/);
   t.equal((await c.exec("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")).stdout, 'lo\n', 'no network');
 
-  await c.writeFile('keep.txt', 'kept');
+  await filesOf(home, c).write('keep.txt', 'kept');
   await runner.acquire(u);
   t.equal(await only(t, u), id, 'same runner: same container');
 
@@ -123,7 +123,7 @@ t.test('idle containers stop, and come back on use or after outside changes', { 
   const user = tracked(t, runner);
   const u = user('idle');
   const c = await runner.acquire(u);
-  await c.writeFile('keep.txt', 'kept');
+  await filesOf(home, c).write('keep.txt', 'kept');
   const id = await only(t, u);
   const running = async () => (await docker.getContainer(id).inspect()).State.Running;
   let stopped = false;
@@ -147,7 +147,7 @@ t.test('version and upgrade onto a new image with a non-root user', { skip }, as
   const user = tracked(t, runner);
   const u = user('upgrade');
   const c = await runner.acquire(u);
-  await c.writeFile('keep.txt', 'kept');
+  await filesOf(home, c).write('keep.txt', 'kept');
   const old = await only(t, u);
   t.match(await runner.version(u), { upgrade_available: false, current_version: new RegExp(`^${IMAGE}@`) });
 
@@ -173,9 +173,9 @@ t.test('version and upgrade onto a new image with a non-root user', { skip }, as
   t.equal((await c2.exec('cat keep.txt')).stdout, 'kept', 'workspace kept');
   if (process.getuid?.() === 0) {
     t.same(c2.owner, { uid: 1000, gid: 1000 });
-    t.equal(statSync(c2.hostRoot).uid, 1000, 'workspace handed to the container user');
-    await c2.writeFile('sub/from-service.txt', 'a');
-    t.equal(statSync(join(c2.hostRoot, 'sub')).uid, 1000, 'new folders too');
+    t.equal(statSync(hostRootOf(home, c2)).uid, 1000, 'workspace handed to the container user');
+    await filesOf(home, c2).write('sub/from-service.txt', 'a');
+    t.equal(statSync(join(hostRootOf(home, c2), 'sub')).uid, 1000, 'new folders too');
     t.equal((await c2.exec('echo b >> sub/from-service.txt && echo new > sub/new.txt && cat sub/*')).stdout, 'ab\nnew\n');
   }
   const r = await c2.exec('sleep 30.7 & sleep 30.7', { timeoutMs: 500 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createRunner } from '../../runners/index.js';
 import { createLocalRunner } from '../../runners/local/index.js';
 import type { Runner } from '../../runners/types.js';
-import { runConformance, tracked } from './conformance.js';
+import { filesOf, hostRootOf, runConformance, tracked } from './conformance.js';
 import { listeners, tcpProbe } from './audit.js';
 
 const CI = process.env.CI === 'true';
@@ -26,13 +26,13 @@ if (!confined) {
 const skip = confined ? false : `bubblewrap not usable: ${why}`;
 
 t.test('conformance and audit, confined', { skip }, (t) =>
-  runConformance(t, async () => createRunner('local', { home }), { audit: { home, nonRootUid: true } }),
+  runConformance(t, async () => createRunner('local', { home }), { home, audit: { home, nonRootUid: true } }),
 );
 
 t.test('conformance, unconfined when the operator allows it', async (t) => {
   const runner = createLocalRunner({ home, bwrapPath: null, allowUnconfined: true });
   t.match(await runner.check(), { ok: true, warning: /^UNCONFINED: bubblewrap disabled; AGENTSVC_ALLOW_UNCONFINED=1/ });
-  await runConformance(t, async () => runner, { hugeOutputBytes: 100_000_000 });
+  await runConformance(t, async () => runner, { home, hugeOutputBytes: 100_000_000 });
 });
 
 t.test('without bubblewrap commands are refused with a tool error naming the cause', async (t) => {
@@ -45,9 +45,9 @@ t.test('without bubblewrap commands are refused with a tool error naming the cau
     const comp = await runner.acquire(user('refused'));
     const e = await comp.exec('echo ran > ran.txt').then(() => null, (e: unknown) => e as Error & { code?: string; isToolError?: boolean });
     t.match(e, { code: 'SANDBOX_UNAVAILABLE', isToolError: true, message: /commands are refused/ }, `${bwrapPath}: refused`);
-    t.notOk(existsSync(join(comp.hostRoot, 'ran.txt')), 'nothing ran');
-    await comp.writeFile('f.txt', 'file tools still work');
-    t.equal((await comp.readFile('f.txt')).toString(), 'file tools still work');
+    t.notOk(existsSync(join(hostRootOf(home, comp), 'ran.txt')), 'nothing ran');
+    await filesOf(home, comp).write('f.txt', 'file tools still work');
+    t.equal((await filesOf(home, comp).read('f.txt')).toString(), 'file tools still work');
   }
 });
 
@@ -56,7 +56,7 @@ t.test('session env: never reaches bwrap, dangerous names refused', { skip }, as
   const user = tracked(t, runner);
   const c = await runner.acquire(user('env'));
   for (const name of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'GCONV_PATH', 'GLIBC_TUNABLES', 'AGENTSVC_X', 'BAD-NAME']) {
-    await t.rejects(c.exec('true', { env: { [name]: `${c.hostRoot}/evil.so` } }), { code: 'ENV_NOT_ALLOWED', isToolError: true, message: /is not (allowed|valid)/ }, name);
+    await t.rejects(c.exec('true', { env: { [name]: `${hostRootOf(home, c)}/evil.so` } }), { code: 'ENV_NOT_ALLOWED', isToolError: true, message: /is not (allowed|valid)/ }, name);
   }
   // A variable that is allowed is set inside only: the bwrap process itself has a fixed environment.
   const running = c.exec('sleep 2; echo "$MARK"', { env: { MARK: 'inside-only' } });
@@ -67,7 +67,7 @@ t.test('session env: never reaches bwrap, dangerous names refused', { skip }, as
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (!cmd.split('\0')[0].endsWith('bwrap')) continue;
-      if (!cmd.includes(c.hostRoot)) continue;
+      if (!cmd.includes(hostRootOf(home, c))) continue;
       seen++;
       t.notMatch(readFileSync(`/proc/${pid}/environ`, 'utf8'), /MARK=/, `bwrap ${pid} does not carry the session variable`);
     } catch {}
@@ -131,8 +131,8 @@ t.test('bubblewrap confinement', { skip }, async (t) => {
 
   writeFileSync(join(home, 'admin.key'), 'secret');
   t.not((await a.exec(`cat ${home}/admin.key`)).exitCode, 0, 'the service home is hidden');
-  await b.writeFile('mine.txt', 'b only');
-  t.not((await a.exec(`cat ${b.hostRoot}/mine.txt`)).exitCode, 0, "another user's workspace is hidden");
+  await filesOf(home, b).write('mine.txt', 'b only');
+  t.not((await a.exec(`cat ${hostRootOf(home, b)}/mine.txt`)).exitCode, 0, "another user's workspace is hidden");
 
   const procs = await a.exec('ls /proc | grep -c "^[0-9]"');
   t.ok(Number(procs.stdout) < 10, `own pid namespace (${procs.stdout.trim()} processes)`);

@@ -19,7 +19,6 @@ function fakeComputer(chunks: () => Iterable<string>, hang = true): Computer {
   return {
     userId: 'u',
     root: '/w',
-    hostRoot: '/tmp',
     async exec(_cmd: string, o: ExecOptions = {}) {
       for (const c of chunks()) {
         if (o.signal?.aborted) break;
@@ -30,8 +29,6 @@ function fakeComputer(chunks: () => Iterable<string>, hang = true): Computer {
       await new Promise((r) => o.signal?.addEventListener('abort', r, { once: true }));
       return result(true);
     },
-    readFile: async () => Buffer.alloc(0),
-    writeFile: async () => {},
   };
 }
 

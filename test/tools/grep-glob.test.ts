@@ -1,7 +1,9 @@
 import t from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { SessionFolder } from '../../src/files/confine.js';
+import { confinedFs } from '../../src/files/workspace-fs.js';
 import { compileGlob, globTool } from '../../src/tools/files/glob.js';
 import { GREP_LIMITS, grepTool } from '../../src/tools/files/grep.js';
 import type { ToolContext } from '../../src/tools/types.js';
@@ -9,8 +11,10 @@ import { withLoopWatch } from '../web/fixtures/loop-watch.js';
 
 /** A tool context on a temporary folder (the real confinement is tested in agent-tools.test.ts). */
 function workspace(t: { teardown(fn: () => unknown): void }, files: Record<string, string>): ToolContext {
-  const dir = mkdtempSync(join(tmpdir(), 'grep-glob-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const root = mkdtempSync(join(tmpdir(), 'grep-glob-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const folder = SessionFolder.of(root, 'u', 's');
+  const dir = folder.hostDir;
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(dir, name, '..'), { recursive: true });
     writeFileSync(join(dir, name), text);
@@ -23,9 +27,9 @@ function workspace(t: { teardown(fn: () => unknown): void }, files: Record<strin
     signal: new AbortController().signal,
     progress() {},
     workspace: {
-      hostDir: dir,
       computerDir: '/w',
-      resolve: async (p: string) => resolve(dir, p),
+      folder,
+      files: confinedFs(folder),
       computer: async () => {
         throw new Error('no computer');
       },

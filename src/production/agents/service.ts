@@ -3,6 +3,8 @@ import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/index.js';
 import { randomToken } from '../../lib/ids.js';
 import type { Computer, Runner } from '../../../runners/types.js';
+import { PathEscapeError, WorkspaceFolderError } from '../../files/confine.js';
+import { homeFs, type WorkspaceFs } from '../../files/workspace-fs.js';
 import { AppError, Errors } from '../../server/errors.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { SolutionCatalog } from '../../solutions/catalog.js';
@@ -79,9 +81,20 @@ export async function getProdAgent(db: Database, userId: string | null, recordId
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
-async function ensureProfile(computer: Computer): Promise<void> {
-  const current = await computer.readFile('.profile').then((b) => b.toString('utf8'), () => '');
-  if (!current.includes(PROFILE_MARK)) await computer.writeFile('.profile', `${current}${current && !current.endsWith('\n') ? '\n' : ''}${PROFILE_LINES}`);
+/**
+ * Adds our PATH lines to the computer's `~/.profile`, through the confined file layer: the file is
+ * the user's (their commands can replace it with a link), so it is read and replaced by descriptor.
+ */
+async function ensureProfile(home: WorkspaceFs): Promise<void> {
+  let current = '';
+  try {
+    current = (await home.read('.profile')).toString('utf8');
+  } catch (e) {
+    // A link leading out of the home (or nowhere) is never followed: it is replaced by our file.
+    if (e instanceof PathEscapeError) await home.remove('.profile');
+    else if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (!current.includes(PROFILE_MARK)) await home.write('.profile', `${current}${current && !current.endsWith('\n') ? '\n' : ''}${PROFILE_LINES}`);
 }
 
 /** The folder of an agent inside its user's computer (relative to the computer's root). */
@@ -106,6 +119,11 @@ export class ProdAgents {
       initTimeoutMs?: number;
     },
   ) {}
+
+  /** The user's computer home, through the confined file layer (never by host path). */
+  private homeOf(computer: Computer): WorkspaceFs {
+    return homeFs(this.deps.config.workspaces, computer.userId, computer.owner);
+  }
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
     return this.deps.db.sql<T>(q, p);
@@ -202,26 +220,40 @@ export class ProdAgents {
   async instantiate(userId: string, recordId: string): Promise<{ record_id: string; status: 'ready' | 'failed'; exit_code: number | null; log: string }> {
     const a = await this.get(userId, recordId);
     const computer = await this.deps.runner.acquire(userId);
+    const files = this.homeOf(computer);
     const dir = agentDir(a.record_id);
     const home = posix.join(computer.root, dir);
     const lines: string[] = [];
-    await computer.writeFile(posix.join(dir, 'bin', '.keep'), '');
-    await ensureProfile(computer);
+    let notInstalled = 0;
+    await files.mkdir(posix.join(dir, 'bin'));
+    await ensureProfile(files);
     for (const s of this.skillFiles(a)) {
+      let written = 0;
+      const failed: string[] = [];
       for (const f of s.files) {
         if (f.path.split('/').some((p) => p === '..' || p === '') || f.path.startsWith('/')) {
           lines.push(`skill ${s.name}: file ${f.path} skipped (paths stay inside the skill folder)`);
           continue;
         }
-        await computer.writeFile(posix.join(dir, 'skills', s.name, f.path), f.content);
+        // The tree is the user's: their commands may have put a link or a file in the way. That
+        // file is not installed (and said so in the log); nothing is followed out of the home.
+        await files.write(posix.join(dir, 'skills', s.name, f.path), f.content).then(
+          () => written++,
+          (e: NodeJS.ErrnoException) => {
+            if (!(e instanceof PathEscapeError || e instanceof WorkspaceFolderError || typeof e.code === 'string')) throw e;
+            failed.push(`${f.path} (${e.message})`);
+          },
+        );
       }
-      lines.push(`skill ${s.name} installed (${s.files.length} files)`);
+      lines.push(`skill ${s.name} installed (${written} of ${s.files.length} files)`);
+      if (failed.length) lines.push(`skill ${s.name}: ${failed.length} file(s) not written, e.g. ${failed[0]}`);
+      notInstalled += failed.length;
     }
     for (const n of a.skills) if (!this.skillFiles(a).some((s) => s.name === n)) lines.push(`skill ${n}: not found in skills_data or solution ${a.solution_id}; skipped`);
     let exitCode: number | null = 0;
-    let ok = true;
+    let ok = notInstalled === 0;
     if (a.init_script.trim()) {
-      await computer.writeFile(posix.join(dir, 'init.sh'), a.init_script);
+      await files.write(posix.join(dir, 'init.sh'), a.init_script);
       lines.push('$ sh init.sh');
       const r = await computer.exec('sh ./init.sh', {
         cwd: home,
@@ -255,7 +287,8 @@ export class ProdAgents {
       a = await this.get(userId, recordId);
     }
     const computer = await this.deps.runner.acquire(userId);
-    await ensureProfile(computer);
+    const files = this.homeOf(computer);
+    await ensureProfile(files);
     const home = posix.join(computer.root, agentDir(a.record_id));
     const model = this.runtimes().find((r) => r.id === a.runtime_provider && r.type === 'model')?.id ?? null;
     const sessionId = await this.deps.sessions.create(userId, {
@@ -273,7 +306,7 @@ export class ProdAgents {
     for (const s of this.skillFiles(a)) {
       for (const f of s.files) {
         if (f.path.split('/').some((p) => p === '..' || p === '') || f.path.startsWith('/')) continue;
-        await computer.writeFile(posix.join(sessionId, '.skills', s.name, f.path), f.content);
+        await files.write(posix.join(sessionId, '.skills', s.name, f.path), f.content);
       }
     }
     return { session_id: sessionId, route_solution_id: a.solution_id };

@@ -1,8 +1,7 @@
-import { readdir, lstat } from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { lstat } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
+import { statEntry } from '../../files/entry-ops.js';
 import { defineTool } from '../define.js';
 import { ToolError, type ToolContext } from '../types.js';
 
@@ -143,30 +142,43 @@ export function compileGlob(pattern: string): (path: string) => boolean {
   return (path) => compiled.some((toks) => matchTokens(toks, path));
 }
 
-const SKIP = new Set(['.git', 'node_modules']);
+export const HEAVY_FOLDERS = new Set(['.git', 'node_modules']);
+/** Folders a search keeps open at once (each one a descriptor until the search ends). */
+export const MAX_SEARCH_FOLDERS = 512;
 
-/** Files under `dir` (host path), as paths relative to it with `/`; symlinks are not followed. */
-export async function* walk(dir: string, opts: { max?: number; skipHeavy?: boolean } = {}): AsyncGenerator<string> {
-  const stack = [dir];
-  let n = 0;
-  while (stack.length) {
-    const d = stack.pop()!;
-    let entries: Dirent[];
+/**
+ * Regular files under `path` of the session folder, walked through descriptors (confine.ts): links
+ * are never entered, and `path` itself is walked like every tool path. `fn` gets each file's path
+ * relative to the session folder and a kernel path valid during the call. Returns whether the walk
+ * stopped at a bound. A missing `path` has no files.
+ */
+export async function eachFile<T>(
+  ctx: ToolContext,
+  path: string,
+  opts: { max: number; skipHeavy?: boolean },
+  /** `rel`: relative to the session folder (what the model should use next); `sub`: to `path`. */
+  fn: (file: { rel: string; sub: string; path: string }) => Promise<void> | void,
+  /** Runs while the folders are still open (the kernel paths given to `fn` are valid until it ends). */
+  then: (walk: { stopped: boolean }) => Promise<T>,
+): Promise<T> {
+  return ctx.workspace.folder.with(async (s) => {
+    const start = await s.walk(path, { follow: true }).catch((e) => {
+      if (e.code === 'ENOENT') return null;
+      throw e;
+    });
+    if (!start) return then({ stopped: false });
     try {
-      entries = await readdir(d, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) {
-        if (!(opts.skipHeavy && SKIP.has(e.name))) stack.push(p);
-      } else if (e.isFile()) {
-        yield relative(dir, p).split(sep).join('/');
-        if (opts.max && ++n >= opts.max) return;
+      if ((await statEntry(start)).isFile()) {
+        await fn({ rel: start.rel, sub: start.name ?? '', path: start.path });
+        return await then({ stopped: false });
       }
+      const bounds = { max: opts.max, maxDirs: MAX_SEARCH_FOLDERS, skip: opts.skipHeavy ? HEAVY_FOLDERS : undefined, stopped: false };
+      for await (const f of s.files(start, bounds)) await fn({ rel: start.rel ? `${start.rel}/${f.rel}` : f.rel, sub: f.rel, path: f.path });
+      return await then({ stopped: bounds.stopped });
+    } finally {
+      await start.close();
     }
-  }
+  });
 }
 
 export async function mtime(path: string): Promise<number> {
@@ -190,11 +202,6 @@ export function slicer(sliceMs = 10): () => Promise<void> {
   };
 }
 
-/** Workspace-relative display path (what the model should use next time). */
-export function shown(ctx: ToolContext, host: string): string {
-  return relative(ctx.workspace.hostDir, host).split(sep).join('/') || '.';
-}
-
 export const globTool = defineTool({
   name: 'Glob',
   description: 'Find files by glob pattern (e.g. "**/*.ts", "src/*.{js,ts}"), newest first. Returns workspace-relative paths.',
@@ -207,18 +214,24 @@ export const globTool = defineTool({
     })
     .strict(),
   async execute({ pattern, path = '.' }, ctx) {
-    const base = await ctx.workspace.resolve(path);
     const matches = compileGlob(pattern.replace(/^\.\//, ''));
     const hits: { p: string; m: number }[] = [];
     const breathe = slicer();
-    for await (const rel of walk(base, { max: 50_000 })) {
-      if (matches(rel)) hits.push({ p: join(base, rel), m: await mtime(join(base, rel)) });
-      await breathe();
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-    }
+    const walked = await eachFile(
+      ctx,
+      path,
+      { max: 50_000 },
+      async (f) => {
+        if (matches(f.sub)) hits.push({ p: f.rel || '.', m: await mtime(f.path) });
+        await breathe();
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+      },
+      async (w) => w,
+    );
     if (!hits.length) return 'No files found';
     hits.sort((a, b) => b.m - a.m);
-    const list = hits.slice(0, 100).map((h) => shown(ctx, h.p));
-    return hits.length > 100 ? `${list.join('\n')}\n\n[${hits.length - 100} more files; use a narrower pattern or path]` : list.join('\n');
+    const list = hits.slice(0, 100).map((h) => h.p);
+    const more = hits.length > 100 ? `\n\n[${hits.length - 100} more files; use a narrower pattern or path]` : '';
+    return `${list.join('\n')}${more}${walked.stopped ? `\n[the search stopped at its bound of files or ${MAX_SEARCH_FOLDERS} folders; narrow the path]` : ''}`;
   },
 });

@@ -1,10 +1,8 @@
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { ToolError } from '../types.js';
-import { compileGlob, shown, slicer, walk } from './glob.js';
+import { compileGlob, eachFile, MAX_SEARCH_FOLDERS, slicer } from './glob.js';
 
 /** Bounds of one search; past them the result says what was left out. */
 export const GREP_LIMITS = {
@@ -90,28 +88,33 @@ export const grepTool = defineTool({
     } catch (e) {
       throw new ToolError(`invalid regular expression: ${(e as Error).message}`);
     }
-    const base = await ctx.workspace.resolve(args.path ?? '.');
     const filter = args.glob ? compileGlob(args.glob.includes('/') ? args.glob : `**/${args.glob}`) : null;
     const mode = args.output_mode ?? 'files_with_matches';
     const limit = args.head_limit ?? 500;
-    const isFile = await stat(base).then(
-      (s) => s.isFile(),
-      () => false,
-    );
     const files: string[] = [];
-    if (isFile) files.push(base);
-    else {
-      const breathe = slicer();
-      for await (const rel of walk(base, { max: GREP_LIMITS.maxFiles, skipHeavy: true })) {
-        if (!filter || filter(rel)) files.push(join(base, rel));
+    const names: string[] = [];
+    const breathe = slicer();
+    // The folders stay open (by descriptor) until the search is done: the worker reads each file
+    // through its folder's descriptor, O_NOFOLLOW, never by a host path.
+    const found = await eachFile(
+      ctx,
+      args.path ?? '.',
+      { max: GREP_LIMITS.maxFiles, skipHeavy: true },
+      async (f) => {
+        if (!filter || filter(f.sub)) {
+          files.push(f.path);
+          names.push(f.rel);
+        }
         await breathe();
-      }
-    }
-    if (!files.length) return 'No matches found';
-    const r = await search({ ...GREP_LIMITS, files, pattern: args.pattern, flags, content: mode === 'content', limit }, ctx.signal, GREP_LIMITS.timeoutMs);
+      },
+      async (walked) =>
+        files.length ? { walked, r: await search({ ...GREP_LIMITS, files, pattern: args.pattern, flags, content: mode === 'content', limit }, ctx.signal, GREP_LIMITS.timeoutMs) } : null,
+    );
+    if (!found) return 'No matches found';
+    const { r } = found;
     const out: string[] = [];
     for (const [f, count, lines] of r.hits) {
-      const name = shown(ctx, files[f]);
+      const name = names[f];
       if (mode === 'files_with_matches') out.push(name);
       else if (mode === 'count') out.push(`${name}:${count}`);
       else for (const [n, l] of lines) out.push(`${name}:${args['-n'] ? `${n}:` : ''}${l}`);
@@ -120,6 +123,7 @@ export const grepTool = defineTool({
     if (out.length >= limit) notes.push(`[stopped at ${limit} results; narrow the pattern, path or glob]`);
     if (r.cutFiles) notes.push(`[${r.cutFiles} file(s) larger than ${GREP_LIMITS.maxFileBytes} bytes were searched in their beginning only]`);
     if (r.longLines) notes.push(`[${r.longLines} line(s) longer than ${GREP_LIMITS.maxLineChars} characters were searched in their beginning only]`);
+    if (found.walked.stopped) notes.push(`[the search stopped at ${GREP_LIMITS.maxFiles} files or ${MAX_SEARCH_FOLDERS} folders; narrow path or glob]`);
     if (r.skippedFiles) notes.push(`[${r.skippedFiles} file(s) not searched: the search reads at most ${GREP_LIMITS.maxTotalBytes} bytes; narrow path or glob]`);
     const body = out.length ? out.slice(0, limit).join('\n') : 'No matches found';
     return notes.length ? `${body}\n\n${notes.join('\n')}` : body;

@@ -1,9 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { PathEscapeError, WorkspaceFolderError, type Entry } from '../../files/confine.js';
-import { openRead, writeWhole } from '../../files/entry-ops.js';
+import { openRead, writeWhole, type Owner } from '../../files/entry-ops.js';
 import { readLines } from '../../files/read-lines.js';
-import { folderOf } from '../../files/workspace.js';
 import { defineTool } from '../define.js';
 import { ToolError, type ToolContext } from '../types.js';
 import { globTool } from './glob.js';
@@ -31,15 +30,18 @@ function toolError(e: unknown, file_path: string): unknown {
       return new ToolError(`a parent of ${file_path} is not a directory`);
     case 'ELOOP':
       return new ToolError(`${file_path}: a symbolic link is in the way; it is not followed`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new ToolError(`no space left on the disk to write ${file_path}; the file was left as it was`);
   }
   return e;
 }
 
 /** Walk `file_path` in the session folder (confined, links resolved step by step) and use the entry. */
-async function withEntry<T>(ctx: ToolContext, file_path: string, opts: { mkdirs?: boolean }, fn: (e: Entry) => Promise<T>): Promise<T> {
+async function withEntry<T>(ctx: ToolContext, file_path: string, opts: { mkdirs?: boolean; owner?: Owner }, fn: (e: Entry) => Promise<T>): Promise<T> {
   try {
-    return await folderOf(ctx.workspace).with(async (s) => {
-      const e = await s.walk(file_path, { follow: true, mkdirs: opts.mkdirs });
+    return await ctx.workspace.folder.with(async (s) => {
+      const e = await s.walk(file_path, { follow: true, mkdirs: opts.mkdirs, owner: opts.owner });
       return fn(e).finally(() => e.close());
     });
   } catch (e) {
@@ -60,10 +62,9 @@ async function openText(ctx: ToolContext, file_path: string): Promise<{ fh: File
   return { fh, size, rel };
 }
 
-/** Files the tools create belong to the computer's user (the docker image runs as non-root). */
-async function own(ctx: ToolContext, fh: FileHandle) {
-  const owner = (await ctx.workspace.computer().catch(() => null))?.owner;
-  if (owner) await fh.chown(owner.uid, owner.gid).catch(() => {});
+/** Files and folders the tools create belong to the computer's user (the docker image runs as non-root). */
+async function ownerOf(ctx: ToolContext): Promise<Owner | undefined> {
+  return (await ctx.workspace.computer().catch(() => null))?.owner;
 }
 
 export const readTool = defineTool({
@@ -104,11 +105,8 @@ export const writeTool = defineTool({
   provider: 'file_ops',
   input: z.object({ file_path: z.string(), content: z.string() }).strict(),
   async execute({ file_path, content }, ctx) {
-    const { created, rel } = await withEntry(ctx, file_path, { mkdirs: true }, async (e) => {
-      const { fh, created } = await writeWhole(e, content);
-      await own(ctx, fh).finally(() => fh.close());
-      return { created, rel: e.rel };
-    });
+    const owner = await ownerOf(ctx);
+    const { created, rel } = await withEntry(ctx, file_path, { mkdirs: true, owner }, async (e) => ({ ...(await writeWhole(e, content, { owner })), rel: e.rel }));
     return `${created ? 'Created' : 'Updated'} ${rel} (${Buffer.byteLength(content)} bytes)`;
   },
 });
@@ -135,7 +133,7 @@ export const editTool = defineTool({
     if (count > 1 && !replace_all) throw new ToolError(`old_string occurs ${count} times in ${file_path}; add surrounding context to make it unique, or set replace_all`);
     const next = replace_all ? text.split(old_string).join(new_string) : text.replace(old_string, () => new_string);
     // Written through the same walk (the resolved path): a link planted meanwhile is not followed.
-    await withEntry(ctx, rel, {}, async (e) => (await writeWhole(e, next)).fh.close());
+    await withEntry(ctx, rel, {}, (e) => writeWhole(e, next));
     return `Edited ${rel}: ${replace_all ? count : 1} replacement(s)`;
   },
 });
