@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
-import { chmod, chown, lchown, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promises';
+import { chmod, chown, lchown, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import type { Computer, ExecOptions, ExecResult, Runner, RunnerCheck } from '../types.js';
 import {
@@ -23,7 +23,8 @@ import {
   workspacesRoot,
   type Owner,
 } from '../shared.js';
-import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
+import { grantTraverse } from '../../src/lib/system-user.js';
+import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, SANDBOX_USER, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
 import { attachNetwork, type NetTools } from './net.js';
 
 export interface LocalRunnerOptions {
@@ -57,13 +58,24 @@ function onPath(name: string): string | null {
   return null;
 }
 
-/** Hand a workspace made by an earlier version (or by root) to the sandbox's host uid, all of it. */
+/**
+ * Hand a workspace made by an earlier version (or by root) to the sandbox's host uid, all of it.
+ * Through descriptors: each folder opened O_NOFOLLOW and chowned by its descriptor, every other
+ * entry lchown'ed through its folder's descriptor, so a folder swapped for a link by a command
+ * running meanwhile is never followed (a chown by path would hand a host folder to the sandbox).
+ */
 async function chownTree(dir: string, o: Owner): Promise<void> {
-  await chown(dir, o.uid, o.gid);
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) await chownTree(p, o);
-    else await lchown(p, o.uid, o.gid);
+  const fh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(() => null);
+  if (!fh) return;
+  try {
+    await fh.chown(o.uid, o.gid);
+    const self = `/proc/self/fd/${fh.fd}`;
+    for (const e of await readdir(self, { withFileTypes: true })) {
+      if (e.isDirectory()) await chownTree(`${self}/${e.name}`, o);
+      else await lchown(`${self}/${e.name}`, o.uid, o.gid).catch(() => {});
+    }
+  } finally {
+    await fh.close();
   }
 }
 
@@ -83,9 +95,9 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
   const running = new Map<string, Set<ChildProcess>>();
   const id = hostIdentity();
   // A root service hands workspaces to the unprivileged uid bubblewrap runs as (see hostIdentity);
-  // the probe falls back to root itself when that uid cannot reach AGENTSVC_HOME (and says so).
-  let owner: Owner | undefined = id.root ? { uid: id.uid, gid: id.gid } : undefined;
-  let spawnId: { uid?: number; gid?: number } = id.root ? { uid: id.uid, gid: id.gid } : {};
+  // the probe lets it traverse to the workspaces, or refuses commands: never host root.
+  const owner: Owner | undefined = id.root ? { uid: id.uid, gid: id.gid } : undefined;
+  const spawnId: { uid?: number; gid?: number } = id.root ? { uid: id.uid, gid: id.gid } : {};
   // The first shell found wins: bash -l gives tools the login PATH they expect; sh is the fallback.
   const bash = onPath('bash');
   const shell = bash ? [bash, '-lc'] : [onPath('sh') ?? '/bin/sh', '-c'];
@@ -150,23 +162,23 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
         return r;
       };
       let r = await tryIt();
-      let rootNote = '';
-      if (r.exitCode !== 0 && id.root) {
-        // nobody cannot traverse to the workspaces (e.g. under /root): bwrap runs as root then.
-        owner = undefined;
-        spawnId = {};
-        r = await tryIt();
-        rootNote = `the service runs as root and ${root} is not reachable by nobody, so sandboxed commands map to host root and RLIMIT_NPROC is not ` +
-          `enforced (run the service as a non-root user, or let nobody traverse the folders above it)`;
+      if (r.exitCode !== 0 && owner) {
+        // The sandbox user cannot reach the workspaces (e.g. under /root): let it traverse the
+        // folders on the way, and only it (an ACL, or the folder's unused group). Never host root.
+        try {
+          const granted = grantTraverse(SANDBOX_USER, owner, [ws]);
+          if (granted.length) r = await tryIt();
+        } catch (e) {
+          return fallback(`the sandbox user cannot reach ${root}: ${(e as Error).message}`);
+        }
       }
       if (r.exitCode !== 0) return fallback(`bubblewrap not usable (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
-      const as = owner ? ' (nobody on the host)' : id.root ? ' (host root)' : '';
+      const as = owner ? ` (${SANDBOX_USER}, uid ${owner.uid}, on the host)` : '';
       p.check = {
         ok: true,
         summary: `commands confined by bubblewrap: no capabilities, uid 1000 in a user namespace${as}, only the workspace writable, ` +
           `${network ? 'network through pasta (host services unreachable)' : 'no network'}`,
       };
-      if (rootNote) p.check.warning = rootNote;
       return p;
     })();
     return probed;

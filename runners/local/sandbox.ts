@@ -6,12 +6,13 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { systemUser } from '../../src/lib/system-user.js';
 
 /** uid/gid of commands inside the sandbox (the docker image's `agent` has the same). */
 export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
-/** Host uid/gid bubblewrap runs as when the service is root: nobody, never root (see hostIdentity). */
-export const ROOT_SERVICE_SANDBOX_ID = 65534;
+/** The system user bubblewrap runs as when the service is root (see hostIdentity): never root. */
+export const SANDBOX_USER = 'agentsvc-sandbox';
 
 /** Fixed environment of bwrap itself: nothing a user controls reaches a process outside the sandbox. */
 export const BWRAP_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' };
@@ -47,13 +48,16 @@ export function limitArgs(prlimit: string, l: SandboxLimits): string[] {
 
 /**
  * The host identity commands run as. A non-root service can only give its own uid. A root service
- * hands bubblewrap to nobody: the sandbox's uid then maps to an unprivileged host uid (files it
- * creates belong to nobody, an escape lands as nobody) and RLIMIT_NPROC applies, which the kernel
- * never enforces for host root. The workspace is handed to that uid (Computer.owner).
+ * hands bubblewrap to a dedicated system user, `agentsvc-sandbox` (made on first use, the way the
+ * embedded PostgreSQL gets `postgres`): the sandbox's uid maps to that unprivileged host uid, which
+ * owns the workspaces and nothing of the service (files a command creates are its, an escape lands
+ * as it, and RLIMIT_NPROC applies, which the kernel never enforces for host root). Not nobody: a
+ * uid other daemons share would let them into the workspaces. The workspace is handed to that uid
+ * (Computer.owner).
  */
 export function hostIdentity(): { uid: number; gid: number; root: boolean } {
   const root = process.getuid?.() === 0;
-  if (root) return { uid: ROOT_SERVICE_SANDBOX_ID, gid: ROOT_SERVICE_SANDBOX_ID, root };
+  if (root) return { ...systemUser(SANDBOX_USER), root };
   const u = userInfo();
   return { uid: u.uid, gid: u.gid, root };
 }

@@ -169,7 +169,10 @@ export const homeCheck: Check = {
     const key = join(d.home, 'admin.key');
     const ks = await stat(key).catch(() => null);
     if (ks && ks.mode & 0o077) return result('home', 'fail', `${key} is readable by others (mode ${(ks.mode & 0o777).toString(8)})`, `chmod 600 ${key}`);
-    if (st.mode & 0o077) return result('home', 'warn', `${d.home} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, `chmod 700 ${d.home}`);
+    // A root install lets its system users (postgres, agentsvc-sandbox) traverse the home through
+    // its group (g=x, see src/lib/system-user.ts): that is no read access, and chmod 700 would stop
+    // the embedded database at the next start.
+    if (st.mode & 0o067) return result('home', 'warn', `${d.home} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, `chmod ${st.mode & 0o010 ? 710 : 700} ${d.home}`);
     return result('home', 'ok', `${d.home} is private and writable`);
   },
 };

@@ -10,7 +10,7 @@ import { listeners, tcpProbe } from './audit.js';
 
 const CI = process.env.CI === 'true';
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-local-'));
-// Traversable, as a root service's sandbox uid (nobody) needs; the workspaces inside stay 0700.
+// Traversable, as a root service's sandbox user needs; the workspaces inside stay 0700.
 chmodSync(home, 0o711);
 t.teardown(() => rmSync(home, { recursive: true, force: true }));
 

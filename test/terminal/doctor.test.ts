@@ -40,6 +40,16 @@ t.test('GET /api/env/check streams one event per check ({check_id, status, detai
   }
   t.match(checks.find((c) => c.check_id === 'database'), { status: 'ok' });
   t.match(checks.find((c) => c.check_id === 'home'), { status: 'ok', detail: `${app.home} is private and writable` });
+  // A root install's home is 0710: its group (postgres, agentsvc-sandbox) may only traverse it.
+  // That is fine, and chmod 700 (the old advice) would stop the embedded database at the next start.
+  chmodSync(app.home, 0o710);
+  t.teardown(() => chmodSync(app.home, 0o700));
+  const again = (await sse(await app.api('/api/env/check'))).filter((e) => e.event === 'check').map((e) => e.data);
+  t.match(again.find((c) => c.check_id === 'home'), { status: 'ok', detail: `${app.home} is private and writable` }, 'a traverse-only group is private');
+  chmodSync(app.home, 0o750);
+  const readable = (await sse(await app.api('/api/env/check'))).filter((e) => e.event === 'check').map((e) => e.data);
+  t.match(readable.find((c) => c.check_id === 'home'), { status: 'warn', fix: `chmod 710 ${app.home}` }, 'a readable group: the advice keeps the traverse bit');
+  chmodSync(app.home, 0o700);
   t.match(checks.find((c) => c.check_id === 'disk'), { detail: /^\d+ MiB free in / });
   t.match(checks.find((c) => c.check_id === 'redis'), { status: 'ok', detail: /not configured/ });
   t.match(checks.find((c) => c.check_id === 'search'), { status: 'warn', fix: /AGENTSVC_SEARCH_BACKEND/ });

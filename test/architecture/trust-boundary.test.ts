@@ -1,0 +1,104 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import t from 'tap';
+
+/**
+ * The trust boundary is built once (CONTRACT 6): host code reaches a user's tree only through the
+ * confined file layer (src/files/confine.ts, entry-ops.ts, workspace-fs.ts and the file endpoints
+ * built on them), and runners are exec only. This test fails when a file that is not listed here
+ * starts using `node:fs`, so a new feature cannot quietly read or write a workspace by path: it
+ * has to use the layer, or be listed here with the reason it never touches a user's tree.
+ */
+const repo = resolve(import.meta.dirname, '../..');
+
+/** The layer itself: everything it does goes through descriptors opened without following links. */
+const LAYER: Record<string, string> = {
+  'src/files/confine.ts': 'the descriptor walk',
+  'src/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
+  'src/files/workspace-fs.ts': 'WorkspaceFs, the API everyone else uses',
+  'src/files/routes.ts': 'file endpoints: rename/symlink/unlink on walked entries (at(dir, name))',
+  'src/files/upload.ts': 'receives into a private temp folder, then renames onto walked entries',
+  'src/files/zip.ts': 'zips a walked folder through descriptors',
+  'src/files/read-lines.ts': 'reads an already opened FileHandle (type import)',
+  'src/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
+  'src/tools/files/grep-worker.mjs': 'reads kernel paths given by the walk, O_NOFOLLOW',
+  'src/tools/files/index.ts': 'FileHandle type of entries opened by the layer',
+  'src/apps/serve.ts': 'FileHandle type of published files opened by the layer',
+};
+
+/** Files that use the filesystem for the operator's own files, never for a user's tree. */
+const OPERATOR: Record<string, string> = {
+  'src/config/index.ts': 'config.json',
+  'src/db/embedded.ts': 'the embedded PostgreSQL folder',
+  'src/lib/system-user.ts': 'lets the service\'s system users traverse to their folders (root installs)',
+  'src/db/pg-process.ts': 'PostgreSQL process files',
+  'src/service.ts': 'the logs folder',
+  'src/users/bootstrap.ts': 'admin.key',
+  'src/lib/assets.ts': 'files shipped in the package',
+  'src/chat/tokens.ts': 'the tokenizer ranks shipped with js-tiktoken',
+  'src/solutions/catalog.ts': 'solution packages under templates/ and plugins',
+  'src/tools/web/webfetch.ts': 'its worker script',
+  'src/diagnostics/checks.ts': 'statfs and modes of AGENTSVC_HOME',
+  'src/diagnostics/local.ts': 'local checks of AGENTSVC_HOME',
+  'src/frontend-config/routes.ts': 'AGENTSVC_HOME/frontend_config',
+  'src/skills/routes.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
+  'plugins/skills/library.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
+  'plugins/integrations/index.ts': "an integration's OpenAPI file named by the operator",
+  'src/portability/routes.ts': 'streams an upload to a private temp folder of the service',
+  'src/client/options.ts': 'the CLI: config and key files of the person running it',
+  'src/client/transfer.ts': 'the CLI: the archive the person names',
+  'src/commands/export.ts': 'the CLI: the archive the person names',
+  'plugins/skills/shipped/csv-insights/scripts/profile.mjs': 'a skill script: runs inside the computer',
+  'plugins/skills/shipped/repo-map/scripts/map.mjs': 'a skill script: runs inside the computer',
+};
+
+/** Runners prepare the workspaces root and a user's top folder (mode, owner); they never read or write inside. */
+const RUNNERS: Record<string, string> = {
+  'runners/shared.ts': 'moves a removed workspace aside; cwd check',
+  'runners/local/index.ts': 'creates the user folder 0700 and hands it to the sandbox uid',
+  'runners/local/sandbox.ts': 'passwd/group files and the read-only host binds of bubblewrap',
+  'runners/docker/index.ts': 'creates the bind-mount source folder',
+};
+
+/** Known by-path access still to move onto the layer (each a tracked follow-up, never a new entry). */
+const DEBT: Record<string, string> = {
+  'src/timetravel/snapshots.ts': 'git runs with the session folder as work tree (snapshot, restore)',
+  'src/timetravel/scan.ts': 'lists the session folder by path for a snapshot (lstat, never follows)',
+  'src/portability/import.ts': 'moves staged files into the new session folder',
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    if (f === 'node_modules' || f === 'dist') return [];
+    return statSync(p).isDirectory() ? files(p) : /\.(ts|mjs|js)$/.test(f) ? [p] : [];
+  });
+}
+
+const FS_IMPORT = /from ['"](node:)?fs(\/promises)?['"]|require\(['"](node:)?fs(\/promises)?['"]\)|import\(['"](node:)?fs(\/promises)?['"]\)/;
+
+t.test('only the file layer and listed operator code use node:fs', async (t) => {
+  const listed = { ...LAYER, ...OPERATOR, ...RUNNERS, ...DEBT };
+  const users = ['src', 'plugins', 'runners', 'templates']
+    .flatMap((d) => files(join(repo, d)))
+    .filter((f) => FS_IMPORT.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(repo, f));
+  const unlisted = users.filter((f) => !(f in listed));
+  t.same(unlisted, [], 'every file using node:fs is the layer or listed with the reason it never touches a user tree');
+  const stale = Object.keys(listed).filter((f) => !users.includes(f));
+  t.same(stale, [], 'no stale entries (a file that stopped using node:fs leaves the list)');
+  t.comment(`by-path debt left: ${Object.keys(DEBT).join(', ')}`);
+});
+
+t.test('runners and plugins get no host path of a workspace', async (t) => {
+  const types = readFileSync(join(repo, 'runners/types.ts'), 'utf8');
+  const computer = /export interface Computer \{([\s\S]*?)\n\}/.exec(types)?.[1] ?? '';
+  t.ok(computer.includes('exec('), 'Computer execs');
+  t.notMatch(computer, /hostRoot|readFile|writeFile/, 'Computer has no host root and no by-path file IO');
+  const api = readFileSync(join(repo, 'src/plugins/api.ts'), 'utf8');
+  t.notMatch(api, /hostDir|hostRoot|resolve\(path/, 'the plugin API hands out no host path');
+  for (const f of files(join(repo, 'src')).concat(files(join(repo, 'plugins')), files(join(repo, 'templates')))) {
+    const text = readFileSync(f, 'utf8');
+    if (/\.hostRoot\b|readWorkspaceFile|writeWorkspaceFile|workspace\.resolve\(/.test(text)) t.fail(`${relative(repo, f)} reaches a workspace by host path`);
+  }
+});
