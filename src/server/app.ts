@@ -1,12 +1,13 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
 import { RateLimiter } from './rate-limit.js';
 import { installErrorHandler } from './error-handler.js';
 import { type HealthReport, metaRoutes } from './meta-routes.js';
+import { openapiOptions } from './openapi.js';
 
 export interface RouteModule {
   // biome-ignore lint/suspicious/noExplicitAny: each route plugin has its own options type; the list holds them together
@@ -37,14 +38,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'agentsvc', version: '0.1.0', description: 'Agent session service: REST under /api, chat over Socket.IO at /socket.io/.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, openapiOptions());
   // The docs page is public on purpose (CONTRACT.md section 2): every route of the swagger-ui
   // plugin, and only those, is marked public where it is registered.
   await app.register(async (docs) => {
