@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { AgentsvcPlugin, PluginApi, Tool, ToolResult } from '../../src/plugins/api.js';
 import { ToolError } from '../../src/plugins/api.js';
 import type { Integrations, OpenApiIntegration } from './config.js';
-import { buildRequest, type Operation, parseOpenApi } from './openapi.js';
+import { buildRequest, integrationToolName, type Operation, parseOpenApi } from './openapi.js';
 
 export { parseIntegrations } from './config.js';
 
@@ -16,13 +16,15 @@ interface Loaded {
   error: string | null;
   tools: Tool[];
   base: string | null;
+  /** Operations left out because their tool name was taken (a failing check says which). */
+  collisions: string[];
 }
 
 /** The document: inline, a file (relative to AGENTSVC_HOME), or a URL fetched with the SSRF guard. */
 async function loadSpec(api: PluginApi, spec: OpenApiIntegration['spec']): Promise<{ doc: string | Record<string, unknown>; from: string | null }> {
   if (typeof spec !== 'string') return { doc: spec, from: null };
   if (/^https?:\/\//.test(spec)) {
-    const r = await api.fetch(spec, { headers: { accept: 'application/json' }, timeoutMs: 15_000 });
+    const r = await api.fetch(spec, { headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' }, timeoutMs: 15_000 });
     if (r.status >= 400) throw new Error(`GET ${spec} answered ${r.status}`);
     return { doc: r.body.toString('utf8'), from: r.url };
   }
@@ -33,7 +35,7 @@ async function loadSpec(api: PluginApi, spec: OpenApiIntegration['spec']): Promi
 function toolOf(api: PluginApi, l: Loaded, op: Operation): Tool {
   const auth = l.config.auth;
   return {
-    name: op.name,
+    name: integrationToolName(l.name, op.operationId),
     displayName: `${l.name}: ${op.operationId}`,
     description: `${op.description} [integration ${l.name}]`,
     provider: 'integration',
@@ -81,7 +83,7 @@ export function createIntegrationsPlugin(integrations: Integrations): AgentsvcPl
     async register(api) {
       const loaded: Loaded[] = [];
       for (const [name, config] of Object.entries(integrations)) {
-        const l: Loaded = { name, config, state: 'failed', error: null, tools: [], base: null };
+        const l: Loaded = { name, config, state: 'failed', error: null, tools: [], base: null, collisions: [] };
         loaded.push(l);
         try {
           const { doc, from } = await loadSpec(api, config.spec);
@@ -89,7 +91,13 @@ export function createIntegrationsPlugin(integrations: Integrations): AgentsvcPl
           const server = config.base_url ?? parsed.servers[0] ?? null;
           l.base = server && from ? new URL(server, from).href : server;
           if (l.base && !/^https?:\/\//.test(l.base)) throw new Error(`base URL ${l.base} is not absolute: set base_url`);
-          l.tools = parsed.operations.map((op) => toolOf(api, l, op));
+          // Operation ids that differ only in characters a tool name cannot hold, or past 64
+          // characters, would give one name twice: the first keeps it, the others are reported.
+          for (const op of parsed.operations) {
+            const tool = toolOf(api, l, op);
+            if (l.tools.some((x) => x.name === tool.name)) l.collisions.push(`${op.operationId} (${op.method} ${op.path}) as ${tool.name}`);
+            else l.tools.push(tool);
+          }
           l.state = 'ready';
         } catch (e) {
           l.error = (e as Error).message;
@@ -98,9 +106,15 @@ export function createIntegrationsPlugin(integrations: Integrations): AgentsvcPl
         api.addHealthCheck({
           id: name,
           run: async () =>
-            l.state === 'ready'
-              ? { status: 'ok', detail: `${l.tools.length} tools (OpenAPI, ${l.base ?? 'no base URL'})` }
-              : { status: 'fail', detail: `offers no tools: ${l.error}`, fix: `fix integrations.${name} in config.json` },
+            l.state !== 'ready'
+              ? { status: 'fail', detail: `offers no tools: ${l.error}`, fix: `fix integrations.${name} in config.json` }
+              : l.collisions.length
+                ? {
+                    status: 'fail',
+                    detail: `${l.tools.length} tools; ${l.collisions.length} operation(s) left out, their tool name taken: ${l.collisions.slice(0, 5).join('; ')}`,
+                    fix: `list the operations to offer in integrations.${name}.operations, or give them distinct operationIds`,
+                  }
+                : { status: 'ok', detail: `${l.tools.length} tools (OpenAPI, ${l.base ?? 'no base URL'})` },
         });
       }
       api.registerProvider({ name: 'integrations', tools: () => loaded.flatMap((l) => l.tools) });

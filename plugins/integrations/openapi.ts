@@ -1,7 +1,9 @@
 /**
- * An OpenAPI 3 document turned into tool definitions: one tool per operation, named by its
- * operationId, its path, query and header parameters and its JSON body as one JSON Schema.
+ * An OpenAPI 3 document (JSON or YAML) turned into tool definitions: one tool per operation,
+ * named by its operationId, its path, query and header parameters and its JSON body as one JSON
+ * Schema.
  */
+import { parse as parseYaml } from 'yaml';
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -54,17 +56,29 @@ function deref(doc: Json, node: unknown, depth = 0): unknown {
 
 export const toolName = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 
+/**
+ * The tool name of an integration's operation, namespaced like MCP's `mcp__<server>__<tool>`: two
+ * integrations with the same operation ids (two Petstores) both offer their tools.
+ */
+export const integrationToolName = (integration: string, operationId: string) => toolName(`api__${integration}__${operationId}`);
+
 /** Parse an OpenAPI 3 document (JSON text or object). Throws OpenApiError with a one-line reason. */
 export function parseOpenApi(input: string | Json, only?: string[]): { title: string; servers: string[]; operations: Operation[] } {
   let doc: unknown = input;
   if (typeof input === 'string') {
     try {
       doc = JSON.parse(input);
-    } catch (e) {
-      throw new OpenApiError(`the OpenAPI document is not valid JSON (${(e as Error).message})`);
+    } catch {
+      // Most real APIs publish YAML. The core schema: plain data, no custom tags, no aliases
+      // (a billion-laughs document is refused, not expanded).
+      try {
+        doc = parseYaml(input, { schema: 'core', maxAliasCount: 0 });
+      } catch (e) {
+        throw new OpenApiError(`the OpenAPI document is neither JSON nor YAML (${(e as Error).message.split('\n')[0]})`);
+      }
     }
   }
-  if (!isObj(doc)) throw new OpenApiError('the OpenAPI document must be a JSON object');
+  if (!isObj(doc)) throw new OpenApiError('the OpenAPI document must be an object (JSON or YAML)');
   if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) throw new OpenApiError('only OpenAPI 3.x documents are supported (no "openapi": "3.x" field)');
   if (!isObj(doc.paths)) throw new OpenApiError('the OpenAPI document has no paths');
   const info = isObj(doc.info) ? doc.info : {};

@@ -1,6 +1,7 @@
 /**
  * The Agent Skills format: a folder holding SKILL.md, whose YAML front matter has `name` (1-64 of
- * [a-z0-9-], equal to the folder's name), `description` (1-1024 characters) and optionally
+ * [a-z0-9-], equal to the folder's name), `description` (1-1024 characters by the format; a longer
+ * one, as some publishers ship, is kept with a note, and the prompt shows its beginning) and optionally
  * `allowed-tools`, `license`, `compatibility`, `metadata`; the Markdown body is the instructions.
  *
  * Front matter is read by a small YAML subset parser (scalars, quoted strings, block scalars `|`
@@ -19,6 +20,8 @@ export interface SkillDoc {
   metadata: Record<string, string>;
   /** The Markdown instructions after the front matter. */
   body: string;
+  /** What does not follow the format but was accepted (shown by the skills listing and logged). */
+  notes: string[];
 }
 
 export class SkillFormatError extends Error {
@@ -116,7 +119,9 @@ export function parseSkill(text: string, folder?: string): SkillDoc {
   if (folder !== undefined && name !== folder) throw new SkillFormatError(`name ${name} must equal its folder's name ${folder}`, 'name');
   const description = fm.description;
   if (typeof description !== 'string' || !description.trim()) throw new SkillFormatError('front matter needs description (1-1024 characters)', 'description');
-  if (description.length > MAX_DESCRIPTION) throw new SkillFormatError(`description is ${description.length} characters, over ${MAX_DESCRIPTION}`, 'description');
+  const notes: string[] = [];
+  // Real publishers ship longer ones (Anthropic's claude-api: 1,068): refusing the skill helps no one.
+  if (description.length > MAX_DESCRIPTION) notes.push(`description is ${description.length} characters, over the format's ${MAX_DESCRIPTION}; the prompt shows its beginning`);
   const tools = fm['allowed-tools'];
   let allowedTools: string[] = [];
   if (typeof tools === 'string') allowedTools = tools.split(/[\s,]+/).filter(Boolean);
@@ -131,5 +136,6 @@ export function parseSkill(text: string, folder?: string): SkillDoc {
     license: typeof fm.license === 'string' ? fm.license : undefined,
     metadata: (metadata as Record<string, string>) ?? {},
     body: body.trim(),
+    notes,
   };
 }

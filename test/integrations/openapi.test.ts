@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify as stringifyYaml } from 'yaml';
 import { loadConfig } from '../../src/config/index.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
 import { chat, envChecks, offered } from '../plugins/helpers.js';
@@ -29,6 +30,10 @@ async function petApi(t: { teardown(fn: () => unknown): void }): Promise<{ url: 
     seen.push({ method: req.method!, url: req.url!, auth: req.headers.authorization, body });
     res.setHeader('content-type', 'application/json');
     if (req.url === '/openapi.json') return res.end(JSON.stringify(SPEC));
+    if (req.url === '/openapi.yaml') {
+      res.setHeader('content-type', 'application/yaml');
+      return res.end(stringifyYaml(SPEC));
+    }
     if (req.headers.authorization !== 'Bearer s3cret') return res.writeHead(401).end('{"error":"unauthorized"}');
     if (req.url?.startsWith('/v1/pets?')) return res.end(JSON.stringify([{ id: 1, name: 'Rex' }]));
     if (req.url === '/v1/pets' && req.method === 'POST') return res.writeHead(201).end(JSON.stringify({ id: 2, ...JSON.parse(body) }));
@@ -55,11 +60,11 @@ t.test('an OpenAPI endpoint as tools: operation ids, JSON Schema parameters, cre
   t.match(checks['integrations:broken'], { status: 'fail', fix: /integrations\.broken/ });
 
   const sid = await createSession(app);
-  const first = await chat(app, model, sid, 'pets', { toolCalls: [{ name: 'listPets', args: { limit: 5 } }] }, { text: ['ok'] });
+  const first = await chat(app, model, sid, 'pets', { toolCalls: [{ name: 'api__pets__listPets', args: { limit: 5 } }] }, { text: ['ok'] });
   t.match(first.results[0], { status: 'error', result: /needs PETS_TOKEN: ask the user to set it/ }, 'no credential: a tool error saying where to put it');
   const tools = model.requests[0].tools.map((x: any) => x.function);
-  t.same(offered(model, 0).filter((n) => /Pet/.test(n)).sort(), ['createPet', 'listPets', 'showPetById']);
-  t.match(tools.find((f: any) => f.name === 'createPet'), {
+  t.same(offered(model, 0).filter((n) => /Pet/.test(n)).sort(), ['api__pets__createPet', 'api__pets__listPets', 'api__pets__showPetById'], 'namespaced by integration');
+  t.match(tools.find((f: any) => f.name === 'api__pets__createPet'), {
     description: /Create a pet \(POST \/pets\) \[integration pets\]/,
     parameters: { type: 'object', properties: { body: { type: 'object', properties: { name: { type: 'string' }, tag: { type: ['string', 'null'] } } } }, required: ['body'] },
   });
@@ -72,11 +77,11 @@ t.test('an OpenAPI endpoint as tools: operation ids, JSON Schema parameters, cre
     'pets again',
     {
       toolCalls: [
-        { name: 'listPets', args: { limit: 5 } },
-        { name: 'createPet', args: { body: { name: 'Tom' } } },
-        { name: 'showPetById', args: { petId: 'a/b' } },
-        { name: 'showPetById', args: { petId: 'nope' } },
-        { name: 'listPets', args: { limit: 'many' } },
+        { name: 'api__pets__listPets', args: { limit: 5 } },
+        { name: 'api__pets__createPet', args: { body: { name: 'Tom' } } },
+        { name: 'api__pets__showPetById', args: { petId: 'a/b' } },
+        { name: 'api__pets__showPetById', args: { petId: 'nope' } },
+        { name: 'api__pets__listPets', args: { limit: 'many' } },
       ],
     },
     { text: ['ok'] },
@@ -99,7 +104,7 @@ t.test('the SSRF guard of WebFetch applies: private addresses are refused unless
   const { app, model } = await buildWithModel(t, { AGENTSVC_INTEGRATIONS: JSON.stringify(integrations) });
   t.match((await envChecks(app))['integrations:fromurl'], { status: 'fail', detail: /refusing to fetch .*not a public internet address/ });
   const sid = await createSession(app);
-  const { results } = await chat(app, model, sid, 'x', { toolCalls: [{ name: 'listPets', args: {} }] }, { text: ['ok'] });
+  const { results } = await chat(app, model, sid, 'x', { toolCalls: [{ name: 'api__inline__listPets', args: {} }] }, { text: ['ok'] });
   t.match(results[0], { status: 'error', result: /refusing to fetch/ });
   t.equal(api.seen.filter((s) => s.url !== '/openapi.json').length, 0, 'nothing reached the private address');
 });
@@ -111,4 +116,30 @@ t.test('config: integrations in config.json, malformed entries stop up', async (
   for (const bad of ['{', '{"Pets": {"type": "openapi", "spec": "x"}}', '{"p": {"type": "graphql", "spec": "x"}}', '{"p": {"type": "openapi"}}', '{"p": {"type": "openapi", "spec": "x", "auth": {"type": "bearer"}}}']) {
     t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_INTEGRATIONS: bad } }), /invalid setting AGENTSVC_INTEGRATIONS/, bad);
   }
+});
+
+t.test('two integrations from one YAML document side by side; a name collision is a failing check', async (t) => {
+  const api = await petApi(t);
+  const clash = {
+    openapi: '3.0.3',
+    info: { title: 'Clash', version: '1' },
+    servers: [{ url: 'http://127.0.0.1:9/' }],
+    paths: { '/a': { get: { operationId: 'get.pet' } }, '/b': { get: { operationId: 'get_pet' } } },
+  };
+  const integrations = {
+    petstore: { type: 'openapi', spec: `${api.url}/openapi.yaml`, auth: { type: 'bearer', env: 'PETS_TOKEN' } },
+    zoo: { type: 'openapi', spec: `${api.url}/openapi.yaml`, auth: { type: 'bearer', env: 'PETS_TOKEN' } },
+    clash: { type: 'openapi', spec: clash },
+  };
+  const { app, model } = await buildWithModel(t, { AGENTSVC_INTEGRATIONS: JSON.stringify(integrations), AGENTSVC_WEBFETCH_ALLOW_PRIVATE: '1' });
+  const checks = await envChecks(app);
+  t.match(checks['integrations:petstore'], { status: 'ok', detail: /^3 tools/ }, 'YAML read');
+  t.match(checks['integrations:zoo'], { status: 'ok', detail: /^3 tools/ }, 'the same document twice: both offer their tools');
+  t.match(checks['integrations:clash'], { status: 'fail', detail: /1 operation\(s\) left out, their tool name taken: get_pet \(GET \/b\) as api__clash__get_pet/ }, 'a collision is reported');
+  const sid = await createSession(app);
+  await app.api(`/api/sessions/${sid}/env`, { method: 'PUT', json: { env: { PETS_TOKEN: 's3cret' } } });
+  const r = await chat(app, model, sid, 'both', { toolCalls: [{ name: 'api__petstore__listPets', args: { limit: 1 } }, { name: 'api__zoo__listPets', args: { limit: 2 } }] }, { text: ['ok'] });
+  const names = offered(model, 0);
+  for (const n of ['api__petstore__listPets', 'api__zoo__listPets', 'api__clash__get_pet']) t.ok(names.includes(n), `${n} offered`);
+  t.match(r.results, [{ status: 'done', result: /^HTTP 200/ }, { status: 'done', result: /^HTTP 200/ }], 'each calls its own integration');
 });

@@ -106,12 +106,15 @@ t.test('session skills: upload, listed to the agent, path tricks and bad front m
   await bad({ name: '../x', files }, 422, /a-z, 0-9/, 'a bad name');
   await bad({ name: 'other', files }, 422, /must equal its folder's name other/, 'a name that differs from SKILL.md');
   await bad({ name: 'greeter', files: [{ path: 'SKILL.md', content: 'no front matter' }] }, 422, /front matter/, 'no front matter');
-  await bad({ name: 'greeter', files: [{ path: 'SKILL.md', content: skillMd('greeter', 'x'.repeat(1025)) }] }, 422, /over 1024/, 'a long description');
   await bad({ name: 'greeter', files: [{ path: 'README.md', content: 'x' }] }, 422, /SKILL\.md is missing/, 'no SKILL.md');
   await bad({ name: 'greeter', files: [...files, { path: 'big.txt', content: 'x'.repeat(3000) }] }, 413, /over the limit of 2048/, 'over the size limit');
   t.equal((await app.api(`/api/sessions/${sid}/files/escape.sh`)).status, 404, 'nothing was written');
   t.equal((await app.api(`/api/sessions/${sid}/files/.skills/greeter/big.txt`)).status, 404);
   t.equal(await (await app.api(`/api/sessions/${sid}/files/.skills/greeter/scripts/hi.sh`)).text(), '#!/bin/sh\necho "hello, $1"\n', 'the skill is unchanged');
+  // A description over the format's 1024 characters, as real publishers ship (Anthropic's
+  // claude-api: 1,068): accepted, not refused.
+  t.equal((await up({ name: 'longdesc', files: [{ path: 'SKILL.md', content: skillMd('longdesc', 'y'.repeat(1068)) }] })).status, 200, 'a long description is accepted');
+  t.equal((await app.api(`/api/sessions/${sid}/files/.skills/longdesc`, { method: 'DELETE' })).status, 200);
 
   // A link planted where the skill folder goes does not carry the upload outside the session.
   const other = await createSession(app);
