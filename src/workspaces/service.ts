@@ -24,8 +24,9 @@ export interface WorkspaceServiceDeps {
 
 /**
  * The rules of workspaces and issues: membership (404 for anyone else), who may be assigned
- * (members and the workspace's agents), parents in the same workspace and never a cycle, and an
- * assignment to an agent starting a task run.
+ * (members, and the assigning member's own agents), parents in the same workspace and never a
+ * cycle, an assignment to an agent starting a task run, and a leaving member taking their agents
+ * and runs along.
  */
 export class WorkspaceService {
   constructor(readonly d: WorkspaceServiceDeps) {}
@@ -87,8 +88,9 @@ export class WorkspaceService {
     if (changed) p = { ...p, ...merged };
     await this.checkParent(workspaceId, p.parent_id, issueId);
     const agent = changed ? await this.checkAssignee(userId, workspaceId, merged.assignee_type, merged.assignee_id, ['body']) : null;
-    const { after } = await this.d.issues.update(workspaceId, issueId, p, { type: 'member', id: userId });
-    if (agent) await this.d.runs.begin(after, ws.name, agent);
+    const { before, after } = await this.d.issues.update(workspaceId, issueId, p, { type: 'member', id: userId });
+    // The stored change decides, not the read before it: of two same assignments at once, one starts a run.
+    if (agent && (before.assignee_type !== 'agent' || before.assignee_id !== after.assignee_id)) await this.d.runs.begin(after, ws.name, agent);
     return this.d.issues.get(workspaceId, issueId);
   }
 
