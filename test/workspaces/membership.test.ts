@@ -97,3 +97,30 @@ t.test('a member who leaves takes their agents along; their runs stop; nobody dr
   t.equal((await api(`${w}/members`, alice.key, 'POST', { user_id: bob.userId })).status, 200);
   t.same((await (await api(`${w}/agents`, alice.key)).json()).items.map((a: any) => a.agent_id), [aliceAgent], "bob's agent left for good");
 });
+
+t.test('a run still starting when its member leaves never reaches the model', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const bob = await app.newUser('bob');
+  const api = (path: string, method = 'GET', json?: unknown, key = app.adminKey) => app.api(path, { method, json, key });
+  // The agent's first run instantiates it: its init_script holds the run in `starting` a while.
+  const agent = await (await api('/api/prod_agents', 'POST', { name: 'Slow', solution_id: 'code-reviewer', biz_role_id: 'fixer', init_script: 'sleep 3' }, bob.key)).json();
+  const ws = await (await api('/api/prod_workspaces', 'POST', { name: 'Ops' })).json();
+  const w = `/api/prod_workspaces/${ws.id}`;
+  await api(`${w}/members`, 'POST', { user_id: bob.userId });
+  t.equal((await api(`${w}/agents`, 'POST', { agent_id: agent.record_id }, bob.key)).status, 200);
+  const issue = await (await api(`${w}/issues`, 'POST', { title: 'Slow start', assignee_type: 'agent', assignee_id: agent.record_id }, bob.key)).json();
+  const runs = async () => (await (await api(`${w}/issues/${issue.id}/task-runs`)).json()).items;
+  t.match(await runs(), [{ status: 'starting' }]);
+  t.equal((await api(`${w}/members/${bob.userId}`, 'DELETE', undefined, bob.key)).status, 200, 'bob leaves');
+  t.match(await runs(), [{ status: 'interrupted', error: /left the workspace/ }]);
+  // The init_script ends; the run must not go on: watched for 2 s after, when the old code had
+  // made the session and called the model within milliseconds.
+  const status = async () => (await (await api(`/api/prod_agents/${encodeURIComponent(agent.provider_key)}`, 'GET', undefined, bob.key)).json()).agent.status;
+  for (const t0 = Date.now(); (await status()) === 'created' && Date.now() - t0 < 10_000; ) await sleep(100);
+  t.equal(await status(), 'ready', 'the init_script ran');
+  const sessions = async () => (await app.service.db.sql<{ n: number }>('select count(*)::int as n from sessions where user_id = ?', [bob.userId]))[0].n;
+  for (const t0 = Date.now(); Date.now() - t0 < 2000 && model.requests.length === 0 && (await sessions()) === 0; ) await sleep(50);
+  t.equal(await sessions(), 0, 'no session of the run was made');
+  t.equal(model.requests.length, 0, 'no model call');
+  t.match(await runs(), [{ status: 'interrupted', session_id: null }]);
+});
