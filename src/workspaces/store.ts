@@ -133,7 +133,8 @@ export class WorkspaceStore {
   }
 
   // A workspace's agents are those of its current members: the join keeps a row whose owner is no
-  // longer a member (one left before agents left with their owner) out of every read.
+  // longer a member (left by a version that kept a leaving member's agents, or an add racing the
+  // leave) out of every read.
   private static readonly AGENTS = `select a.* from workspace_agents a join workspace_members m on m.workspace_id = a.workspace_id and m.user_id = a.owner_id
     where a.workspace_id = ?`;
 
