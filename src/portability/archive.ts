@@ -1,6 +1,7 @@
 import { SessionFolder } from '../files/confine.js';
 import { type ZipStream, zipFolder } from '../files/zip.js';
 import type { Database } from '../db/index.js';
+import { redactor, sessionSecrets } from '../sharing/redact.js';
 
 /** The format of a session archive (CONTRACT 9). */
 export const FORMAT = 'agentsvc-session';
@@ -21,7 +22,8 @@ const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2));
  * Export: manifest, every branch of turns (with their branch), branches, checkpoints (their
  * position; workspace snapshots stay behind), tasks, the memories this session wrote, and the
  * workspace under `files/` (links that stay inside kept as the file they point at, nothing outside).
- * Streamed: the workspace files are read one at a time as the archive is written. Env values never go.
+ * Streamed: the workspace files are read one at a time as the archive is written. Env values never
+ * go, and are masked where the conversation holds them.
  */
 export async function exportSession(db: Database, workspaces: string, userId: string, sessionId: string): Promise<{ stream: ZipStream; intent: string }> {
   const sql = <T>(q: string, p: unknown[] = []) => db.sql<T>(q, p);
@@ -46,6 +48,8 @@ export async function exportSession(db: Database, workspaces: string, userId: st
     userId,
     sessionId,
   ]);
+  // Secrets are masked in the values, before they are encoded (CONTRACT 9): the files stay as the workspace holds them.
+  const mask = redactor(await sessionSecrets(db, sessionId));
   const manifest: Manifest = {
     format: FORMAT,
     version: VERSION,
@@ -63,13 +67,13 @@ export async function exportSession(db: Database, workspaces: string, userId: st
     counts: { turns: turns.length, branches: branches.length, checkpoints: checkpoints.length, tasks: tasks.length, memories: memories.length, annotations: annotations.length },
   };
   const extra = [
-    { name: 'manifest.json', data: json(manifest) },
-    { name: 'turns.jsonl', data: jsonl(turns) },
+    { name: 'manifest.json', data: json(mask(manifest)) },
+    { name: 'turns.jsonl', data: jsonl(mask(turns)) },
     { name: 'branches.json', data: json(branches) },
-    { name: 'checkpoints.json', data: json(checkpoints) },
-    { name: 'tasks.json', data: json(tasks) },
-    { name: 'memories.json', data: json(memories) },
-    { name: 'annotations.json', data: json(annotations) },
+    { name: 'checkpoints.json', data: json(mask(checkpoints)) },
+    { name: 'tasks.json', data: json(mask(tasks)) },
+    { name: 'memories.json', data: json(mask(memories)) },
+    { name: 'annotations.json', data: json(mask(annotations)) },
   ];
   const folder = SessionFolder.of(workspaces, userId, sessionId);
   const open = await folder.open(false);

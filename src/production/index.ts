@@ -56,8 +56,8 @@ export function createBusiness(deps: BusinessDeps): Business {
   deps.prompt.add(roles.prompt);
   const admin = new Admin(db, catalog);
   roles.access = admin;
-  const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions: deps.sessions, runner: deps.runner });
   const solutionAgents = new SolutionAgents(db, config);
+  const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions: deps.sessions, runner: deps.runner, agentIds: (userId) => solutionAgents.ids(userId) });
   const prodSolutions = new ProdSolutions(db, deps.sessions);
   const documents = new Documents(
     db,

@@ -96,6 +96,8 @@ export class SessionService {
   onUnshare?: (sessionId: string) => Promise<void>;
   /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403). */
   beforeCreate?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
+  /** Whether the user may name this team workspace in a session (its member; src/workspaces). Unset: none may be named. */
+  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
 
   constructor(
     private readonly em: () => EntityManager,
@@ -119,6 +121,8 @@ export class SessionService {
     if (input.model != null && !models.includes(input.model)) {
       throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
     }
+    // A reference in the body is checked like a path id (CONTRACT 6): one the caller may not use is 404.
+    if (input.workspace_id != null && !(await this.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
     const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.beforeCreate?.(userId, input)) ?? null) : null;
     const em = this.em();
     const now = new Date();
@@ -256,15 +260,19 @@ export class SessionService {
     return toExtra(rows[0]);
   }
 
-  /** The caller's most recent session whose extra.task_id equals taskId (compared as text). */
-  async extraByTask(userId: string, taskId: string): Promise<Omit<ExtraInfoT, 'session_id'> & { session_id: string | null }> {
+  /**
+   * The caller's most recent session whose extra.task_id equals taskId (compared as text). A task
+   * id none of the caller's sessions holds is 404, whether another user's sessions hold it or no
+   * session does (CONTRACT 3: its existence is not revealed).
+   */
+  async extraByTask(userId: string, taskId: string): Promise<ExtraInfoT> {
     const rows = await this.em().getConnection().execute<ExtraRow[]>(
         `select id, extra, extra_created_at, extra_updated_at from sessions
          where user_id = ? and extra ->> 'task_id' = ?
          order by created_at desc, id desc limit 1`,
         [userId, taskId],
       );
-    if (rows.length === 0) return { session_id: null, extra: {}, created_at: null, updated_at: null };
+    if (rows.length === 0) throw Errors.notFound('task');
     return toExtra(rows[0]);
   }
 }

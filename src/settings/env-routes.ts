@@ -33,7 +33,9 @@ const REMARKS: Record<string, string> = {
 /** Keys, passwords and credentials in URLs are never shown. */
 function mask(item: SettingItem): SettingItem {
   const secret = /(_KEY|_PASSWORD|_TOKEN|_SECRET)$/.test(item.env_var);
-  const m = (v: string) => (secret && v ? '****' : v.replace(/(\/\/[^/:@]*:)[^@/]*@/, '$1****@'));
+  // A URL's password runs from `//user:` to the last `@` of the URL: it may hold `/`, `:` or `@`
+  // unencoded (the host never holds `@`), so stopping at the first `/` showed the rest.
+  const m = (v: string) => (secret && v ? '****' : v.replace(/(\/\/[^/:@\s]*:)\S*@/g, '$1****@'));
   return { ...item, value: m(item.value), default: m(item.default) };
 }
 

@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TurnSchema } from '../chat/routes.js';
 import type { TurnStore } from '../chat/turn-store.js';
-import type { Turn } from '../chat/turns.js';
 import type { Config } from '../config/index.js';
 import type { Database } from '../db/index.js';
 import { newId, randomToken } from '../lib/ids.js';
@@ -11,6 +10,7 @@ import { text } from '../lib/storable.js';
 import { me, publicRoute } from '../server/auth.js';
 import { AppError, Errors } from '../server/errors.js';
 import { SessionParams } from '../sessions/schemas.js';
+import { redactor, sessionSecrets } from './redact.js';
 import { renderGone, renderShare } from './render.js';
 
 export interface SharingDeps {
@@ -22,14 +22,6 @@ export interface SharingDeps {
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 const TOKEN = /^share_[A-Za-z0-9]{32}$/;
-
-/** Values of the session's env (and the owner's default bucket) never leave through a share. */
-function redact(turns: Turn[], secrets: string[]): Turn[] {
-  const long = secrets.filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
-  if (!long.length) return turns;
-  const scrub = (s: string) => long.reduce((acc, v) => acc.split(v).join('****'), s);
-  return JSON.parse(scrub(JSON.stringify(turns))) as Turn[];
-}
 
 /**
  * Share links (CONTRACT 9): a token (stored as its SHA-256 only) that reads the session's active
@@ -81,16 +73,18 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
   async function resolve(token: string) {
     if (!d.config.publicSharing || !TOKEN.test(token)) return null;
     const h = hash(token);
-    const [row] = await sql<{ session_id: string; token_hash: string; expires_at: Date; intent: string; env: Record<string, string> | null; bucket: Record<string, string> | null }>(
-      `select l.session_id, l.token_hash, l.expires_at, s.intent, s.env,
-              (select b.env from env_buckets b where b.user_id = s.user_id and b.bucket = 'default') as bucket
+    const [row] = await sql<{ session_id: string; token_hash: string; expires_at: Date; intent: string }>(
+      `select l.session_id, l.token_hash, l.expires_at, s.intent
        from share_links l join sessions s on s.id = l.session_id
        where l.token_hash = ? and l.revoked_at is null and l.expires_at > now()`,
       [h],
     );
     if (!row || !timingSafeEqual(Buffer.from(row.token_hash), Buffer.from(h))) return null;
     const turns = (await d.turns.list(row.session_id)).map((s) => s.turn);
-    return { intent: row.intent, expires: new Date(row.expires_at), turns: redact(turns, [...Object.values(row.env ?? {}), ...Object.values(row.bucket ?? {})]) };
+    // Values of the session's env (and the owner's default bucket) never leave through a share:
+    // masked in the values, before the JSON or the page encodes them.
+    const mask = redactor(await sessionSecrets(d.db, row.session_id));
+    return { intent: mask(row.intent), expires: new Date(row.expires_at), turns: mask(turns) };
   }
 
   app.get(

@@ -17,7 +17,7 @@ export interface WorkspacesDeps {
   bus: EventBus;
   logger: Logger;
   sessions: SessionsPort;
-  chat: { send(userId: string, raw: unknown): Promise<unknown> };
+  chat: { send(userId: string, raw: unknown): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
   conversation: { turns(sessionId: string): Promise<Turn[]> };
   prodAgents: ProdAgents;
   catalog: SolutionCatalog;
@@ -48,7 +48,9 @@ export function createWorkspaces(d: WorkspacesDeps) {
   const store = new WorkspaceStore(d.db);
   const issues = new IssueStore(d.db);
   const agents = prodAgentPort(d.db, d.prodAgents);
-  const runs = new TaskRuns({ db: d.db, issues, agents, chat: d.chat, conversation: d.conversation, bus: d.bus, logger: d.logger, sweepMs: d.sweepMs });
+  d.sessions.workspaceAccess = (userId, workspaceId) => store.isMember(workspaceId, userId);
+  const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
+  const runs = new TaskRuns({ db: d.db, issues, agents, chat: d.chat, stillThere, conversation: d.conversation, bus: d.bus, logger: d.logger, sweepMs: d.sweepMs });
   const service = new WorkspaceService({
     store,
     issues,

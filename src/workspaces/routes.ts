@@ -41,7 +41,7 @@ export const workspaceRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService 
   app.delete(`${base}/members/:user_id`, { schema: { tags, params: MemberParams, response: { 200: items(Member) } } }, async (req) => {
     const userId = me(req).id;
     await store.roleOf(userId, req.params.workspace_id, req.params.user_id === userId ? 'member' : 'owner');
-    await store.removeMember(req.params.workspace_id, req.params.user_id);
+    await service.removeMember(req.params.workspace_id, req.params.user_id);
     return { items: await members(req.params.workspace_id) };
   });
 

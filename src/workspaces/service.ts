@@ -2,12 +2,14 @@ import { Errors } from '../server/errors.js';
 import type { IssueStore } from './issues.js';
 import type { CreateIssueT, IssueT, PatchIssueT } from './schemas.js';
 import type { AgentPort, TaskRuns } from './task-runs.js';
-import type { WorkspaceStore } from './store.js';
+import type { AgentRow, WorkspaceStore } from './store.js';
 
 export interface SessionsPort {
   create(userId: string, input: { intent: string; solution_id?: string | null; biz_role_id?: string | null; workspace_id?: string | null; is_persistent: boolean }): Promise<string>;
   detail(userId: string, id: string): Promise<{ id: string; workspace_id: string | null } & Record<string, unknown>>;
   getOwned(userId: string, id: string): Promise<unknown>;
+  /** Set by this module: sessions may name a workspace only for its members. */
+  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
 }
 
 export interface WorkspaceServiceDeps {
@@ -22,8 +24,9 @@ export interface WorkspaceServiceDeps {
 
 /**
  * The rules of workspaces and issues: membership (404 for anyone else), who may be assigned
- * (members and the workspace's agents), parents in the same workspace and never a cycle, and an
- * assignment to an agent starting a task run.
+ * (members, and the assigning member's own agents), parents in the same workspace and never a
+ * cycle, an assignment to an agent starting a task run, and a leaving member taking their agents
+ * and runs along.
  */
 export class WorkspaceService {
   constructor(readonly d: WorkspaceServiceDeps) {}
@@ -34,16 +37,25 @@ export class WorkspaceService {
     return this.d.issues.get(workspaceId, issueId);
   }
 
-  private async checkAssignee(workspaceId: string, type: string | null | undefined, id: string | null | undefined, at: string[]) {
-    if (id == null) return;
+  /**
+   * A member assignee must be a member. An agent must be a production agent of the assigning
+   * member (CONTRACT 13; anyone else's is 404, whoever brought it in): it joins the workspace's
+   * agents now if it had not yet. Answers the agent's row.
+   */
+  private async checkAssignee(userId: string, workspaceId: string, type: string | null | undefined, id: string | null | undefined, at: string[]): Promise<AgentRow | null> {
+    if (id == null) return null;
     if (type === 'member' && !(await this.d.store.isMember(workspaceId, id))) throw Errors.invalid([...at, 'assignee_id'], 'not a member of this workspace');
-    if (type === 'agent' && !(await this.d.store.agent(workspaceId, id))) throw Errors.invalid([...at, 'assignee_id'], 'not an agent of this workspace (POST .../agents adds one)');
+    if (type !== 'agent') return null;
+    const a = await this.d.agents.owned(userId, id);
+    if (!a) throw Errors.notFound('production agent');
+    return this.d.store.addAgent(workspaceId, { agent_id: a.id, owner_id: userId, name: a.name, added_by: userId }, false);
   }
 
   private async checkParent(workspaceId: string, parentId: string | null | undefined, self: string | null) {
     if (parentId == null) return;
     const parent = await this.d.issues.get(workspaceId, parentId).catch(() => null);
-    if (!parent) throw Errors.invalid(['body', 'parent_id'], 'no such issue in this workspace');
+    // Checked like a path id (CONTRACT 6): an issue of another workspace, or none, is 404.
+    if (!parent) throw Errors.notFound('parent issue');
     if (self && (await this.d.issues.isAncestorOrSelf(self, parentId))) throw Errors.invalid(['body', 'parent_id'], 'an issue cannot be its own parent or the parent of its ancestors');
   }
 
@@ -57,10 +69,10 @@ export class WorkspaceService {
   async createIssue(userId: string, workspaceId: string, body: CreateIssueT): Promise<IssueT> {
     const ws = await this.d.store.get(userId, workspaceId);
     const f = this.normalizeAssignee(body);
-    await this.checkAssignee(workspaceId, f.assignee_type, f.assignee_id, ['body']);
     await this.checkParent(workspaceId, f.parent_id, null);
+    const agent = await this.checkAssignee(userId, workspaceId, f.assignee_type, f.assignee_id, ['body']);
     const issue = await this.d.issues.create(workspaceId, userId, f);
-    if (issue.assignee_type === 'agent' && issue.assignee_id) await this.startRun(issue, ws.name);
+    if (agent) await this.d.runs.begin(issue, ws.name, agent);
     return this.d.issues.get(workspaceId, issue.id);
   }
 
@@ -71,18 +83,21 @@ export class WorkspaceService {
     // Clearing the assignee id clears its type (and the reverse).
     if ((p.assignee_id === null && p.assignee_type === undefined) || (p.assignee_type === null && p.assignee_id === undefined)) p = { ...p, assignee_id: null, assignee_type: null };
     const merged = this.normalizeAssignee({ assignee_type: p.assignee_type === undefined ? cur.assignee_type : p.assignee_type, assignee_id: p.assignee_id === undefined ? cur.assignee_id : p.assignee_id });
-    if (p.assignee_id !== undefined || p.assignee_type !== undefined) p = { ...p, ...merged };
-    await this.checkAssignee(workspaceId, merged.assignee_type, merged.assignee_id, ['body']);
+    // Only a changed assignee is checked: editing an issue that someone else's agent works on is not assigning it.
+    const changed = merged.assignee_type !== cur.assignee_type || merged.assignee_id !== cur.assignee_id;
+    if (changed) p = { ...p, ...merged };
     await this.checkParent(workspaceId, p.parent_id, issueId);
+    const agent = changed ? await this.checkAssignee(userId, workspaceId, merged.assignee_type, merged.assignee_id, ['body']) : null;
     const { before, after } = await this.d.issues.update(workspaceId, issueId, p, { type: 'member', id: userId });
-    const newAgent = after.assignee_type === 'agent' && after.assignee_id && (before.assignee_type !== 'agent' || before.assignee_id !== after.assignee_id);
-    if (newAgent) await this.startRun(after, ws.name);
+    // The stored change decides, not the read before it: of two same assignments at once, one starts a run.
+    if (agent && (before.assignee_type !== 'agent' || before.assignee_id !== after.assignee_id)) await this.d.runs.begin(after, ws.name, agent);
     return this.d.issues.get(workspaceId, issueId);
   }
 
-  private async startRun(issue: IssueT, workspaceName: string) {
-    const agent = await this.d.store.agent(issue.workspace_id, issue.assignee_id!);
-    if (agent) await this.d.runs.begin(issue, workspaceName, agent);
+  /** A member leaves (or is removed): their agents leave the workspace and their open task runs stop (CONTRACT 13). */
+  async removeMember(workspaceId: string, userId: string): Promise<void> {
+    await this.d.store.removeMember(workspaceId, userId);
+    await this.d.runs.stopOwner(workspaceId, userId, 'the owner of the agent left the workspace');
   }
 
   /** The caller's assistant session of the workspace for a business role, made on first ask. */

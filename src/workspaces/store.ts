@@ -21,7 +21,8 @@ interface WorkspaceRow {
 
 const SELECT = `select w.*, m.role,
     (select count(*)::int from workspace_members x where x.workspace_id = w.id) as member_count,
-    (select count(*)::int from workspace_agents a where a.workspace_id = w.id) as agent_count,
+    (select count(*)::int from workspace_agents a join workspace_members o on o.workspace_id = a.workspace_id and o.user_id = a.owner_id
+      where a.workspace_id = w.id) as agent_count,
     (select count(*)::int from issues i where i.workspace_id = w.id) as issue_count
   from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = ?`;
 
@@ -116,28 +117,48 @@ export class WorkspaceStore {
     return u.id;
   }
 
+  /**
+   * The member leaves, and their agents with them (CONTRACT 13), in one transaction: no
+   * assignment can see the member gone and their agent still here.
+   */
   async removeMember(id: string, userId: string): Promise<void> {
     const [r] = await this.sql<{ role: string }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
     if (!r) throw Errors.notFound('member');
     if (r.role === 'owner') throw Errors.conflict('OWNER_STAYS', 'the owner cannot leave the workspace; delete it instead');
-    await this.sql('delete from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+    await this.db.em().transactional(async (em) => {
+      const q = (s: string, p: unknown[]) => em.getConnection().execute(s, p, 'all', em.getTransactionContext());
+      await q('delete from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+      await q('delete from workspace_agents where workspace_id = ? and owner_id = ?', [id, userId]);
+    });
   }
 
+  // A workspace's agents are those of its current members: the join keeps a row whose owner is no
+  // longer a member (left by a version that kept a leaving member's agents, or an add racing the
+  // leave) out of every read.
+  private static readonly AGENTS = `select a.* from workspace_agents a join workspace_members m on m.workspace_id = a.workspace_id and m.user_id = a.owner_id
+    where a.workspace_id = ?`;
+
   agents(id: string): Promise<AgentRow[]> {
-    return this.sql<AgentRow>('select * from workspace_agents where workspace_id = ? order by created_at, agent_id', [id]);
+    return this.sql<AgentRow>(`${WorkspaceStore.AGENTS} order by a.created_at, a.agent_id`, [id]);
   }
 
   async agent(id: string, agentId: string): Promise<AgentRow | null> {
-    return (await this.sql<AgentRow>('select * from workspace_agents where workspace_id = ? and agent_id = ?', [id, agentId]))[0] ?? null;
+    return (await this.sql<AgentRow>(`${WorkspaceStore.AGENTS} and a.agent_id = ?`, [id, agentId]))[0] ?? null;
   }
 
-  async addAgent(id: string, a: { agent_id: string; owner_id: string; name: string; added_by: string }): Promise<AgentRow> {
+  /** Adds a member's own agent; `once`: a second add is 409 (POST .../agents), else it is kept as it is (a first assignment). */
+  async addAgent(id: string, a: { agent_id: string; owner_id: string; name: string; added_by: string }, once = true): Promise<AgentRow> {
     const [r] = await this.sql<AgentRow>(
-      `insert into workspace_agents (workspace_id, agent_id, owner_id, name, added_by) values (?, ?, ?, ?, ?) on conflict do nothing returning *`,
-      [id, a.agent_id, a.owner_id, a.name, a.added_by],
+      `insert into workspace_agents (workspace_id, agent_id, owner_id, name, added_by)
+       select ?, ?, ?, ?, ? where exists (select 1 from workspace_members where workspace_id = ? and user_id = ?)
+       on conflict do nothing returning *`,
+      [id, a.agent_id, a.owner_id, a.name, a.added_by, id, a.owner_id],
     );
-    if (!r) throw Errors.conflict('ALREADY_ADDED', 'the agent works in this workspace already');
-    return r;
+    if (r) return r;
+    const cur = await this.agent(id, a.agent_id);
+    if (!cur) throw Errors.notFound('workspace');
+    if (once) throw Errors.conflict('ALREADY_ADDED', 'the agent works in this workspace already');
+    return cur;
   }
 
   async removeAgent(id: string, agentId: string): Promise<boolean> {

@@ -20,7 +20,9 @@ export interface TaskRunDeps {
   db: Database;
   issues: IssueStore;
   agents: AgentPort;
-  chat: { send(userId: string, raw: unknown): Promise<unknown> };
+  chat: { send(userId: string, raw: unknown): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
+  /** Whether the agent still works in the workspace (its owner a member): checked again as the run starts. */
+  stillThere(workspaceId: string, agentId: string): Promise<boolean>;
   conversation: { turns(sessionId: string): Promise<Turn[]> };
   bus: EventBus;
   logger: Logger;
@@ -113,18 +115,49 @@ export class TaskRuns {
     return toRun(row);
   }
 
+  /**
+   * Starts the run unless its agent left the workspace meanwhile. A member who leaves stops their
+   * open runs (stopOwner), which can happen at any point of this: the run row is claimed
+   * `starting -> running` only while still open, and once the message is sent the row is read
+   * again, so a run stopped in between is stopped here and never goes on in the ex-member's computer.
+   */
   private async launch(row: RunRow, issue: IssueT, workspaceName: string): Promise<void> {
     let sessionId: string | null = null;
     try {
+      if (!(await this.d.stillThere(row.workspace_id, row.agent_id))) throw new Error('the agent no longer works in this workspace');
       sessionId = await this.d.agents.startSession(row.user_id, row.agent_id, { intent: `#${issue.number} ${issue.title}`.slice(0, 10000), workspace_id: issue.workspace_id });
-      await this.sql(`update issue_task_runs set session_id = ?, status = 'running' where id = ? and status = 'starting'`, [sessionId, row.id]);
+      const claimed = await this.sql(`update issue_task_runs set session_id = ?, status = 'running' where id = ? and status = 'starting' returning id`, [sessionId, row.id]);
+      if (!claimed.length || !(await this.d.stillThere(row.workspace_id, row.agent_id))) throw new Error('the agent no longer works in this workspace');
       this.mine.set(sessionId, { runId: row.id });
       await this.d.chat.send(row.user_id, { session_id: sessionId, message: issuePrompt(issue, workspaceName) });
+      if (!(await this.isOpen(row.id))) {
+        this.mine.delete(sessionId);
+        await this.d.chat.stop(row.user_id, sessionId);
+        return;
+      }
       this.d.logger.info({ run_id: row.id, issue_id: issue.id, session_id: sessionId }, 'issue task run started');
     } catch (e) {
       if (sessionId) this.mine.delete(sessionId);
       this.d.logger.warn({ ...errField(e), run_id: row.id, issue_id: issue.id }, 'issue task run could not start');
       await this.finish(row.id, 'failed', `could not start: ${(e as Error).message}`).catch(() => {});
+    }
+  }
+
+  private async isOpen(runId: string): Promise<boolean> {
+    return (await this.sql(`select 1 from issue_task_runs where id = ? and status in ${OPEN}`, [runId])).length > 0;
+  }
+
+  /**
+   * The open runs of `ownerId`'s agents in the workspace end `interrupted` (timeline included),
+   * then their sessions stop; a run still starting sees it and stops itself (launch).
+   */
+  async stopOwner(workspaceId: string, ownerId: string, reason: string): Promise<void> {
+    const open = await this.sql<{ id: string }>(`select id from issue_task_runs where workspace_id = ? and user_id = ? and status in ${OPEN}`, [workspaceId, ownerId]);
+    for (const r of open) {
+      const ended = await this.finish(r.id, 'interrupted', reason);
+      if (!ended?.session_id) continue;
+      this.mine.delete(ended.session_id);
+      await this.d.chat.stop(ownerId, ended.session_id).catch((e) => this.d.logger.warn({ ...errField(e), run_id: r.id }, 'could not stop an issue task run'));
     }
   }
 
@@ -158,9 +191,9 @@ export class TaskRuns {
   }
 
   /** open -> completed/failed/interrupted, once (whichever node sees the end first), then the timeline. */
-  async finish(runId: string, status: 'completed' | 'failed' | 'interrupted', error: string | null): Promise<void> {
+  async finish(runId: string, status: 'completed' | 'failed' | 'interrupted', error: string | null): Promise<RunRow | null> {
     const [cur] = await this.sql<RunRow>('select * from issue_task_runs where id = ?', [runId]);
-    if (!cur) return;
+    if (!cur) return null;
     let answer: string | null = null;
     let usage = { input: 0, output: 0 };
     if (cur.session_id) {
@@ -175,7 +208,7 @@ export class TaskRuns {
        where id = ? and status in ${OPEN} returning *`,
       [status, error, answer, usage.input, usage.output, runId],
     );
-    if (!row) return;
+    if (!row) return null;
     const actor = { type: 'agent' as const, id: row.agent_id };
     await this.d.issues.event(row.issue_id, 'task_run_finished', actor, {
       data: { run_id: row.id, session_id: row.session_id, status, error, input_tokens: usage.input, output_tokens: usage.output },
@@ -185,6 +218,7 @@ export class TaskRuns {
       const issue = await this.d.issues.get(row.workspace_id, row.issue_id).catch(() => null);
       if (issue?.status === 'in_progress') await this.d.issues.update(row.workspace_id, row.issue_id, { status: 'in_review' }, actor);
     }
+    return row;
   }
 
   /** Settle open runs from their sessions (their node died, or this one restarted). Never throws. */

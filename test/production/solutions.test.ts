@@ -143,7 +143,6 @@ t.test('records, DAG versions, conflicts, validation, publish, delete, rollback,
   for (const [what, m, p, body] of [
     ['no name', 'POST', '/api/prod_solution', { name: '' }],
     ['unknown field', 'POST', '/api/prod_solution', { name: 'x', colour: 1 }],
-    ['foreign session', 'POST', '/api/prod_solution', { name: 'x', session_id: 'sess_nope' }],
     ['base_version 0', 'PUT', dag, { base_version: 0, dag: {} }],
     ['no base_version', 'PUT', dag, { dag: {} }],
     ['nodes not an array', 'PUT', dag, { base_version: base, dag: { nodes: {} } }],
@@ -153,11 +152,17 @@ t.test('records, DAG versions, conflicts, validation, publish, delete, rollback,
     ['publish unknown version', 'POST', `${dag}/publish`, { version: 999 }],
     ['bad status', 'PATCH', `/api/prod_solution/${id}`, { status: 'deleted' }],
     ['empty session', 'PUT', `/api/prod_solution/${id}/session`, { session_id: '' }],
-    ['foreign session binding', 'PUT', `/api/prod_solution/${id}/session`, { session_id: 'sess_nope' }],
     ['architecture without nodes', 'PUT', arch, { base_version: 4, architecture: {} }],
   ] as const) {
     const r = await api(m, p, body);
     t.equal(r.status, 422, what);
+  }
+  // A session named in a body is checked like a path id (CONTRACT 6): unknown or another's, 404.
+  for (const [what, m, p, body] of [
+    ['unknown session', 'POST', '/api/prod_solution', { name: 'x', session_id: 'sess_nope' }],
+    ['unknown session binding', 'PUT', `/api/prod_solution/${id}/session`, { session_id: 'sess_nope' }],
+  ] as const) {
+    t.equal((await api(m, p, body)).status, 404, what);
   }
   t.equal((await api('GET', `${dag}/versions/0`)).status, 422);
   t.equal((await api('GET', dag)).body.version, base, 'bad input saved nothing');

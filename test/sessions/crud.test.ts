@@ -47,6 +47,7 @@ t.test('sessions: create, read, change', async (t) => {
   });
 
   t.test('create with every field', async (t) => {
+    const ws = await (await app.api('/api/prod_workspaces', { method: 'POST', json: { name: 'Team' } })).json();
     const every = {
       intent: 'Build a thing',
       solution_id: 'code-reviewer',
@@ -58,7 +59,7 @@ t.test('sessions: create, read, change', async (t) => {
       memory_enabled: true,
       is_persistent: true,
       env: { FOO: 'bar', _X1: '' },
-      workspace_id: 'ws_1',
+      workspace_id: ws.id,
       disable_tools: ['Bash', 'webfetch'],
       mode: 'planning',
     };

@@ -165,10 +165,14 @@ t.test('extra info', async (t) => {
     await upset(numeric, { extra: { task_id: 42 } });
     t.equal((await byTask('42')).session_id, numeric, 'a numeric task_id matches its text form');
 
-    t.same(await byTask('no-such-task'), { session_id: null, extra: {}, created_at: null, updated_at: null });
-    t.equal((await byTask("x' or 1=1 --")).session_id, null);
+    // A task id none of the caller's sessions holds is 404, another user's or none (CONTRACT 3).
+    const missing = async (task: string, key?: string) => app.api(`/api/sessions/extra_info/by_task/${encodeURIComponent(task)}`, { key });
+    t.same(await (await missing('no-such-task')).json(), { detail: 'task not found', code: 'NOT_FOUND' });
+    t.equal((await missing("x' or 1=1 --")).status, 404);
     const bob = await app.newUser();
-    t.equal((await byTask('job-7', bob.key)).session_id, null, "another user's sessions are not searched");
+    const other = await missing('job-7', bob.key);
+    t.equal(other.status, 404, "another user's sessions are not searched");
+    t.same(await other.json(), { detail: 'task not found', code: 'NOT_FOUND' }, 'the same answer as an unknown task');
     const nul = await app.api('/api/sessions/extra_info/by_task/a%00b');
     t.equal(nul.status, 422);
   });

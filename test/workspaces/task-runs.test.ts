@@ -34,7 +34,11 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
     { text: ['Looking at the router.'], toolCalls: [{ name: 'Write', args: { file_path: 'fix.md', content: 'redirect to /home' } }], usage: { prompt_tokens: 120, completion_tokens: 30 } },
     { text: ['Fixed: the login handler now redirects to /home; see fix.md.'], usage: { prompt_tokens: 200, completion_tokens: 40 } },
   );
-  const assign = await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id }, key: bob.key });
+  // Only the agent's owner assigns it (CONTRACT 13): a run works in its owner's computer.
+  const byBob = await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id }, key: bob.key });
+  t.equal(byBob.status, 404, "bob assigns the admin's agent");
+  t.equal((await (await app.api(`${w}/issues/${issue.id}`)).json()).assignee_id, null, 'nothing changed');
+  const assign = await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id } });
   t.equal(assign.status, 200);
   t.match(await assign.json(), { assignee_type: 'agent', assignee_id: agent.record_id, status: 'in_progress' });
 
@@ -119,7 +123,7 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
   t.equal((await runsOf()).length, 1);
   t.equal((await app.api(`${w}/agents/${agent.record_id}`, { method: 'DELETE', key: bob.key })).status, 403);
   t.equal((await app.api(`${w}/agents/${agent.record_id}`, { method: 'DELETE' })).status, 200);
-  t.equal((await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id } })).status, 422, 'no longer an agent of the workspace');
+  t.equal((await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id }, key: bob.key })).status, 404, 'never the agent of another');
 });
 
 t.test('task runs follow a question and survive the death of their node', async (t) => {
@@ -128,7 +132,6 @@ t.test('task runs follow a question and survive the death of their node', async 
   const agent = await (await post('/api/prod_agents', { name: 'Asker', solution_id: 'code-reviewer', biz_role_id: 'fixer' })).json();
   const ws = await (await post('/api/prod_workspaces', { name: 'Ops' })).json();
   const w = `/api/prod_workspaces/${ws.id}`;
-  await post(`${w}/agents`, { agent_id: agent.record_id });
   const until = async (issueId: string, ok: (r: any) => boolean) => {
     for (const t0 = Date.now(); Date.now() - t0 < 60_000; await sleep(200)) {
       const runs = (await (await app.api(`${w}/issues/${issueId}/task-runs`)).json()).items;
@@ -142,7 +145,9 @@ t.test('task runs follow a question and survive the death of their node', async 
     { toolCalls: [{ name: 'AskUserQuestion', args: { questions: [{ question: 'Which region?', options: [{ label: 'eu' }, { label: 'us' }] }] } }] },
     { text: ['Rotated the keys in eu.'] },
   );
+  t.same((await (await app.api(`${w}/agents`)).json()).items, [], 'no agent yet');
   const asked = await (await post(`${w}/issues`, { title: 'Rotate keys', assignee_type: 'agent', assignee_id: agent.record_id })).json();
+  t.match((await (await app.api(`${w}/agents`)).json()).items, [{ agent_id: agent.record_id, added_by: /^user_/ }], 'the agent joined on its first assignment');
   const waiting = await until(asked.id, (r) => r.status === 'waiting_for_input');
   t.equal(waiting.final_answer, null);
   const turns = (await (await app.api(`/api/sessions/${waiting.session_id}/messages`)).json()) as any[];

@@ -113,8 +113,6 @@ t.test('issues: numbers, parents, labels, timeline, query, grouped, child progre
     ['bad assignee type', { title: 'a', assignee_type: 'robot', assignee_id: 'x' }],
     ['type without id', { title: 'a', assignee_type: 'member' }],
     ['not a member', { title: 'a', assignee_id: 'user_nobody' }],
-    ['agent not in the workspace', { title: 'a', assignee_type: 'agent', assignee_id: 'agent_nope' }],
-    ['unknown parent', { title: 'a', parent_id: 'iss_nope' }],
     ['duplicate labels', { title: 'a', labels: ['x', 'x'] }],
     ['51 labels', { title: 'a', labels: Array.from({ length: 51 }, (_, i) => `l${i}`) }],
     ['label over 64', { title: 'a', labels: ['x'.repeat(65)] }],
@@ -123,7 +121,14 @@ t.test('issues: numbers, parents, labels, timeline, query, grouped, child progre
   ] as const) {
     t.equal((await post(`${w}/issues`, body)).status, 422, what);
   }
-  t.equal((await post(`${w}/issues`, { title: 'a', parent_id: foreign.id })).status, 422, 'a parent in another workspace');
+  // References in the body are checked like path ids (CONTRACT 6): 404, nothing stored.
+  for (const [what, body] of [
+    ['not an agent of yours', { title: 'a', assignee_type: 'agent', assignee_id: 'agent_nope' }],
+    ['unknown parent', { title: 'a', parent_id: 'iss_nope' }],
+    ['a parent in another workspace', { title: 'a', parent_id: foreign.id }],
+  ] as const) {
+    t.equal((await post(`${w}/issues`, body)).status, 404, what);
+  }
   const put = (id: string, json: unknown, key = app.adminKey) => app.api(`${w}/issues/${id}`, { method: 'PUT', json, key });
   t.equal((await put(epic.id, { parent_id: epic.id })).status, 422, 'its own parent');
   t.equal((await put(epic.id, { parent_id: c1.id })).status, 422, 'a cycle');

@@ -115,6 +115,8 @@ export class ProdAgents {
       roles: Roles;
       sessions: SessionService;
       runner: Runner;
+      /** Ids of the user's agents a record may name in `agent_id` (production-solution agents and production agents). */
+      agentIds: (userId: string) => Promise<Set<string>>;
       /** Seconds an init_script may run (AGENTSVC_AGENT_INIT_TIMEOUT_SECONDS). */
       initTimeoutMs?: number;
     },
@@ -163,6 +165,8 @@ export class ProdAgents {
   async create(userId: string, input: CreateAgentInput): Promise<ProdAgent> {
     await this.deps.roles.resolve(userId, input.solution_id, input.biz_role_id);
     const runtime = this.runtime(input.runtime_provider, ['body', 'runtime_provider']);
+    // A reference in the body is checked like a path id (CONTRACT 6): another user's agent is 404.
+    if (input.agent_id && !(await this.deps.agentIds(userId)).has(input.agent_id)) throw Errors.notFound('agent');
     const { agent_id, name, solution_id, biz_role_id, runtime_provider: _r, ...spec } = input;
     const id = `agent_${randomToken(20)}`;
     const [row] = await this.sql<Row>(

@@ -70,12 +70,6 @@ export class ProdSolutions {
     return (await this.sql<Row>(`${SELECT} where s.user_id = ? order by s.created_at desc, s.id desc`, [userId])).map(toRecord);
   }
 
-  /** A session id given in a body must be one of the caller's sessions (else 422 naming the field). */
-  private async ownSession(userId: string, sessionId: string, field: string): Promise<void> {
-    const rows = await this.sql('select 1 from sessions where id = ? and user_id = ?', [sessionId, userId]);
-    if (!rows.length) throw Errors.invalid(['body', field], `no session ${JSON.stringify(sessionId)} of yours`);
-  }
-
   /** A session of the solution-architect role, bound to the record (its system prompt names it). */
   private async assistSession(userId: string, id: string, name: string, kind: Kind | 'solution'): Promise<string> {
     const what = kind === 'solution' ? 'Design' : kind === 'dag' ? 'Flow' : 'Architecture';
@@ -87,7 +81,8 @@ export class ProdSolutions {
   async create(userId: string, input: CreateInput): Promise<RecordT> {
     for (const f of ['session_id', 'flow_session_id', 'architecture_session_id'] as const) {
       const v = input[f];
-      if (v != null) await this.ownSession(userId, v, f);
+      // A session named in the body must be the caller's: checked like a path id, 404 (CONTRACT 6).
+      if (v != null) await this.sessions.getOwned(userId, v);
     }
     const id = `psol_${randomToken(20)}`;
     const session = input.session_id ?? (input.ai_assist ? await this.assistSession(userId, id, input.name, 'solution') : null);
@@ -118,7 +113,7 @@ export class ProdSolutions {
 
   async setSession(userId: string, id: string, sessionId: string): Promise<void> {
     await this.get(userId, id);
-    await this.ownSession(userId, sessionId, 'session_id');
+    await this.sessions.getOwned(userId, sessionId);
     await this.sql('update prod_solutions set session_id = ?, updated_at = now() where id = ? and user_id = ?', [sessionId, id, userId]);
   }
 }
