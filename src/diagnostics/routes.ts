@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { me } from '../server/auth.js';
@@ -31,12 +32,15 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
   // Plugin checks and provider health are listed per request: providers come and go.
   const checks = () => [...fixed, ...(dynamic?.() ?? [])];
   const tags = ['environment'];
+  const askedBy = (req: FastifyRequest): CheckDeps => {
+    const user = me(req);
+    return { ...deps, viewer: { userId: user.id, admin: user.isAdmin } };
+  };
   app.get(
     '/api/env/check',
     { schema: { tags, summary: 'Environment checks as a Server-Sent Events stream (events `check`, then `done`)', produces: ['text/event-stream'] } },
     async (req, reply) => {
-      const user = me(req);
-      const asked: CheckDeps = { ...deps, viewer: { userId: user.id, admin: user.isAdmin } };
+      const asked = askedBy(req);
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -60,8 +64,7 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
   app.post('/api/env/check/:check_id', { schema: { tags, params: CheckParams, response: { 200: CheckOut } } }, async (req) => {
     const c = checks().find((x) => x.id === req.params.check_id);
     if (!c) throw Errors.notFound(`check ${req.params.check_id.slice(0, 100)}`);
-    const user = me(req);
-    return wire(await runCheck(c, { ...deps, viewer: { userId: user.id, admin: user.isAdmin } }));
+    return wire(await runCheck(c, askedBy(req)));
   });
 };
 
