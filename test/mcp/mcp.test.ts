@@ -1,9 +1,10 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../../src/config/index.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
@@ -19,6 +20,7 @@ t.teardown(() => {
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const FIXTURE = resolve('test/fixtures/mcp-server.mjs');
+const PROBE = resolve('test/fixtures/mcp-probe.mjs');
 const node = process.execPath;
 
 function freePort(): Promise<number> {
@@ -178,6 +180,34 @@ t.test('a server that keeps crashing is restarted 1 s, 2 s, 4 s later: the backo
   t.ok(gaps[1] >= 1950, `then 2 s (${gaps[1]} ms)`);
   t.ok(gaps[2] >= 3950, `then 4 s (${gaps[2]} ms)`);
   t.match((await envChecks(app))['mcp:crashy'], { status: /fail|warn/ });
+});
+
+t.test('a minute of health resets the backoff: the next crash restarts after 1 s again', { timeout: 180_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-reset-'));
+  const starts = join(dir, 'starts');
+  const flag = join(dir, 'crash');
+  writeFileSync(flag, '');
+  // Each start is noted; while the flag file exists the server exits at once, else it serves.
+  const script = `const fs = require('fs'); fs.appendFileSync(${JSON.stringify(starts)}, Date.now() + '\\n'); if (fs.existsSync(${JSON.stringify(flag)})) process.exit(1); import(${JSON.stringify(pathToFileURL(PROBE).href)});`;
+  const { app } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ flaky: { command: node, args: ['-e', script], run_in: 'host' } }) });
+  const conn = () => app.service.firstParty.mcp()[0];
+  const times = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map(Number) : []);
+  await until('three failed starts', () => times().length >= 3, 30_000);
+  rmSync(flag);
+  // The next delay is 4 s (then 8, 16 had it kept failing); this start succeeds.
+  await until('ready', () => conn().state === 'ready', 30_000);
+  const readyAt = Date.now();
+  await until('a minute of health', () => Date.now() - readyAt > 61_000, 70_000);
+  t.equal(conn().state, 'ready');
+  writeFileSync(flag, '');
+  const before = times().length;
+  const killedAt = Date.now();
+  process.kill(conn().pid!, 'SIGKILL');
+  await until('restarted', () => times().length > before, 30_000);
+  const gap = times()[before] - killedAt;
+  t.comment(`restart ${gap} ms after the crash that followed a minute of health`);
+  t.ok(gap < 4000, `restarted after about 1 s, not 8 s (${gap} ms)`);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 t.test('a malformed AGENTSVC_MCP_SERVERS stops up with the setting named', async (t) => {
