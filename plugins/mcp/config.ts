@@ -23,8 +23,9 @@ const Stdio = z
     cwd: z.string().min(1).optional(),
     /**
      * `computer` (default): one process per user inside that user's computer, started at their first
-     * run and stopped when idle; when it cannot start there (the command is not in the computer),
-     * the server runs on the host instead, with a warning. `host`: one process on the service's host.
+     * run and stopped when idle; when it cannot start there, that user's runs go without its tools
+     * (never the host). `host`: one process on the service's host, only when the operator says so
+     * (`up` and `doctor` warn).
      */
     run_in: z.enum(['computer', 'host']).default('computer'),
     ...common,

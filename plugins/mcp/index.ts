@@ -64,7 +64,7 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
         await Promise.all([...conns.map((c) => c.stop()), ...perUser.map((p) => p.stop())]);
       });
       const hosted = conns.filter((c) => isStdio(c.config)).map((c) => c.name);
-      if (hosted.length) api.log(`stdio MCP servers run on the service's host (run_in: host), not inside users' computers: ${hosted.join(', ')}`);
+      if (hosted.length) api.log(`stdio MCP servers run on the service's host (run_in: host) as the service's own user, not inside users' computers: ${hosted.join(', ')}`);
       const first = Promise.all(
         conns.map(async (c) => {
           const error = (await c.start()) ? null : c.lastError;
@@ -107,11 +107,36 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
         },
       });
 
+      // A user whose server cannot start in their computer is told so in their runs (their tools
+      // are missing, and the model can say why), not only in /api/env/check.
+      if (perUser.length)
+        api.addPromptContributor({
+          name: 'mcp',
+          async contribute(ctx) {
+            if (ctx.mode === 'planning') return null;
+            const down: string[] = [];
+            for (const p of perUser) {
+              await p.connection(ctx);
+              const why = p.trouble(ctx.userId);
+              if (why) down.push(`- MCP server ${p.name} (tools mcp__${p.name}__*) did not start in this user's computer: ${why.slice(0, 1000)}`);
+            }
+            return down.length ? `Unavailable tool servers (tell the user if they ask for these tools):\n${down.join('\n')}` : null;
+          },
+        });
+
       for (const c of conns) {
         api.addHealthCheck({
           id: c.name,
           async run() {
             const where = isStdio(c.config) ? 'stdio, on the host' : `HTTP ${new URL(c.config.url).origin}`;
+            // run_in: host is the operator's choice, but the server runs outside every sandbox as
+            // the service's user: always a warning, so `doctor` keeps saying it.
+            if (c.state === 'ready' && isStdio(c.config))
+              return {
+                status: 'warn',
+                detail: `${c.tools.length} tools (${where}, as the service's user, outside any user's computer: run_in "host")${c.restarts ? `; restarted ${c.restarts} times` : ''}`,
+                fix: `remove run_in: "host" from MCP server ${c.name} to run it in each user's computer`,
+              };
             if (c.state === 'ready') return { status: 'ok', detail: `${c.tools.length} tools (${where})${c.restarts ? `; restarted ${c.restarts} times` : ''}` };
             if (c.state === 'starting') return { status: 'warn', detail: `starting (${where})${c.lastError ? `; last error: ${c.lastError}` : ''}`, fix: 'wait a moment and check again' };
             return {
@@ -122,7 +147,7 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
           },
         });
       }
-      for (const p of perUser) api.addHealthCheck({ id: p.name, run: async () => p.health() });
+      for (const p of perUser) api.addHealthCheck({ id: p.name, run: async (viewer) => p.health(viewer) });
     },
   };
   return { plugin, servers: () => [...conns, ...perUser.flatMap((p) => p.connections())] };

@@ -1,4 +1,4 @@
-import type { CheckResult, PluginApi, SessionScope } from '../../src/plugins/api.js';
+import type { CheckResult, CheckViewer, PluginApi, SessionScope } from '../../src/plugins/api.js';
 import { ComputerStdioTransport, shellWord } from './computer.js';
 import type { StdioServer } from './config.js';
 import { McpServerConnection } from './server.js';
@@ -11,14 +11,13 @@ type ConnOpts = ConstructorParameters<typeof McpServerConnection>[2];
 /**
  * A stdio server with `run_in: computer`: one process per user inside that user's computer
  * (confined like their commands: their workspace, no host files), started at their first run and
- * stopped when idle; crashes restart it with backoff, per user. When it cannot start in a
- * computer at all (the command is not there, the runner refuses), one process on the service's
- * host serves everyone from then on, and the service says so (log, /api/env/check).
+ * stopped when idle. A start that fails or a crash is that user's alone (CONTRACT 12): their
+ * process restarts with backoff, their runs are told why its tools are missing, their
+ * /api/env/check shows it; no other user's process is touched and nothing moves to the host.
+ * (The user's login files and workspace decide what runs there, so the host must never run it.)
  */
 export class PerUserServer {
   private users = new Map<string, { conn: McpServerConnection; started: Promise<boolean>; used: number }>();
-  private host: { conn: McpServerConnection; started: Promise<boolean> } | null = null;
-  private fallbackReason: string | null = null;
   private readonly sweep: NodeJS.Timeout;
 
   constructor(
@@ -33,25 +32,20 @@ export class PerUserServer {
 
   /** The connection serving this session's user; a first run waits for its start (bounded by the start timeout). */
   async connection(scope: SessionScope): Promise<McpServerConnection> {
-    if (!this.host) {
-      let u = this.users.get(scope.userId);
-      if (!u) {
-        const command = `exec ${[this.config.command, ...this.config.args].map(shellWord).join(' ')}`;
-        const conn = new McpServerConnection(this.name, this.config, {
-          ...this.opts,
-          label: `for ${scope.userId}, in their computer`,
-          transport: async () => new ComputerStdioTransport(await this.api.files.workspace(scope).computer(), command, { cwd: this.config.cwd, env: this.config.env }),
-          onNeverStarted: (why) => this.fallBack(why),
-        });
-        u = { conn, started: conn.start(), used: Date.now() };
-        this.users.set(scope.userId, u);
-      }
-      u.used = Date.now();
-      await u.started;
-      if (!this.host) return u.conn;
+    let u = this.users.get(scope.userId);
+    if (!u) {
+      const command = `exec ${[this.config.command, ...this.config.args].map(shellWord).join(' ')}`;
+      const conn = new McpServerConnection(this.name, this.config, {
+        ...this.opts,
+        label: `for ${scope.userId}, in their computer`,
+        transport: async () => new ComputerStdioTransport(await this.api.files.workspace(scope).computer(), command, { cwd: this.config.cwd, env: this.config.env }),
+      });
+      u = { conn, started: conn.start(), used: Date.now() };
+      this.users.set(scope.userId, u);
     }
-    await this.host.started;
-    return this.host.conn;
+    u.used = Date.now();
+    await u.started;
+    return u.conn;
   }
 
   /** A call counts as use (the idle clock restarts). */
@@ -60,15 +54,11 @@ export class PerUserServer {
     if (u) u.used = Date.now();
   }
 
-  private fallBack(why: string) {
-    if (this.host) return;
-    this.fallbackReason = why;
-    this.api.log(`MCP server ${this.name} could not start in a user's computer (${why}); it runs on the service's host instead`);
-    const conn = new McpServerConnection(this.name, this.config, { ...this.opts, label: 'on the host' });
-    this.host = { conn, started: conn.start() };
-    for (const u of this.users.values()) void u.conn.stop();
-    this.users.clear();
-    this.opts.onToolsChanged();
+  /** Why this user's process has no tools now (null when it is ready or not started): for their runs' prompt. */
+  trouble(userId: string): string | null {
+    const c = this.users.get(userId)?.conn;
+    if (!c || c.state === 'ready' || c.state === 'stopped') return null;
+    return c.state === 'starting' ? `starting${c.lastError ? ` (last error: ${c.lastError})` : ''}` : `${c.lastError ?? 'failed'}; it is restarted with backoff`;
   }
 
   private stopIdle() {
@@ -80,27 +70,35 @@ export class PerUserServer {
     }
   }
 
-  /** Every connection (the users' ones, or the host one after a fallback). */
+  /** Every user's connection. */
   connections(): McpServerConnection[] {
-    return this.host ? [this.host.conn] : [...this.users.values()].map((u) => u.conn);
+    return [...this.users.values()].map((u) => u.conn);
   }
 
-  health(): CheckResult {
-    if (this.host) {
-      const c = this.host.conn;
-      const detail = `stdio, on the host: it did not start in a user's computer (${this.fallbackReason})`;
-      if (c.state === 'ready') return { status: 'warn', detail: `${c.tools.length} tools (${detail})`, fix: `install ${this.config.command} in the users' computers (runner image), or set run_in: "host" for ${this.name}` };
-      return { status: 'fail', detail: `${c.state}: ${c.lastError ?? 'starting'}; its tools are withdrawn (${detail})`, fix: `check the command of MCP server ${this.name}` };
+  /**
+   * A non-admin sees their own process only (its error carries their server's stderr, which may
+   * hold their secrets); an admin sees every user's, failing ones named. No viewer: the admin view.
+   */
+  health(viewer?: CheckViewer): CheckResult {
+    const fix = `check that \`${this.config.command}\` runs in the user's computer (runner image, their workspace); it is restarted with backoff`;
+    if (viewer && !viewer.admin) {
+      const c = this.users.get(viewer.userId)?.conn;
+      if (!c) return { status: 'ok', detail: 'stdio, in your computer, started at your first run' };
+      const tools = `stdio, in your computer${c.restarts ? `; restarted ${c.restarts} times` : ''}`;
+      if (c.state === 'ready') return { status: 'ok', detail: `${c.tools.length} tools (${tools})` };
+      if (c.state === 'starting') return { status: 'warn', detail: `starting (${tools})${c.lastError ? `; last error: ${c.lastError}` : ''}`, fix: 'wait a moment and check again' };
+      return { status: 'fail', detail: `${c.state}: ${c.lastError ?? 'unknown error'}; its tools are withdrawn (${tools})`, fix };
     }
-    const conns = [...this.users.values()].map((u) => u.conn);
-    if (!conns.length) return { status: 'ok', detail: 'stdio, one process per user in their computer, started at their first run' };
-    const ready = conns.filter((c) => c.state === 'ready');
-    const failed = conns.filter((c) => c.state === 'failed');
-    const tools = ready[0] ? `, ${ready[0].tools.length} tools` : '';
-    const restarts = conns.reduce((n, c) => n + c.restarts, 0);
-    const detail = `${ready.length} of ${conns.length} users' processes ready (stdio, in users' computers${tools})${restarts ? `; restarted ${restarts} times` : ''}`;
-    if (failed.length) return { status: 'warn', detail: `${detail}; failing: ${failed[0].lastError}`, fix: 'it is restarted with backoff' };
-    return { status: 'ok', detail };
+    const entries = [...this.users.entries()];
+    if (!entries.length) return { status: 'ok', detail: 'stdio, one process per user in their computer, started at their first run' };
+    const ready = entries.filter(([, u]) => u.conn.state === 'ready');
+    const failed = entries.filter(([, u]) => u.conn.state === 'failed');
+    const tools = ready[0] ? `, ${ready[0][1].conn.tools.length} tools` : '';
+    const restarts = entries.reduce((n, [, u]) => n + u.conn.restarts, 0);
+    const detail = `${ready.length} of ${entries.length} users' processes ready (stdio, in users' computers${tools})${restarts ? `; restarted ${restarts} times` : ''}`;
+    if (!failed.length) return { status: 'ok', detail };
+    const failing = failed.slice(0, 5).map(([user, u]) => `${user}: ${u.conn.lastError}`);
+    return { status: 'warn', detail: `${detail}; failing for ${failed.length}: ${failing.join('; ')}`, fix };
   }
 
   async stop(): Promise<void> {

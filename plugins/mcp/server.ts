@@ -15,6 +15,7 @@ export type ServerState = 'starting' | 'ready' | 'failed' | 'stopped';
 
 /** Restart delays after a crash: 1 s doubling to 60 s; reset once a server stayed up a minute. */
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 16000, 32000, 60000];
+const HEALTHY_MS = 60_000;
 const STDERR_KEEP = 2000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -59,13 +60,9 @@ export class McpServerConnection {
       transport?: () => Promise<Transport & { stderr?: string; exit?: string | null }>;
       /** Who it runs for, in log lines (e.g. `for user_x, in their computer`). */
       label?: string;
-      /** A first start that failed is handed here instead of restarting (the owner runs it elsewhere). */
-      onNeverStarted?: (why: string) => void;
     },
   ) {}
 
-  /** Whether it was ever ready (a server that never started may be moved elsewhere). */
-  everReady = false;
   private custom: { stderr?: string; exit?: string | null } | null = null;
 
   get kind(): 'stdio' | 'http' {
@@ -120,7 +117,6 @@ export class McpServerConnection {
       await this.refresh();
       if (gen !== this.generation) return false;
       this.state = 'ready';
-      this.everReady = true;
       this.lastError = null;
       this.upSince = Date.now();
       return true;
@@ -148,12 +144,10 @@ export class McpServerConnection {
     this.generation++;
     old?.close().catch(() => {});
     if (had) this.opts.onToolsChanged();
-    if (!this.everReady && this.opts.onNeverStarted) {
-      this.state = 'stopped';
-      this.opts.onNeverStarted(this.lastError);
-      return;
-    }
-    if (Date.now() - this.upSince > 60_000) this.failures = 0;
+    // Only a minute of health resets the backoff: a start that failed (never up, or not since the
+    // last crash) keeps doubling the delay.
+    if (this.upSince && Date.now() - this.upSince >= HEALTHY_MS) this.failures = 0;
+    this.upSince = 0;
     const delay = BACKOFF_MS[Math.min(this.failures++, BACKOFF_MS.length - 1)];
     this.opts.log(`MCP server ${this.name}${this.opts.label ? ` (${this.opts.label})` : ''} failed: ${this.lastError}; restarting in ${delay / 1000} s`);
     if (this.timer) clearTimeout(this.timer);

@@ -30,6 +30,8 @@ export interface CheckDeps {
   database?: () => Promise<void>;
   /** The runner's own probe (runner.check()). */
   runner?: () => Promise<RunnerCheck>;
+  /** Who asked (GET /api/env/check): checks of per-user state show a non-admin their own only. */
+  viewer?: { userId: string; admin: boolean };
 }
 
 export interface Check {

@@ -28,6 +28,11 @@ export async function localChecks(opts: { home: string; configFile?: string; env
     return [{ id: 'config', status: 'fail', message: msg, fix: 'correct the setting in the environment or AGENTSVC_HOME/config.json' }];
   }
   const results: CheckResult[] = [{ id: 'config', status: 'ok', message: `settings valid${config.file ? ` (${config.file})` : ''}`, fix: null }];
+  const hosted = Object.entries(config.mcp.servers).filter(([, s]) => !s.disabled && 'command' in s && s.run_in === 'host');
+  if (hosted.length) {
+    const names = hosted.map(([n]) => n).join(', ');
+    results.push({ id: 'mcp', status: 'warn', message: `stdio MCP servers set to run on the service's host (run_in: "host"), as the service's user and outside any user's computer: ${names}`, fix: 'remove run_in: "host" to run them in each user\'s computer' });
+  }
   const homeExists = existsSync(config.home);
   const runner = homeExists
     ? config.runner.kind === 'docker'

@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { me } from '../server/auth.js';
 import { Errors } from '../server/errors.js';
 import { CHECKS, type Check, type CheckDeps, type CheckResult, runCheck, runChecks } from './checks.js';
 import { type ServiceProbes, serviceChecks } from './service-checks.js';
@@ -16,6 +18,10 @@ export function worst(results: CheckResult[]): CheckResult['status'] {
 }
 
 /**
+ * Both routes answer any user: service-wide checks are the same for all, while checks of per-user
+ * state (an MCP server's process in each user's computer, with its stderr) show a non-admin their
+ * own only (CONTRACT 12).
+ *
  * GET /api/env/check: a Server-Sent Events stream, one `check` event per check as it finishes
  * (data: {check_id, status, detail, fix}), then one `end` event {status, counts}. Checks run
  * concurrently and each is bounded in time, so the stream always ends.
@@ -26,10 +32,15 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
   // Plugin checks and provider health are listed per request: providers come and go.
   const checks = () => [...fixed, ...(dynamic?.() ?? [])];
   const tags = ['environment'];
+  const askedBy = (req: FastifyRequest): CheckDeps => {
+    const user = me(req);
+    return { ...deps, viewer: { userId: user.id, admin: user.isAdmin } };
+  };
   app.get(
     '/api/env/check',
     { schema: { tags, summary: 'Environment checks as a Server-Sent Events stream (events `check`, then `done`)', produces: ['text/event-stream'] } },
     async (req, reply) => {
+      const asked = askedBy(req);
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -37,7 +48,7 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
         if (!res.destroyed && !res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       };
       try {
-        const results = await runChecks(checks(), deps, (r) => send('check', wire(r)));
+        const results = await runChecks(checks(), asked, (r) => send('check', wire(r)));
         const counts = { ok: 0, warn: 0, fail: 0 };
         for (const r of results) counts[r.status]++;
         send('end', { status: worst(results), counts });
@@ -53,7 +64,7 @@ export const diagnosticsRoutes: FastifyPluginAsyncZod<{ deps: CheckDeps; extra: 
   app.post('/api/env/check/:check_id', { schema: { tags, params: CheckParams, response: { 200: CheckOut } } }, async (req) => {
     const c = checks().find((x) => x.id === req.params.check_id);
     if (!c) throw Errors.notFound(`check ${req.params.check_id.slice(0, 100)}`);
-    return wire(await runCheck(c, deps));
+    return wire(await runCheck(c, askedBy(req)));
   });
 };
 

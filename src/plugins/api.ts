@@ -161,11 +161,17 @@ export interface CheckResult {
   fix?: string | null;
 }
 
+/** Who asked for the checks: a non-admin is shown their own state only (e.g. their MCP server's stderr). */
+export interface CheckViewer {
+  userId: string;
+  admin: boolean;
+}
+
 export interface HealthCheck {
   /** Shown as `<plugin>:<id>`. */
   id: string;
-  /** Bounded in time by the service (3 s); throwing counts as fail. */
-  run(): Promise<CheckResult>;
+  /** Bounded in time by the service (3 s); throwing counts as fail. `viewer` is absent outside a request. */
+  run(viewer?: CheckViewer): Promise<CheckResult>;
 }
 
 /** What a plugin may read of the configuration: no secrets. */

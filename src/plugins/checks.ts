@@ -1,4 +1,4 @@
-import type { Check, CheckResult } from '../diagnostics/checks.js';
+import type { Check, CheckDeps, CheckResult } from '../diagnostics/checks.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { PluginCheck } from './loader.js';
 
@@ -8,16 +8,16 @@ import type { PluginCheck } from './loader.js';
  * server). Listed when the stream runs, so providers added later are included.
  */
 export function pluginChecks(checks: PluginCheck[], registry: ToolRegistry): () => Check[] {
-  const wrap = (id: string, run: () => Promise<{ status: CheckResult['status']; detail: string; fix?: string | null }>): Check => ({
+  const wrap = (id: string, run: (deps: CheckDeps) => Promise<{ status: CheckResult['status']; detail: string; fix?: string | null }>): Check => ({
     id,
-    async run() {
-      const r = await run();
+    async run(deps) {
+      const r = await run(deps);
       const status = r.status === 'ok' || r.status === 'warn' || r.status === 'fail' ? r.status : 'fail';
       return { id, status, message: String(r.detail ?? ''), fix: status === 'ok' ? null : (r.fix ?? 'see the service log in AGENTSVC_HOME/logs') };
     },
   });
   return () => [
-    ...checks.map((c) => wrap(c.id, () => c.run())),
+    ...checks.map((c) => wrap(c.id, (deps) => c.run(deps.viewer))),
     ...registry
       .providerList()
       .filter((p) => p.health)

@@ -33,7 +33,7 @@ export function pluginConfig(c: Config): Api.PluginConfig {
 /** A check declared by a plugin, as /api/env/check runs it. */
 export interface PluginCheck {
   id: string;
-  run(): Promise<Api.CheckResult>;
+  run(viewer?: Api.CheckViewer): Promise<Api.CheckResult>;
 }
 
 export interface PluginHost {
@@ -129,7 +129,7 @@ export async function loadPlugins(
         },
         addHealthCheck(c) {
           if (!c || typeof c.id !== 'string' || typeof c.run !== 'function') throw new Error('addHealthCheck: needs id and run()');
-          const check: PluginCheck = { id: `${plugin.name}:${c.id}`, run: () => c.run() };
+          const check: PluginCheck = { id: `${plugin.name}:${c.id}`, run: (viewer) => c.run(viewer) };
           host.checks.push(check);
           undo.push(() => host.checks.splice(host.checks.indexOf(check), 1));
         },

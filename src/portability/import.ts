@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { createHmac, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { lchown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -6,9 +7,10 @@ import { Transform } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Database } from '../db/index.js';
 import { SessionFolder } from '../files/confine.js';
-import { newId, randomToken } from '../lib/ids.js';
+import { randomToken } from '../lib/ids.js';
 import { AppError } from '../server/errors.js';
 import { FORMAT, type Manifest, VERSION } from './archive.js';
+import { invalidArchive as invalid, jsonArray, jsonLines, LineCounter } from './json-parts.js';
 
 export interface ImportLimits {
   /** At most this many entries (AGENTSVC_IMPORT_MAX_ENTRIES). */
@@ -28,11 +30,15 @@ const JSON_NAMES = new Set(['manifest.json', 'turns.jsonl', 'branches.json', 'ch
 /** Parts added after version 1 first shipped: absent from older archives, without a warning. */
 const OPTIONAL = new Set(['annotations.json']);
 
-const invalid = (why: string) => new AppError(422, 'INVALID_ARCHIVE', `not a session archive this server can import: ${why}`);
+/** manifest.json is read whole: one small object. */
+const MANIFEST_MAX = 1 << 20;
 
 export interface Parsed {
   manifest: Manifest;
-  docs: Map<string, string>;
+  /** The JSON parts the archive holds (written to the staging folder when there is one). */
+  present: Set<string>;
+  /** Non-blank lines of turns.jsonl. */
+  turns: number;
   files: number;
   totalBytes: number;
   warnings: string[];
@@ -56,8 +62,9 @@ function checkEntry(e: yauzl.Entry) {
 
 /**
  * Read an uploaded archive as hostile input: entry count, unpacked size (declared and actual) and
- * compression ratio bounded, names and types checked, JSON parts read into memory, `files/`
- * unpacked into `into` (when given) and nowhere else.
+ * compression ratio bounded, names and types checked, the manifest read, `turns.jsonl` counted as
+ * it goes by; the other JSON parts and `files/` written into `into` (when given) and nowhere else.
+ * Nothing but the manifest is held in memory: createFromArchive reads the parts a record at a time.
  */
 export async function readArchive(path: string, limits: ImportLimits, into: string | null): Promise<Parsed> {
   const zip = await openZip(path);
@@ -65,7 +72,9 @@ export async function readArchive(path: string, limits: ImportLimits, into: stri
     zip.close();
     throw invalid(`${zip.entryCount} entries, over ${limits.entries}`);
   }
-  const docs = new Map<string, string>();
+  const present = new Set<string>();
+  let manifestText: string | null = null;
+  let turns = 0;
   let total = 0;
   let files = 0;
   try {
@@ -92,23 +101,34 @@ export async function readArchive(path: string, limits: ImportLimits, into: stri
               cb(null, chunk);
             },
           });
-          if (JSON_NAMES.has(e.fileName)) {
+          const drain = async (src: AsyncIterable<Buffer>) => {
+            for await (const _ of src);
+          };
+          if (e.fileName === 'manifest.json') {
+            if (e.uncompressedSize > MANIFEST_MAX) throw invalid(`manifest.json is over ${MANIFEST_MAX} bytes`);
             const parts: Buffer[] = [];
             await pipeline(read, counter, async (src: AsyncIterable<Buffer>) => {
               for await (const c of src) parts.push(c);
             });
-            docs.set(e.fileName, Buffer.concat(parts).toString('utf8'));
+            manifestText = Buffer.concat(parts).toString('utf8');
+          } else if (JSON_NAMES.has(e.fileName)) {
+            present.add(e.fileName);
+            const lines = new LineCounter();
+            const count = new Transform({
+              transform(chunk: Buffer, _enc, cb) {
+                if (e.fileName === 'turns.jsonl') lines.push(chunk);
+                cb(null, chunk);
+              },
+            });
+            await pipeline(read, counter, count, into ? createWriteStream(join(into, e.fileName), { flags: 'wx', mode: 0o600 }) : drain);
+            if (e.fileName === 'turns.jsonl') turns = lines.end();
           } else {
             files++;
             if (into) {
               const dest = join(into, e.fileName);
               await mkdir(dirname(dest), { recursive: true });
               await pipeline(read, counter, createWriteStream(dest, { flags: 'wx', mode: 0o644 }));
-            } else {
-              await pipeline(read, counter, async (src: AsyncIterable<Buffer>) => {
-                for await (const _ of src);
-              });
-            }
+            } else await pipeline(read, counter, drain);
           }
         })().then(
           () => zip.readEntry(),
@@ -124,30 +144,22 @@ export async function readArchive(path: string, limits: ImportLimits, into: stri
     zip.close();
     throw e;
   }
-  const raw = docs.get('manifest.json');
-  if (!raw) throw invalid('no manifest.json');
+  if (manifestText === null) throw invalid('no manifest.json');
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(raw);
+    manifest = JSON.parse(manifestText);
   } catch {
     throw invalid('manifest.json is not JSON');
   }
   if (manifest?.format !== FORMAT) throw invalid(`format ${JSON.stringify(manifest?.format)}, expected ${FORMAT}`);
   if (!Number.isInteger(manifest.version) || Math.floor(manifest.version) !== VERSION) throw invalid(`version ${manifest.version}; this server reads version ${VERSION}`);
   const warnings: string[] = [];
-  for (const n of JSON_NAMES) if (!docs.has(n) && !OPTIONAL.has(n)) warnings.push(`${n} missing: imported as empty`);
-  return { manifest, docs, files, totalBytes: total, warnings };
+  for (const n of JSON_NAMES) if (n !== 'manifest.json' && !present.has(n) && !OPTIONAL.has(n)) warnings.push(`${n} missing: imported as empty`);
+  return { manifest, present, turns, files, totalBytes: total, warnings };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed archive JSON; each field is converted where it is used
 type Json = any;
-
-const lines = (s: string | undefined) => (s ?? '').split('\n').filter((l) => l.trim());
-const arr = (s: string | undefined): Record<string, unknown>[] => {
-  const v = s ? JSON.parse(s) : [];
-  if (!Array.isArray(v)) throw invalid('a JSON part is not an array');
-  return v;
-};
 
 export interface ImportDeps {
   db: Database;
@@ -157,37 +169,53 @@ export interface ImportDeps {
 }
 
 /**
+ * New ids for an archive's old ones, the same old id always giving the same new one: a keyed hash
+ * (a fresh key per import) instead of a table of every id seen, which for a large archive held
+ * more memory than the rest of the import.
+ */
+function idMapper() {
+  const key = randomBytes(32);
+  const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  return (old: unknown, prefix: 'entry' | 'turn' | 'tc' | 'br' | 'cp'): unknown => {
+    if (typeof old !== 'string' || !old) return old;
+    if (prefix === 'br' && old === 'main') return 'main';
+    const h = createHmac('sha256', key).update(`${prefix}:${old}`).digest();
+    let id = '';
+    for (let i = 0; i < 20; i++) id += ALPHABET[h[i] % 62];
+    return `${prefix}_${id}`;
+  };
+}
+
+/** A number field: NaN or Infinity would reach the database as a bare word, not a number. */
+function num(v: unknown, what: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw invalid(`${what} is not a number`);
+  return n;
+}
+
+/** An old id inside a list that may name an entry or a turn: mapped by its prefix, else kept. */
+const byPrefix = (remap: ReturnType<typeof idMapper>, x: unknown) =>
+  typeof x === 'string' && x.startsWith('entry_') ? remap(x, 'entry') : typeof x === 'string' && x.startsWith('turn_') ? remap(x, 'turn') : x;
+
+/**
  * Create the imported session: new ids for everything (entries, turns, tool calls, branches,
- * checkpoints), its files moved into place from `staged` (already unpacked and checked).
- * Checkpoints keep their place in the conversation; their workspace snapshots are not exported.
+ * checkpoints), its files moved into place from `staged` (already unpacked and checked), its JSON
+ * parts read from there a record at a time. Checkpoints keep their place in the conversation;
+ * their workspace snapshots are not exported.
  */
 export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed, staged: string | null, name: string): Promise<string> {
-  let turns: Json[];
-  try {
-    turns = lines(p.docs.get('turns.jsonl')).map((l) => JSON.parse(l));
-  } catch {
-    throw invalid('turns.jsonl is not JSON lines');
-  }
-  const branches = arr(p.docs.get('branches.json'));
-  const checkpoints = arr(p.docs.get('checkpoints.json'));
-  const tasks = arr(p.docs.get('tasks.json'));
-  const memories = arr(p.docs.get('memories.json'));
-  const annotations = arr(p.docs.get('annotations.json'));
+  const empty = async function* () {};
+  const part = (n: string): AsyncIterable<Buffer> => (staged && p.present.has(n) ? createReadStream(join(staged, n), { highWaterMark: 256 << 10 }) : empty());
   const m = p.manifest.session ?? ({} as Manifest['session']);
   const model = m.model && d.models.includes(m.model) ? m.model : null;
   const sid = await d.sessions.create(userId, { intent: (name || String(m.intent ?? '')).slice(0, 10000), model, is_persistent: !!m.is_persistent, memory_enabled: !!m.memory_enabled });
-  const ids = new Map<string, string>();
-  const remap = (old: unknown, prefix: 'entry' | 'turn' | 'tc' | 'br' | 'cp') => {
-    if (typeof old !== 'string' || !old) return old;
-    if (prefix === 'br' && old === 'main') return 'main';
-    const key = `${prefix}:${old}`;
-    if (!ids.has(key)) ids.set(key, newId(prefix));
-    return ids.get(key)!;
-  };
+  const remap = idMapper();
   try {
     await d.db.em().transactional(async (em) => {
       const q = (sql: string, params: unknown[]) => em.getConnection().execute(sql, params, 'all', em.getTransactionContext());
-      for (const t of turns) {
+      let turns = 0;
+      for await (const t of jsonLines(part('turns.jsonl'), 'turns.jsonl') as AsyncIterable<Json>) {
+        turns++;
         const calls = ((t.tool_calls as Json[]) ?? []).map((c) => ({ ...c, id: remap(c.id, 'tc'), pending_question_ref: c.pending_question_ref ? remap(c.pending_question_ref, 'tc') : null }));
         const blocks = ((t.blocks as Json[]) ?? []).map((b) => ({ ...b, tool_call_id: b.tool_call_id ? remap(b.tool_call_id, 'tc') : null }));
         const text = blocks.filter((b) => b.type === 'text').map((b) => b.content).join('\n');
@@ -198,7 +226,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
           [
             remap(t.id, 'entry'),
             sid,
-            Number(t.sequence),
+            num(t.sequence, 'a turn\'s sequence'),
             remap(t.turn_id, 'turn'),
             String(t.loop_id ?? 'root'),
             String(t.kind ?? 'message'),
@@ -209,9 +237,9 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
             JSON.stringify(t.content ?? null),
             t.model ?? null,
             JSON.stringify(t.usage ?? { input_tokens: 0, output_tokens: 0 }),
-            Number(t.duration_ms ?? 0),
+            num(t.duration_ms ?? 0, 'duration_ms'),
             t.started_at ?? new Date().toISOString(),
-            Number(t.context_window ?? 0),
+            num(t.context_window ?? 0, 'context_window'),
             t.parent_fork_tool_call_id ? remap(t.parent_fork_tool_call_id, 'tc') : null,
             text,
             t.extra ? JSON.stringify(t.extra) : null,
@@ -219,38 +247,38 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
           ],
         );
       }
-      for (const b of branches) {
+      for await (const b of jsonArray(part('branches.json'), 'branches.json') as AsyncIterable<Json>) {
         await q('insert into session_branches (session_id, id, parent_id, fork_sequence, deprecated) values (?, ?, ?, ?, ?::jsonb)', [
           sid,
           remap(b.id, 'br'),
           b.parent_id == null ? null : remap(b.parent_id, 'br'),
           b.fork_sequence ?? null,
-          JSON.stringify(((b.deprecated as string[]) ?? []).map((x) => ids.get(`entry:${x}`) ?? ids.get(`turn:${x}`) ?? x)),
+          JSON.stringify(((b.deprecated as unknown[]) ?? []).map((x) => byPrefix(remap, x))),
         ]);
       }
-      for (const c of checkpoints) {
+      for await (const c of jsonArray(part('checkpoints.json'), 'checkpoints.json') as AsyncIterable<Json>) {
         await q('insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped) values (?, ?, ?, ?, ?, ?, ?, null, ?::jsonb)', [
           remap(c.id, 'cp'),
           sid,
           remap(c.turn_id, 'turn'),
           remap(c.branch_id ?? 'main', 'br'),
-          Number(c.sequence),
+          num(c.sequence, 'a checkpoint\'s sequence'),
           String(c.label ?? ''),
-          Number(c.files ?? 0),
+          num(c.files ?? 0, 'a checkpoint\'s files'),
           JSON.stringify([{ path: '*', size: 0, reason: 'imported: the snapshot of this checkpoint was not exported' }]),
         ]);
       }
-      for (const t of tasks) {
+      for await (const t of jsonArray(part('tasks.json'), 'tasks.json') as AsyncIterable<Json>) {
         await q('insert into session_tasks (session_id, id, subject, description, status, loop_id) values (?, ?, ?, ?, ?, ?)', [
           sid,
-          Number(t.id),
+          num(t.id, 'a task\'s id'),
           String(t.subject ?? ''),
           String(t.description ?? ''),
           String(t.status ?? 'pending'),
           String(t.loop_id ?? 'root'),
         ]);
       }
-      for (const mem of memories) {
+      for await (const mem of jsonArray(part('memories.json'), 'memories.json') as AsyncIterable<Json>) {
         await q('insert into memories (user_id, source_session, type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
           userId,
           sid,
@@ -265,29 +293,42 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
           mem.write_reason ?? null,
         ]);
       }
-      for (const a of annotations) {
-        // The payload's new id; an annotation whose payload is not in the archive is dropped.
+      for await (const a of jsonArray(part('annotations.json'), 'annotations.json') as AsyncIterable<Json>) {
+        // The payload's new id (its kind from its prefix); one whose payload is not among the
+        // imported turns is dropped, which the database tells without a table of every id.
         const old = String(a.payload_id ?? '');
-        const payload = ids.get(`entry:${old}`) ?? ids.get(`turn:${old}`) ?? ids.get(`tc:${old}`);
-        if (!payload) continue;
+        const kind = old.startsWith('entry_') ? 'entry' : old.startsWith('turn_') ? 'turn' : old.startsWith('tc_') ? 'tc' : null;
+        if (!kind) continue;
+        const payload = remap(old, kind) as string;
+        const where = kind === 'entry' ? 'id = ?' : kind === 'turn' ? 'turn_id = ?' : 'tool_calls @> ?::jsonb';
         const data = a.data && typeof a.data === 'object' && !Array.isArray(a.data) ? a.data : {};
-        await q('insert into payload_annotations (id, user_id, session_id, payload_id, label, note, data) values (?, ?, ?, ?, ?, ?, ?::jsonb)', [
-          `ann_${randomToken(20)}`,
-          userId,
-          sid,
-          payload,
-          String(a.label ?? '').slice(0, 128),
-          String(a.note ?? '').slice(0, 10_000),
-          JSON.stringify(data),
-        ]);
+        await q(
+          `insert into payload_annotations (id, user_id, session_id, payload_id, label, note, data)
+           select ?, ?, ?, ?, ?, ?, ?::jsonb where exists (select 1 from turns where session_id = ? and ${where})`,
+          [
+            `ann_${randomToken(20)}`,
+            userId,
+            sid,
+            payload,
+            String(a.label ?? '').slice(0, 128),
+            String(a.note ?? '').slice(0, 10_000),
+            JSON.stringify(data),
+            sid,
+            kind === 'tc' ? JSON.stringify([{ id: payload }]) : payload,
+          ],
+        );
       }
-      await q(`update sessions set status = ?, active_branch = ? where id = ?`, [turns.length ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'), sid]);
+      await q(`update sessions set status = ?, active_branch = ? where id = ?`, [turns ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'), sid]);
     });
     if (staged) await placeFiles(d.workspaces, userId, sid, join(staged, 'files'));
     return sid;
   } catch (e) {
     await d.db.sql('delete from sessions where id = ?', [sid]).catch(() => {});
-    throw e instanceof AppError ? e : invalid((e as Error).message);
+    if (e instanceof AppError) throw e;
+    // The database's reason, without the statement the driver puts before it (internals).
+    const msg = (e as Error).message;
+    const at = msg.lastIndexOf(' - ');
+    throw invalid(`a record could not be stored: ${(at >= 0 ? msg.slice(at + 3) : msg).slice(0, 300)}`);
   }
 }
 

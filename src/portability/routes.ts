@@ -3,7 +3,7 @@ import { mkdir, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { Config } from '../config/index.js';
@@ -77,29 +77,50 @@ export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (
     return reply.send(stream);
   });
 
-  app.post('/api/sessions/preview-import', { schema: { tags } }, async (req) => {
-    const up = await spool(req);
-    try {
-      const p = await readArchive(up.zip, limits, null);
-      const turns = (p.docs.get('turns.jsonl') ?? '').split('\n').filter((l) => l.trim()).length;
-      return { format: p.manifest.format, version: p.manifest.version, intent: String(p.manifest.session?.intent ?? ''), turns, files: p.files, total_bytes: p.totalBytes, warnings: p.warnings };
-    } finally {
-      await cleanup(up.dir);
+  /**
+   * One import or preview per user at a time (on this node): each spools up to the upload limit
+   * and unpacks up to AGENTSVC_IMPORT_MAX_BYTES, so a second one is refused before its body is read.
+   */
+  const importing = new Set<string>();
+  async function alone<T>(userId: string, reply: FastifyReply, work: () => Promise<T>): Promise<T> {
+    if (importing.has(userId)) {
+      reply.header('retry-after', '5');
+      throw new AppError(429, 'RATE_LIMITED', 'an import or preview-import of yours is already running; send this one when it has ended');
     }
-  });
+    importing.add(userId);
+    try {
+      return await work();
+    } finally {
+      importing.delete(userId);
+    }
+  }
 
-  app.post('/api/sessions/import', { schema: { tags } }, async (req) => {
+  app.post('/api/sessions/preview-import', { schema: { tags } }, async (req, reply) =>
+    alone(me(req).id, reply, async () => {
+      const up = await spool(req);
+      try {
+        const p = await readArchive(up.zip, limits, null);
+        return { format: p.manifest.format, version: p.manifest.version, intent: String(p.manifest.session?.intent ?? ''), turns: p.turns, files: p.files, total_bytes: p.totalBytes, warnings: p.warnings };
+      } finally {
+        await cleanup(up.dir);
+      }
+    }),
+  );
+
+  app.post('/api/sessions/import', { schema: { tags } }, async (req, reply) => {
     const userId = me(req).id;
-    const up = await spool(req);
-    try {
-      const staged = join(up.dir, 'unpacked');
-      await mkdir(staged, { mode: 0o700 });
-      const p = await readArchive(up.zip, limits, staged);
-      const name = (up.fields.name ?? '').slice(0, 10000);
-      const sid = await createFromArchive({ db: d.db, workspaces: config.workspaces, sessions: d.sessions, models: config.model.models }, userId, p, staged, name);
-      return { ...(await d.sessions.detail(userId, sid)), session_id: sid };
-    } finally {
-      await cleanup(up.dir);
-    }
+    return alone(userId, reply, async () => {
+      const up = await spool(req);
+      try {
+        const staged = join(up.dir, 'unpacked');
+        await mkdir(staged, { mode: 0o700 });
+        const p = await readArchive(up.zip, limits, staged);
+        const name = (up.fields.name ?? '').slice(0, 10000);
+        const sid = await createFromArchive({ db: d.db, workspaces: config.workspaces, sessions: d.sessions, models: config.model.models }, userId, p, staged, name);
+        return { ...(await d.sessions.detail(userId, sid)), session_id: sid };
+      } finally {
+        await cleanup(up.dir);
+      }
+    });
   });
 };

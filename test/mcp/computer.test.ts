@@ -1,5 +1,5 @@
 import t from 'tap';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLocalRunner } from '../../runners/local/index.js';
@@ -53,15 +53,9 @@ function pidsIn(dir: string): number[] {
 }
 
 t.test('a stdio MCP server runs in each user\'s computer: confined, one process per user, restarted when killed', { skip }, async (t) => {
-  const hostOnly = join(probeHome, 'host-only-probe.mjs');
-  copyFileSync(PROBE, hostOnly);
   const { app, model } = await buildWithModel(t, {
     AGENTSVC_RUNNER: 'local',
-    AGENTSVC_MCP_SERVERS: JSON.stringify({
-      probe: { command: 'node', args: ['mcp-probe.mjs'], timeout_ms: 5000 },
-      // Its script is a host path the computers do not see: it cannot start in one.
-      hostonly: { command: process.execPath, args: [hostOnly], timeout_ms: 5000 },
-    }),
+    AGENTSVC_MCP_SERVERS: JSON.stringify({ probe: { command: 'node', args: ['mcp-probe.mjs'], timeout_ms: 5000 } }),
   });
   const a = await app.newUser();
   const b = await app.newUser();
@@ -112,12 +106,59 @@ t.test('a stdio MCP server runs in each user\'s computer: confined, one process 
   const checks = await envChecks(app);
   t.match(checks['mcp:probe'], { status: 'ok', detail: /2 of 2 users' processes ready \(stdio, in users' computers, 1 tools\); restarted 1 times/ });
 
-  // The host-only server could not start in A's computer: it runs on the host, and says so (the
-  // service log, and /api/env/check).
-  await until('fallback', async () => (await envChecks(app))['mcp:hostonly']?.status === 'warn');
-  const h = await chatAs(app, a.key, model, sa, 'host', { toolCalls: [{ name: 'mcp__hostonly__where', args: { path: secret } }] }, { text: ['ok'] });
-  t.equal(h.results[0].status, 'done', `the fallback serves the call: ${h.results[0].result}`);
-  t.equal(JSON.parse(h.results[0].result).sees, true, 'on the host (it sees the home)');
-  const hc = (await envChecks(app))['mcp:hostonly'];
-  t.match(hc, { status: 'warn', detail: /1 tools \(stdio, on the host: it did not start in a user's computer \(.*(Cannot find module|exit code 1)/, fix: /run_in: "host"/ });
+});
+
+t.test('a server that cannot start in one user\'s computer fails for that user only: nobody\'s moves to the host', { skip }, async (t) => {
+  const { app, model } = await buildWithModel(t, {
+    AGENTSVC_RUNNER: 'local',
+    AGENTSVC_MCP_SERVERS: JSON.stringify({ probe: { command: 'node', args: ['mcp-probe.mjs'], timeout_ms: 5000, start_timeout_ms: 5000 } }),
+  });
+  const a = await app.newUser();
+  const b = await app.newUser();
+  const rootA = join(app.config.workspaces, a.userId);
+  const rootB = join(app.config.workspaces, b.userId);
+  mkdirSync(rootA, { recursive: true });
+  mkdirSync(rootB, { recursive: true });
+  // Only B's tree has the server's script: in A's computer `node mcp-probe.mjs` exits at once.
+  copyFileSync(PROBE, join(rootB, 'mcp-probe.mjs'));
+  const secret = join(app.home, 'admin.key');
+
+  const sa = await createSession(app, a.key);
+  const failed = await chatAs(app, a.key, model, sa, 'hi', { text: ['ok'] });
+  t.equal(failed.end.status, 'completed', 'A\'s run goes on without the server');
+  t.notOk(offered(model, 0).some((n) => n.startsWith('mcp__')), 'A is offered none of its tools');
+  const system = String(model.requests[0].messages[0].content);
+  t.match(system, /MCP server probe \(tools mcp__probe__\*\) did not start in this user's computer: .*(Cannot find module|exit code)/, 'A\'s run is told why');
+
+  const sb = await createSession(app, b.key);
+  const r = await chatAs(app, b.key, model, sb, 'where', { toolCalls: [{ name: 'mcp__probe__where', args: { path: secret } }] }, { text: ['ok'] });
+  t.equal(r.results[0].status, 'done', `B's server serves B: ${r.results[0].result}`);
+  const where = JSON.parse(r.results[0].result);
+  t.equal(where.sees, false, 'in B\'s computer: it cannot see the service\'s admin key');
+  t.equal(where.shadow, false, 'nor /etc/shadow');
+  t.equal(pidsIn(rootB).length, 1, 'B\'s process works in B\'s computer');
+  t.notMatch(String(model.requests[model.requests.length - 2].messages[0].content), /did not start/, 'B\'s run is told of no failure');
+  const conns = app.service.firstParty.mcp().filter((c) => c.name === 'probe');
+  t.equal(conns.length, 2, 'one connection per user, none on the host');
+  t.same(conns.map((c) => c.state).sort(), ['failed', 'ready']);
+
+  // Each user's /api/env/check shows their own process; A's stderr is A's and the admin's only.
+  const asA = (await envChecks(app, a.key))['mcp:probe'];
+  t.match(asA, { status: 'fail', detail: /Cannot find module|exit code/ }, 'A sees their failure');
+  const asB = (await envChecks(app, b.key))['mcp:probe'];
+  t.match(asB, { status: 'ok', detail: /^1 tools \(stdio, in your computer/ }, 'B sees their own server ready');
+  t.notMatch(JSON.stringify(asB), /Cannot find module|exit code|mcp-probe/, 'and nothing of A\'s stderr');
+  t.notMatch(JSON.stringify(asB), new RegExp(a.userId), 'nor A\'s id');
+  const asAdmin = (await envChecks(app))['mcp:probe'];
+  t.match(asAdmin, { status: 'warn', detail: new RegExp(`1 of 2 users' processes ready.*failing for 1: ${a.userId}: .*(Cannot find module|exit code)`) }, 'the admin sees every user');
+  const one = await app.api('/api/env/check/mcp:probe', { method: 'POST', key: b.key });
+  t.match(await one.json(), { check_id: 'mcp:probe', status: 'ok', detail: /in your computer/ }, 'one check, as B: B\'s own');
+
+  // Once A's tree has the script, A's own process comes back (restarted with backoff).
+  copyFileSync(PROBE, join(rootA, 'mcp-probe.mjs'));
+  await until('A\'s server up', () => conns.every((c) => c.state === 'ready'), 30_000);
+  const back = await chatAs(app, a.key, model, sa, 'where', { toolCalls: [{ name: 'mcp__probe__where', args: { path: secret } }] }, { text: ['ok'] });
+  t.equal(back.results[0].status, 'done');
+  t.equal(JSON.parse(back.results[0].result).sees, false, 'in A\'s computer too');
+  t.equal(pidsIn(rootA).length, 1);
 });

@@ -1,9 +1,10 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../../src/config/index.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
@@ -19,6 +20,7 @@ t.teardown(() => {
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const FIXTURE = resolve('test/fixtures/mcp-server.mjs');
+const PROBE = resolve('test/fixtures/mcp-probe.mjs');
 const node = process.execPath;
 
 function freePort(): Promise<number> {
@@ -87,7 +89,7 @@ t.test('a real npm MCP server over stdio and one over streamable HTTP: the agent
   const again = await chat(app, model, sid, 'long', { toolCalls: [{ name: long, args: {} }] }, { text: ['ok'] });
   t.equal(again.results[0].result, 'long ran', 'and mapped back for the call');
   const checks = await envChecks(app);
-  t.match(checks['mcp:everything'], { status: 'ok', detail: /tools \(stdio, on the host\)/ });
+  t.match(checks['mcp:everything'], { status: 'warn', detail: /tools \(stdio, on the host, as the service's user, outside any user's computer: run_in "host"\)/, fix: /remove run_in/ }, 'run_in: host is a warning');
   t.match(checks['mcp:web'], { status: 'ok', detail: /5 tools \(HTTP http:\/\/127\.0\.0\.1:/ });
   t.match(app.service.warnings.join('\n'), /stdio MCP servers run on the service's host \(run_in: host\).*everything/);
   const off = await createSession(app, app.adminKey, { disable_tools: ['mcp'] });
@@ -136,7 +138,7 @@ t.test('list_changed at the next model call, call timeout, a server killed mid-s
   t.match(back.results[0].result, /^sum=2 pid=(\d+)/);
   t.not(/pid=(\d+)/.exec(back.results[0].result)![1], String(pid), 'a fresh process');
   const up = (await envChecks(app))['mcp:fix'];
-  t.match(up, { status: 'ok', detail: /restarted [1-9]\d* times/ }, JSON.stringify(up));
+  t.match(up, { status: 'warn', detail: /^5 tools .*; restarted [1-9]\d* times/ }, JSON.stringify(up));
 });
 
 t.test('servers that never answer, answer garbage or exit at once: reported, the service runs on', async (t) => {
@@ -161,6 +163,51 @@ t.test('servers that never answer, answer garbage or exit at once: reported, the
   t.equal(end.status, 'completed');
   t.notOk(offered(model, 0).some((n) => n.startsWith('mcp__')));
   t.equal((await app.api('/api/health')).status, 200);
+});
+
+t.test('a server that keeps crashing is restarted 1 s, 2 s, 4 s later: the backoff doubles', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-crash-'));
+  const starts = join(dir, 'starts');
+  const crash = `require('fs').appendFileSync(${JSON.stringify(starts)}, Date.now() + '\\n'); process.exit(1)`;
+  const { app } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ crashy: { command: node, args: ['-e', crash], run_in: 'host' } }) });
+  const times = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map(Number) : []);
+  await until('four starts', () => times().length >= 4, 40_000);
+  const at = times();
+  const gaps = at.slice(1, 4).map((x, i) => x - at[i]);
+  t.comment(`gaps between starts: ${gaps.join(', ')} ms`);
+  // Each gap is the delay plus the process's start and crash: never shorter than the delay.
+  t.ok(gaps[0] >= 950, `first restart after about 1 s (${gaps[0]} ms)`);
+  t.ok(gaps[1] >= 1950, `then 2 s (${gaps[1]} ms)`);
+  t.ok(gaps[2] >= 3950, `then 4 s (${gaps[2]} ms)`);
+  t.match((await envChecks(app))['mcp:crashy'], { status: /fail|warn/ });
+});
+
+t.test('a minute of health resets the backoff: the next crash restarts after 1 s again', { timeout: 180_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-reset-'));
+  const starts = join(dir, 'starts');
+  const flag = join(dir, 'crash');
+  writeFileSync(flag, '');
+  // Each start is noted; while the flag file exists the server exits at once, else it serves.
+  const script = `const fs = require('fs'); fs.appendFileSync(${JSON.stringify(starts)}, Date.now() + '\\n'); if (fs.existsSync(${JSON.stringify(flag)})) process.exit(1); import(${JSON.stringify(pathToFileURL(PROBE).href)});`;
+  const { app } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ flaky: { command: node, args: ['-e', script], run_in: 'host' } }) });
+  const conn = () => app.service.firstParty.mcp()[0];
+  const times = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map(Number) : []);
+  await until('three failed starts', () => times().length >= 3, 30_000);
+  rmSync(flag);
+  // The next delay is 4 s (then 8, 16 had it kept failing); this start succeeds.
+  await until('ready', () => conn().state === 'ready', 30_000);
+  const readyAt = Date.now();
+  await until('a minute of health', () => Date.now() - readyAt > 61_000, 70_000);
+  t.equal(conn().state, 'ready');
+  writeFileSync(flag, '');
+  const before = times().length;
+  const killedAt = Date.now();
+  process.kill(conn().pid!, 'SIGKILL');
+  await until('restarted', () => times().length > before, 30_000);
+  const gap = times()[before] - killedAt;
+  t.comment(`restart ${gap} ms after the crash that followed a minute of health`);
+  t.ok(gap < 4000, `restarted after about 1 s, not 8 s (${gap} ms)`);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 t.test('a malformed AGENTSVC_MCP_SERVERS stops up with the setting named', async (t) => {

@@ -52,6 +52,7 @@ t.test('a third-party plugin from the README: session start, toolsChanged mid-ru
          });
          api.addHealthCheck({ id: 'slow', run: () => new Promise(() => {}) });
          api.addHealthCheck({ id: 'throws', run: async () => { throw new Error('kaboom'); } });
+         api.addHealthCheck({ id: 'who', run: async (viewer) => ({ status: 'ok', detail: viewer ? viewer.userId + ' admin=' + viewer.admin : 'nobody' }) });
        },
      };`,
   );
@@ -77,4 +78,10 @@ t.test('a third-party plugin from the README: session start, toolsChanged mid-ru
   t.match(checks['plugin:weather'], { status: 'fail', detail: 'upstream down' });
   t.match(checks['weather:slow'], { status: 'fail', detail: /did not answer within/ });
   t.match(checks['weather:throws'], { status: 'fail', detail: 'kaboom' });
+  // A check is told who asked, so per-user state can show a non-admin their own only.
+  const me = await (await app.api('/api/auth/me')).json();
+  t.match(checks['weather:who'], { status: 'ok', detail: `${me.id} admin=true` });
+  const ann = await app.newUser();
+  t.match((await envChecks(app, ann.key))['weather:who'], { status: 'ok', detail: `${ann.userId} admin=false` }, 'a non-admin is named as the viewer');
+  t.match(await (await app.api('/api/env/check/weather:who', { method: 'POST', key: ann.key })).json(), { detail: `${ann.userId} admin=false` }, 'one check too');
 });

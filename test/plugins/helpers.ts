@@ -3,9 +3,9 @@ import type { FakeModel } from '../fixtures/fake-model.js';
 import { untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** GET /api/env/check, parsed: every `check` event by id. */
-export async function envChecks(app: TestApp): Promise<Record<string, { status: string; detail: string; fix: string | null }>> {
-  const text = await (await app.api('/api/env/check')).text();
+/** GET /api/env/check (as the admin, or as the owner of `key`), parsed: every `check` event by id. */
+export async function envChecks(app: TestApp, key?: string): Promise<Record<string, { status: string; detail: string; fix: string | null }>> {
+  const text = await (await app.api('/api/env/check', key ? { key } : undefined)).text();
   const out: Record<string, { status: string; detail: string; fix: string | null }> = {};
   for (const block of text.split('\n\n')) {
     const ev = /^event: (\w+)\ndata: (.*)$/m.exec(block);

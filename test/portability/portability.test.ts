@@ -1,4 +1,5 @@
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
@@ -113,6 +114,25 @@ t.test('hostile archives: 422 INVALID_ARCHIVE, nothing created, nothing left in 
       t.equal(r.status, 422, `${what} (${path.split('/').pop()}): 422`);
       t.equal(body.code, 'INVALID_ARCHIVE', `${what}: ${body.detail}`);
     }
+  }
+  // JSON parts are read a record at a time at import: a bad record is found there, and refused the same way.
+  const huge = JSON.stringify({ id: 'entry_x', sequence: 1, turn_id: 'turn_x', role: 'user', status: 'completed', blocks: [{ type: 'text', content: randomBytes(13 << 20).toString('base64') }] });
+  const parts: [string, Buffer][] = [
+    ['turns.jsonl not JSON lines', ok([{ name: 'turns.jsonl', data: '{nope\n{"id": "entry_a", "sequence": 1}\n' }])],
+    ['a turn that is not an object', ok([{ name: 'turns.jsonl', data: '[1, 2]\n' }])],
+    ['a sequence that is not a number', ok([{ name: 'turns.jsonl', data: '{"id": "entry_a", "turn_id": "turn_a", "sequence": "x", "role": "user", "status": "completed"}\n' }])],
+    ['turns the database refuses (one turn id twice)', ok([{ name: 'turns.jsonl', data: '{"id": "entry_a", "turn_id": "turn_a", "sequence": 1, "role": "user", "status": "completed"}\n'.repeat(2) }])],
+    ['tasks.json not an array', ok([{ name: 'tasks.json', data: '{"id": 1}' }])],
+    ['tasks.json cut short', ok([{ name: 'tasks.json', data: '[{"id": 1, "subject": "a"}, {"id"' }])],
+    ['branches.json nested too deep', ok([{ name: 'branches.json', data: `[${'['.repeat(300)}${']'.repeat(300)}]` }])],
+    ['a turn over 16 MiB', ok([{ name: 'turns.jsonl', data: huge, deflate: true }])],
+  ];
+  for (const [what, zip] of parts) {
+    const r = await upload(app, '/api/sessions/import', zip);
+    const body = await r.json();
+    t.equal(r.status, 422, `${what}: 422`);
+    t.equal(body.code, 'INVALID_ARCHIVE', `${what}: ${body.detail}`);
+    t.notMatch(body.detail, /insert into|select /i, 'no statement in the answer');
   }
   t.equal((await (await app.api('/api/sessions')).json()).total, 1, 'no session created (only the fixture one)');
   t.same(existsSync(tmp) ? readdirSync(tmp) : [], [], 'nothing left in the temp folder');

@@ -121,6 +121,8 @@ t.test('doctor with the service down runs the checks locally; a bad setting is n
   const bad = await cli(['doctor', '--json'], { ...env, AGENTSVC_RUNNER: 'podman' });
   t.equal(bad.code, 1);
   t.match(JSON.parse(bad.stdout).checks.find((c: { id: string }) => c.id === 'config'), { status: 'fail', message: /^invalid setting AGENTSVC_RUNNER/ });
+  const hosted = await cli(['doctor', '--json'], { ...env, AGENTSVC_MCP_SERVERS: '{"tools": {"command": "x", "run_in": "host"}, "mine": {"command": "y"}}' });
+  t.match(JSON.parse(hosted.stdout).checks.find((c: { id: string }) => c.id === 'mcp'), { status: 'warn', message: /run on the service's host \(run_in: "host"\).*: tools$/, fix: /remove run_in/ }, 'an MCP server set to run on the host is a warning');
   const pg = await cli(['doctor', '--json'], { ...env, DATABASE_URL: 'postgres://nobody:x@127.0.0.1:1/none' });
   t.match(JSON.parse(pg.stdout).checks.find((c: { id: string }) => c.id === 'database'), { status: 'fail', message: /^PostgreSQL does not answer/ });
 });

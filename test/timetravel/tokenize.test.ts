@@ -1,4 +1,5 @@
 import t from 'tap';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { countTokens } from '../../src/chat/tokens.js';
 import { build } from '../helpers/app.js';
 
@@ -46,4 +47,48 @@ t.test('tokenize a prompt and messages', async (t) => {
     t.equal(r.body.code, 'VALIDATION_ERROR', what);
   }
   t.equal((await app.api('/api/sessions/tokenize/prompt', { method: 'POST', json: { prompt: 'x' }, key: null })).status, 401, 'needs a key');
+});
+
+t.test('a large tokenize request does not hold the event loop: /api/health answers meanwhile', async (t) => {
+  const app = await build(t);
+  // Four prompts of 1000 words of 999 random letters (each under the 1 MiB body limit) sent at
+  // once, and 500 such messages: every word is a single pre-tokenizer piece, the slow path of
+  // byte-pair merging (about 230 ms a prompt in the request's thread).
+  let seed = 7;
+  const letter = () => String.fromCharCode(97 + ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 26));
+  const prompts = Array.from({ length: 4 }, () => Array.from({ length: 1000 }, () => Array.from({ length: 999 }, letter).join('')).join(' '));
+  const words = prompts[0].split(' ').slice(0, 500);
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  const health: number[] = [];
+  delay.enable();
+  const post = (path: string, json: unknown) => app.api(`/api/sessions/tokenize/${path}`, { method: 'POST', json }).then(async (r) => ({ status: r.status, ...(await r.json()) }));
+  const big = Promise.all(prompts.map((prompt) => post('prompt', { prompt })));
+  const msgs = post('messages', { messages: words.map((w) => ({ role: 'user', content: w })) });
+  let done = false;
+  void Promise.all([big, msgs]).finally(() => (done = true));
+  while (!done) {
+    const t0 = performance.now();
+    const status = (await app.api('/api/health')).status;
+    health.push(status === 200 ? performance.now() - t0 : Number.POSITIVE_INFINITY);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  delay.disable();
+  const maxDelay = delay.max / 1e6;
+  const maxHealth = Math.max(...health);
+  t.comment(`4 x ${prompts[0].length} characters and ${words.length} messages: ${health.length} /api/health calls meanwhile, slowest ${maxHealth.toFixed(1)} ms; event loop delay max ${maxDelay.toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
+  t.ok(health.length >= 3, 'health was asked while the count ran');
+  t.ok(maxHealth < 300, `every /api/health answered within 300 ms (${maxHealth.toFixed(1)} ms)`);
+  t.ok(maxDelay < 250, `the event loop was never held 250 ms (${maxDelay.toFixed(1)} ms)`);
+  const [ps, m] = await Promise.all([big, msgs]);
+  t.same(
+    ps.map((p) => [p.status, p.token_count]),
+    prompts.map((p) => [200, countTokens(p)]),
+    'the counts are exact',
+  );
+  t.equal(m.status, 200, JSON.stringify(m).slice(0, 200));
+  t.same(
+    m.per_message,
+    words.map((w) => 3 + countTokens('user') + countTokens(w)),
+    'per message too',
+  );
 });
