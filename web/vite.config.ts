@@ -9,6 +9,13 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // `npx vite -c web/vite.config.ts`: the console with live reload, talking to a running `up`.
+  server: {
+    proxy: {
+      '/api': process.env.AGENTSVC_URL ?? 'http://127.0.0.1:8080',
+      '/socket.io': { target: process.env.AGENTSVC_URL ?? 'http://127.0.0.1:8080', ws: true },
+    },
+  },
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,
