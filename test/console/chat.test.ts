@@ -19,7 +19,12 @@ const afterTool = (body: any) => body.messages.at(-1)?.role === 'tool';
 const DROP_WORDS = Array.from({ length: 40 }, (_, i) => `w${i} `);
 
 function script(body: any) {
+  if (String(body.messages[0].content).startsWith('You are a sub-agent')) return { text: ['Sub-agent found 3 files.'] };
   const said = lastUser(body);
+  if (said.includes('delegate')) {
+    if (!afterTool(body)) return { toolCalls: [{ name: 'Agent', args: { description: 'count files', prompt: 'Count the files' } }] };
+    return { text: ['Delegated.'] };
+  }
   if (said.includes('stream please')) {
     if (!afterTool(body)) return { reasoning: ['Thinking about ', 'the request.'], text: ['I will write a note.'], toolCalls: [{ name: 'Write', args: { file_path: 'notes.md', content: '# Notes\nhello\n' } }] };
     return {
@@ -37,7 +42,7 @@ function script(body: any) {
 }
 
 /** Text of the agent turns shown in the chat, in order. */
-const shownAgentText = (page: Page) => page.locator('.turns > article.turn.assistant .md').allTextContents();
+const shownAgentText = (page: Page) => page.locator('.turns > article.turn.assistant > .md').allTextContents();
 
 async function send(page: Page, text: string) {
   await page.getByLabel('Message', { exact: true }).fill(text);
@@ -116,6 +121,15 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   await page.getByRole('button', { name: 'Answer' }).click();
   await page.getByText('You chose: blue.').waitFor();
   t.notOk(await page.getByRole('button', { name: 'Answer' }).isVisible(), 'the question is gone once answered');
+
+  // A sub-agent's turns are nested under the call that started it.
+  await send(page, 'delegate');
+  await page.getByText('Delegated.').waitFor();
+  const fork = page.locator('.tool', { hasText: 'count files' }).first();
+  await fork.locator('summary').first().click();
+  t.equal((await fork.locator('.subagent article.turn .md').textContent())?.trim(), 'Sub-agent found 3 files.', 'the sub-agent answer, inside its Agent call');
+  t.equal(await page.locator('.turns > article.turn', { hasText: 'Sub-agent found 3 files.' }).count(), 1, 'and not a turn of the main chat');
+  await shot(page, '04b-subagent-desktop');
 
   // Stop: the run ends within moments, its turn marked interrupted.
   await send(page, 'long run');

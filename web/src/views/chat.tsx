@@ -43,6 +43,7 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
       const ack = await conn.request('session:subscribe', { session_id: id, since_seq: model.lastSeq });
       if (closed) return;
       if (!ack.ok) return setLoadError(ackError(ack));
+      setLoadError(null);
       if (!first) return;
       first = false;
       const ackSeq = model.lastSeq;
