@@ -65,7 +65,7 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   await shot(page, '01-signin-desktop');
   await check('sign-in');
   await page.getByLabel('API key').fill(app.adminKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('API key').press('Enter');
   await page.getByText('No sessions yet.').waitFor();
   t.equal(await page.evaluate(() => sessionStorage.getItem('agentsvc.key')), app.adminKey, 'the key is kept in the tab session storage');
   t.equal(await page.evaluate(() => localStorage.length), 0, 'and nowhere that outlives the tab');
@@ -184,7 +184,10 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   await dark.page.evaluate((k) => sessionStorage.setItem('agentsvc.key', k), app.adminKey);
   await dark.page.reload();
   await dark.page.getByText('You chose: blue.').waitFor();
+  await dark.page.getByRole('link', { name: /Console demo/ }).waitFor();
   await shot(dark.page, '07-chat-dark-desktop');
+  await dark.page.setViewportSize(PHONE);
+  await shot(dark.page, '07-chat-dark-phone');
   a11y.push(...(await axe(dark.page)).map((v) => `chat (dark): ${v}`));
   await dark.context.close();
 

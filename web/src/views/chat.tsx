@@ -122,7 +122,6 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
       <div
         class="turns"
         ref={list}
-        aria-live="polite"
         aria-busy={model.running}
         onScroll={(e) => {
           const el = e.currentTarget;
