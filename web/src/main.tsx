@@ -127,11 +127,11 @@ function App() {
       </header>
       <Banner conn={signed.conn} />
       <nav class="side" aria-label="Sessions">
-        <Sessions current={route.sessionId} version={listVersion} />
+        <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} />
       </nav>
       <main id="main" class="main" tabIndex={-1}>
         {route.sessionId ? (
-          <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} onChanged={refreshList} />
+          <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
         ) : (
           <div class="empty">
             <h2>No session open</h2>

@@ -10,6 +10,7 @@ import { Notice } from './notice.js';
  * batched per animation frame, so a fast stream of deltas costs one render per frame.
  */
 
+const PAGE = 200;
 const draftKey = (id: string) => `agentsvc.draft.${id}`;
 const ackError = (a: Ack) => (a.ok ? null : a.error.message || a.error.code);
 
@@ -75,6 +76,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   const [mode, setMode] = useState<'executing' | 'planning'>('executing');
   const [error, setError] = useState<string | null>(null);
   const [stopping, setStopping] = useState(false);
+  const [shown, setShown] = useState(PAGE);
   const list = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -117,6 +119,9 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   };
   // Until the stored list said which turns are on the branch, the replay may hold rewound ones.
   const roots = ready ? model.roots() : [];
+  // A long session draws its newest turns; older ones on request (each costs a markdown render).
+  const earlier = Math.max(0, roots.length - shown);
+  const used = roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 });
   return (
     <section class="chat" aria-label="Chat">
       <div
@@ -130,7 +135,12 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
       >
         {!ready && !loadError && <p class="muted">Loading the conversation…</p>}
         {ready && roots.length === 0 && <p class="muted">No messages yet. Write the first one below.</p>}
-        {roots.map((t) => (
+        {earlier > 0 && (
+          <button type="button" class="earlier" onClick={() => setShown((n) => n + PAGE)}>
+            Show {Math.min(PAGE, earlier)} earlier turns ({earlier} hidden)
+          </button>
+        )}
+        {roots.slice(earlier).map((t) => (
           <TurnView key={t.turn_id} turn={t} ctx={ctx} />
         ))}
       </div>
@@ -150,6 +160,11 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
           }}
         />
         <div class="row">
+          {used.in + used.out > 0 && (
+            <span class="usage total" title="tokens used by the turns shown on this branch">
+              {used.in} in / {used.out} out tokens
+            </span>
+          )}
           <select aria-label="Mode of this message" value={mode} onChange={(e) => setMode(e.currentTarget.value as 'executing' | 'planning')}>
             <option value="executing">executing</option>
             <option value="planning">planning</option>

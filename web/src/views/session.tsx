@@ -123,15 +123,15 @@ function SharePane({ id }: { id: string }) {
   );
 }
 
-export function SessionView({ id, tab, conn, onChanged }: { id: string; tab: Tab; conn: Connection; onChanged: () => void }) {
+export function SessionView({ id, tab, conn, version, onChanged }: { id: string; tab: Tab; conn: Connection; version: number; onChanged: () => void }) {
   const [session, setSession] = useState<Session | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const [branch, setBranch] = useState(0);
-  // tick reloads after a change
+  // tick (a change here) and version (a change in the list: rename, pin) reload the title and status
   useEffect(() => {
     rest.session(id).then(setSession, (e) => setError(message(e)));
-  }, [id, tick]);
+  }, [id, tick, version]);
   // Stable: the chat pane subscribes once per session, not once per render.
   const changed = useCallback(() => {
     setTick((t) => t + 1);

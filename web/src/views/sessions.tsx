@@ -112,14 +112,13 @@ function Item({ s, current, onChanged, onError }: { s: Session; current: boolean
   );
 }
 
-export function Sessions({ current, version }: { current: string | null; version: number }) {
+/** `version` changes when something else changed a session; `onChanged` says this list changed one. */
+export function Sessions({ current, version, onChanged }: { current: string | null; version: number; onChanged: () => void }) {
   const [q, setQ] = useState('');
   const [list, setList] = useState<Session[] | null>(null);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState<string | null>(null);
-  const [tick, setTick] = useState(0);
-  const reload = () => setTick((t) => t + 1);
-  // version and tick are reload triggers
+  // version is the reload trigger
   useEffect(() => {
     let stale = false;
     const timer = setTimeout(() => {
@@ -138,10 +137,10 @@ export function Sessions({ current, version }: { current: string | null; version
       stale = true;
       clearTimeout(timer);
     };
-  }, [q, version, tick]);
+  }, [q, version]);
   return (
     <div class="sessions">
-      <NewSession onCreated={reload} />
+      <NewSession onCreated={onChanged} />
       <label for="search" class="sr-only">
         Search sessions
       </label>
@@ -150,7 +149,7 @@ export function Sessions({ current, version }: { current: string | null; version
       {list && list.length === 0 && <p class="muted">{q ? 'No session matches.' : 'No sessions yet.'}</p>}
       <ul class="list">
         {(list ?? []).map((s) => (
-          <Item key={s.id} s={s} current={s.id === current} onChanged={reload} onError={setError} />
+          <Item key={s.id} s={s} current={s.id === current} onChanged={onChanged} onError={setError} />
         ))}
       </ul>
       {list && total > list.length && <p class="muted">{total - list.length} older sessions not shown: search to find them.</p>}

@@ -170,6 +170,12 @@ export function TurnView({ turn, ctx }: { turn: Turn; ctx: TurnContext }) {
           </span>
         )}
         {(turn.status === 'failed' || turn.status === 'interrupted') && <span class="tstate"> · {turn.status}</span>}
+        {turn.role === 'assistant' && turn.usage.input_tokens + turn.usage.output_tokens > 0 && (
+          <span class="usage">
+            {' '}
+            · {turn.usage.input_tokens} in / {turn.usage.output_tokens} out tokens
+          </span>
+        )}
       </div>
       {turn.blocks.map((b, i) => (
         <BlockView key={i} b={b} turn={turn} ctx={ctx} />
