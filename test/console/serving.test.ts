@@ -49,6 +49,8 @@ t.test('console: public page and assets, nothing else opened', async (t) => {
   // Everything else keeps its meaning.
   t.equal((await get('/nope')).status, 401, 'an unknown path is still 401 without a key');
   t.equal((await get('/sessionsx')).status, 401, 'only the listed app routes are public');
+  const post = await fetch(app.url + '/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x: 'y'.repeat(2_000_000) }) });
+  t.equal(post.status, 401, 'public per method: POST / is refused before its body is read');
   t.equal((await get('/api/sessions')).status, 401, '/api needs a key');
   t.equal((await app.api('/api/sessions')).status, 200);
   t.equal((await app.api('/nope')).status, 404, 'with a key, an unknown path is 404');
