@@ -6,8 +6,8 @@ import { axe, launch, open, PHONE, shot } from './browser.js';
 
 /**
  * The console around a conversation, in headless Chromium: files (browse, upload, preview,
- * download), checkpoints (rewind), share links (create, revoke) and the sessions list (pin,
- * rename, delete), each screen at desktop and phone width.
+ * download), checkpoints (rewind), share links (create, revoke), API keys (create, delete) and the
+ * sessions list (pin, rename, delete), each screen at desktop and phone width.
  */
 
 async function send(page: Page, text: string) {
@@ -85,6 +85,21 @@ t.test('console: files, checkpoints, share links, session list actions', { timeo
   await page.getByRole('button', { name: 'Revoke' }).click();
   await page.getByText('Link revoked').waitFor();
   t.equal((await fetch(url)).status, 404, 'revoked: gone');
+
+  // API keys: create one (shown once, and it works), delete it (and it no longer does).
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.waitForURL(/\/keys$/);
+  await page.getByPlaceholder('Name of the new key').fill('laptop');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const made = await page.getByLabel('New key', { exact: true }).inputValue();
+  t.match(made, /^sk-agentsvc-v2-/, 'the new key, shown once');
+  t.equal((await app.api('/api/auth/me', { key: made })).status, 200, 'and it signs in');
+  await page.getByRole('button', { name: 'Delete key laptop' }).waitFor();
+  await both('11-keys');
+  await page.getByRole('button', { name: 'Delete key laptop' }).click();
+  await page.getByRole('button', { name: 'Delete key laptop' }).waitFor({ state: 'detached' });
+  t.equal((await app.api('/api/auth/me', { key: made })).status, 401, 'deleted: refused');
+  await page.getByRole('link', { name: /Workspace demo/ }).click();
 
   // The list: pin, rename, delete.
   await page.getByRole('button', { name: 'Pin' }).click();

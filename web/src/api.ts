@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { SessionPublic } from '../../src/sessions/schemas.js';
+import type { ApiKeyPublic, KeyCreated } from '../../src/users/schemas.js';
 import type { Turn } from '../../src/chat/turns.js';
 
 /**
@@ -8,6 +9,7 @@ import type { Turn } from '../../src/chat/turns.js';
  */
 
 export type Session = z.output<typeof SessionPublic>;
+export type ApiKey = z.output<typeof ApiKeyPublic>;
 export type { Turn };
 export interface SessionList {
   items: Session[];
@@ -136,6 +138,9 @@ export const rest = {
     for (const f of files) form.append('files', f, f.name);
     return api<{ uploaded: string[]; failed: unknown[] }>(`${sid(id)}/upload/${encodePath(dir)}`, { method: 'POST', body: form });
   },
+  keys: () => api<ApiKey[]>('/api/user/api-keys/'),
+  createKey: (name: string) => api<z.output<typeof KeyCreated>>('/api/user/api-keys/', { method: 'POST', json: { name } }),
+  deleteKey: (keyId: string) => api<void>(`/api/user/api-keys/${encodeURIComponent(keyId)}`, { method: 'DELETE' }),
   checkpoints: (id: string) => api<Checkpoint[]>(`${sid(id)}/checkpoints`),
   rewind: (id: string, checkpoint_id: string) => api<{ message: string; removed_turns: number; restored_files: number }>(`${sid(id)}/rewind`, { method: 'POST', json: { checkpoint_id } }),
   share: (id: string) => api<ShareLink>(`${sid(id)}/share`, { method: 'POST', json: {} }),

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, keyStore, rest } from './api.js';
 import { Connection, type LinkStatus } from './connection.js';
 import { href, navigate, onLink, useRoute } from './router.js';
+import { KeysView } from './views/keys.js';
 import { SessionView } from './views/session.js';
 import { Sessions } from './views/sessions.js';
 import './styles.css';
@@ -110,13 +111,16 @@ function App() {
   if (checking) return <p class="loading">Loading…</p>;
   if (!signed) return <SignIn onSignedIn={setSigned} notice={notice} />;
   return (
-    <div class={`shell ${route.sessionId ? 'has-session' : 'no-session'}`}>
+    <div class={`shell ${route.sessionId || route.keys ? 'has-session' : 'no-session'}`}>
       <a class="skip" href="#main">
         Skip to content
       </a>
       <header class="top">
         <a class="brand" href={href(null)} onClick={onLink}>
           agentsvc
+        </a>
+        <a href="/keys" onClick={onLink} aria-current={route.keys ? 'page' : undefined}>
+          Keys
         </a>
         <span class="who" title="signed in as">
           {signed.username}
@@ -130,7 +134,9 @@ function App() {
         <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} />
       </nav>
       <main id="main" class="main" tabIndex={-1}>
-        {route.sessionId ? (
+        {route.keys ? (
+          <KeysView />
+        ) : route.sessionId ? (
           <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
         ) : (
           <div class="empty">

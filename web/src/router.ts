@@ -9,15 +9,17 @@ export type Tab = 'chat' | 'files' | 'checkpoints' | 'share';
 export interface Route {
   sessionId: string | null;
   tab: Tab;
+  /** The API keys page, `/keys`. */
+  keys: boolean;
 }
 
 const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share'];
 
 export function parse(path: string): Route {
   const m = /^\/sessions\/([^/]+)(?:\/([a-z]+))?\/?$/.exec(path);
-  if (!m) return { sessionId: null, tab: 'chat' };
+  if (!m) return { sessionId: null, tab: 'chat', keys: /^\/keys\/?$/.test(path) };
   const tab = TABS.includes(m[2] as Tab) ? (m[2] as Tab) : 'chat';
-  return { sessionId: decodeURIComponent(m[1]), tab };
+  return { sessionId: decodeURIComponent(m[1]), tab, keys: false };
 }
 
 export function href(sessionId: string | null, tab: Tab = 'chat'): string {
