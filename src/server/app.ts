@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
+import { consoleRoutes } from './console.js';
 import { RateLimiter } from './rate-limit.js';
 import { installErrorHandler } from './error-handler.js';
 import { type HealthReport, metaRoutes } from './meta-routes.js';
@@ -51,6 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(authPlugin, { users: deps.users, limiter: new RateLimiter(deps.config.limits.ratePerMinute) });
   await app.register(metaRoutes, { config: deps.config, health: deps.health });
+  await app.register(consoleRoutes);
   for (const r of deps.routes ?? []) await app.register(r.plugin, r.opts);
   return app;
 }

@@ -1,0 +1,67 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+
+/** Headless Debian chromium for the console tests: launch, screenshots, axe-core, CSP watch. */
+
+export const CI = process.env.CI === 'true';
+export const chromiumPath = spawnSync('sh', ['-c', 'command -v chromium']).stdout?.toString().trim() ?? '';
+export const SHOTS = '/tmp/console-shots';
+
+export const DESKTOP = { width: 1280, height: 860 };
+export const PHONE = { width: 390, height: 844 };
+
+type T = { teardown(fn: () => unknown): void; comment(...m: unknown[]): void; fail(m: string): void };
+
+/** The browser, or null (with the reason printed) when chromium is missing outside CI. */
+export async function launch(t: T): Promise<Browser | null> {
+  if (!chromiumPath) {
+    if (CI) t.fail('chromium is not installed: CI must drive the console in a browser (apt-get install chromium)');
+    else t.comment('skipped: chromium is not installed (apt-get install chromium); CI=true makes this a failure');
+    return null;
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+export interface Tab {
+  context: BrowserContext;
+  page: Page;
+  /** Content Security Policy violations and page errors seen so far. */
+  problems: string[];
+}
+
+export async function open(browser: Browser, url: string, opts: { viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {}): Promise<Tab> {
+  const context = await browser.newContext({ viewport: opts.viewport ?? DESKTOP, colorScheme: opts.colorScheme ?? 'light', acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('dialog', (d) => void d.accept());
+  await page.goto(url);
+  return { context, page, problems };
+}
+
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * axe-core's serious and critical findings on the page as it is, one line each. Evaluated through
+ * the DevTools protocol, which the page's CSP does not govern (the console itself stays strict).
+ */
+export async function axe(page: Page): Promise<string[]> {
+  if ((await page.evaluate('typeof window.axe')) !== 'object') await page.evaluate(axeSource);
+  const result: any = await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] })');
+  return result.violations
+    .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join('; ')})`);
+}

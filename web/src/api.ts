@@ -1,0 +1,148 @@
+import type { z } from 'zod';
+import type { SessionPublic } from '../../src/sessions/schemas.js';
+import type { ApiKeyPublic, KeyCreated } from '../../src/users/schemas.js';
+import type { Turn } from '../../src/chat/turns.js';
+
+/**
+ * The REST half of the public interface. The key lives in the tab's sessionStorage (CONTRACT.md
+ * section 18): it is gone when the tab closes and never shared with other tabs.
+ */
+
+export type Session = z.output<typeof SessionPublic>;
+export type ApiKey = z.output<typeof ApiKeyPublic>;
+export type { Turn };
+export interface SessionList {
+  items: Session[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+export interface Models {
+  default: string;
+  models: { id: string; name: string }[];
+}
+export interface Entry {
+  name: string;
+  type: 'file' | 'directory';
+  size?: number;
+}
+export interface Checkpoint {
+  checkpoint_id: string;
+  turn_id: string;
+  created_at: string;
+  branch_id: string;
+  label: string;
+  files: number;
+}
+export interface ShareLink {
+  token: string;
+  url: string;
+  expires_at: string;
+}
+
+const KEY = 'agentsvc.key';
+
+export const keyStore = {
+  get: (): string | null => sessionStorage.getItem(KEY),
+  set: (k: string) => sessionStorage.setItem(KEY, k),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+/** A refused request, carrying the CONTRACT 3 body: `detail` is what the person reads. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** CONTRACT 3 `detail` as one line: a string, or the list of field problems of a 422. */
+export function detailText(detail: unknown): string {
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail)) {
+    return detail
+      .map((d) => {
+        if (typeof d === 'string') return d;
+        const o = d as { loc?: unknown[]; path?: unknown[]; field?: string; msg?: string; message?: string };
+        const where = o.field ?? (o.loc ?? o.path ?? []).join('.');
+        return `${where ? `${where}: ` : ''}${o.msg ?? o.message ?? JSON.stringify(d)}`;
+      })
+      .join('; ');
+  }
+  return 'the service refused the request';
+}
+
+/** Path segments of a workspace path, each encoded (a name may hold `#`, `?`, spaces). */
+export function encodePath(path: string): string {
+  return path
+    .split('/')
+    .filter(Boolean)
+    .map(encodeURIComponent)
+    .join('/');
+}
+
+export async function request(path: string, init: RequestInit & { json?: unknown; key?: string } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const key = init.key ?? keyStore.get();
+  if (key) headers.set('authorization', `Bearer ${key}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  let res: Response;
+  try {
+    res = await fetch(path, { ...init, headers, body });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'the service did not answer (is it running?)');
+  }
+  if (res.ok) return res;
+  let code = 'HTTP_' + res.status;
+  let detail = `${res.status} ${res.statusText}`;
+  try {
+    const b = (await res.json()) as { code?: string; detail?: unknown };
+    if (b.code) code = b.code;
+    if (b.detail !== undefined) detail = detailText(b.detail);
+  } catch {
+    // not a JSON body: the status line is all there is
+  }
+  if (res.status === 401 && !init.key) window.dispatchEvent(new CustomEvent('agentsvc:signed-out', { detail }));
+  throw new ApiError(res.status, code, detail);
+}
+
+export async function api<T>(path: string, init: RequestInit & { json?: unknown; key?: string } = {}): Promise<T> {
+  const res = await request(path, init);
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+const sid = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+
+export const rest = {
+  me: (key?: string) => api<{ id: string; username: string }>('/api/auth/me', { key }),
+  models: () => api<Models>('/api/config/models'),
+  sessions: (q: string, limit = 50) => api<SessionList>(`/api/sessions?limit=${limit}${q ? `&q=${encodeURIComponent(q)}` : ''}`),
+  session: (id: string) => api<Session>(sid(id)),
+  create: (body: { intent?: string; model?: string; mode?: 'planning' | 'executing' }) => api<{ session_id: string }>('/api/sessions', { method: 'POST', json: body }),
+  rename: (id: string, intent: string) => api<Session>(sid(id), { method: 'PATCH', json: { intent } }),
+  pin: (id: string, pinned: boolean) => api<Session>(`${sid(id)}/pin`, { method: 'PATCH', json: { pinned } }),
+  remove: (id: string) => api<{ deleted: boolean }>(sid(id), { method: 'DELETE' }),
+  messages: (id: string) => api<Turn[]>(`${sid(id)}/messages`),
+  ls: (id: string, dir: string) => api<Entry[]>(`${sid(id)}/ls/${encodePath(dir)}`),
+  file: (id: string, path: string) => request(`${sid(id)}/files/${encodePath(path)}`),
+  upload: (id: string, dir: string, files: File[]) => {
+    const form = new FormData();
+    for (const f of files) form.append('files', f, f.name);
+    return api<{ uploaded: string[]; failed: unknown[] }>(`${sid(id)}/upload/${encodePath(dir)}`, { method: 'POST', body: form });
+  },
+  keys: () => api<ApiKey[]>('/api/user/api-keys/'),
+  createKey: (name: string) => api<z.output<typeof KeyCreated>>('/api/user/api-keys/', { method: 'POST', json: { name } }),
+  deleteKey: (keyId: string) => api<void>(`/api/user/api-keys/${encodeURIComponent(keyId)}`, { method: 'DELETE' }),
+  checkpoints: (id: string) => api<Checkpoint[]>(`${sid(id)}/checkpoints`),
+  rewind: (id: string, checkpoint_id: string) => api<{ message: string; removed_turns: number; restored_files: number }>(`${sid(id)}/rewind`, { method: 'POST', json: { checkpoint_id } }),
+  share: (id: string) => api<ShareLink>(`${sid(id)}/share`, { method: 'POST', json: {} }),
+  revoke: (id: string, token: string) => api<{ revoked: boolean }>(`${sid(id)}/share/${encodeURIComponent(token)}`, { method: 'DELETE' }),
+};

@@ -1,0 +1,164 @@
+import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type ToolCall, type Turn } from '../../src/chat/turns.js';
+
+/**
+ * One session's conversation as the console shows it, built from the event stream with the
+ * service's own reducer (src/chat/turns.ts, the one that builds the stored projection), so what is
+ * drawn and what `GET .../messages` answers are the same by construction.
+ *
+ * Loading: subscribe with `since_seq: 0`, which replays every event still kept, then live ones
+ * (or `session:resync` with the turn list when they are too old). That gives an exact position
+ * (`lastSeq`). The replay also holds turns of branches left by a rewind, so once it is in, the
+ * turn list of `GET .../messages` says which turns are on the active branch: every turn that
+ * started before the subscription was acknowledged is stored by then, so a turn of the replay
+ * missing from that list is not on the branch; turns started after the ack are new and are.
+ * After a dropped connection, subscribing again with `since_seq: lastSeq` sends exactly what was
+ * missed; a seq at or below `lastSeq` is a repeat and is dropped.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: event payloads are the service's JSON, read field by field
+type Payload = any;
+
+export const SESSION_EVENTS = new Set(['chat:start', 'turn:start', 'turn:patch', 'turn:end', 'chat:end', 'system:error', 'session:resync']);
+
+export interface Question {
+  call: ToolCall;
+  questions: { question: string; header?: string; options: { label: string; description?: string }[]; multiSelect?: boolean }[];
+}
+
+function skeleton(p: Payload): Turn {
+  return {
+    id: '',
+    sequence: 0,
+    turn_id: p.turn_id,
+    loop_id: 'root',
+    kind: 'message',
+    role: p.role,
+    status: p.status ?? 'streaming',
+    blocks: [],
+    tool_calls: [],
+    model: '',
+    usage: { input_tokens: 0, output_tokens: 0 },
+    duration_ms: 0,
+    started_at: new Date().toISOString(),
+    context_window: 0,
+    memory_refs: null,
+    parent_fork_tool_call_id: p.parent_fork_tool_call_id ?? null,
+    ...COMPACTION_FIELDS,
+  };
+}
+
+export class ChatModel {
+  turns = new Map<string, Turn>();
+  /** Turn ids in the order they started (sub-agent turns too; the view nests them). */
+  order: string[] = [];
+  private startedAt = new Map<string, number>();
+  lastSeq = 0;
+  /** A run is under way (chat:start seen, chat:end not yet). */
+  running = false;
+  /** The last system:error of this session, as the service worded it. */
+  error: string | null = null;
+  /** Progress notes of long tools (update_tool_call `progress`), by call id. */
+  progress = new Map<string, string>();
+  /** Events applied, for the view to know it must draw again. */
+  version = 0;
+
+  /** Apply one server event; false when it is a repeat or not about this session. */
+  apply(name: string, p: Payload): boolean {
+    if (name === 'session:resync') {
+      this.turns = new Map(p.turns.map((t: Turn) => [t.turn_id, t]));
+      this.order = p.turns.map((t: Turn) => t.turn_id);
+      this.startedAt.clear();
+      this.lastSeq = p.seq;
+      this.running = p.turns.some((t: Turn) => t.status === 'streaming');
+      this.version++;
+      return true;
+    }
+    if (typeof p.seq === 'number') {
+      if (p.seq <= this.lastSeq) return false;
+      this.lastSeq = p.seq;
+    }
+    this.version++;
+    switch (name) {
+      case 'chat:start':
+        this.running = true;
+        this.error = null;
+        return true;
+      case 'chat:end':
+        this.running = false;
+        return true;
+      case 'system:error':
+        this.error = p.message ?? p.code ?? 'the run failed';
+        return true;
+      case 'turn:start':
+        if (!this.turns.has(p.turn_id)) {
+          this.turns.set(p.turn_id, skeleton(p));
+          this.order.push(p.turn_id);
+        }
+        this.startedAt.set(p.turn_id, p.seq);
+        return true;
+      case 'turn:end': {
+        const t = p.turn as Turn | undefined;
+        if (t) this.turns.set(p.turn_id, t);
+        else {
+          const known = this.turns.get(p.turn_id);
+          if (known) known.status = p.status;
+        }
+        if (!this.order.includes(p.turn_id)) this.order.push(p.turn_id);
+        return true;
+      }
+      case 'turn:patch': {
+        const t = this.turns.get(p.turn_id);
+        if (!t) return true;
+        if (p.patch_type === 'update_tool_call' && typeof p.data?.progress === 'string') this.progress.set(p.data.id, p.data.progress);
+        applyPatch(t, { patch_type: p.patch_type, data: p.data } as Patch);
+        // An answered question completes its paused turn (CONTRACT.md section 5).
+        if (p.patch_type === 'tool_result' && t.status === 'paused' && !hasOpenCalls(t)) t.status = 'completed';
+        return true;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Keep the turns of the active branch: those `GET .../messages` lists (in its order; the
+   * stream's copy when it has one, being at least as new), then turns started after `ackSeq`.
+   */
+  merge(stored: Turn[], ackSeq: number) {
+    const onBranch = new Set(stored.map((t) => t.turn_id));
+    const order = stored.map((t) => t.turn_id);
+    for (const t of stored) if (!this.turns.has(t.turn_id)) this.turns.set(t.turn_id, t);
+    for (const id of this.order) if (!onBranch.has(id) && (this.startedAt.get(id) ?? 0) > ackSeq) order.push(id);
+    const keep = new Set(order);
+    for (const id of [...this.turns.keys()]) if (!keep.has(id)) this.turns.delete(id);
+    this.order = order;
+    if (!this.running) this.running = order.some((id) => this.turns.get(id)?.status === 'streaming');
+    this.version++;
+  }
+
+  /** Root turns, in order (SPEC: the main chat shows turns without parent_fork_tool_call_id). */
+  roots(): Turn[] {
+    return this.order.map((id) => this.turns.get(id)!).filter((t) => t && !t.parent_fork_tool_call_id);
+  }
+
+  /** Turns of the sub-agent started by fork call `callId`. */
+  children(callId: string): Turn[] {
+    return this.order.map((id) => this.turns.get(id)!).filter((t) => t && t.parent_fork_tool_call_id === callId);
+  }
+
+  /** The question the session waits on, if any (a sub-agent's too). */
+  question(): Question | null {
+    for (let i = this.order.length - 1; i >= 0; i--) {
+      const t = this.turns.get(this.order[i]);
+      const call = t?.tool_calls.find((c) => c.status === 'awaiting_answer');
+      if (call) {
+        try {
+          const args = JSON.parse(call.arguments || '{}');
+          return { call, questions: Array.isArray(args.questions) ? args.questions : [] };
+        } catch {
+          return { call, questions: [] };
+        }
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,59 @@
+import { io, type Socket } from 'socket.io-client';
+
+/**
+ * The console's one Socket.IO connection (SPEC "Events"), made with the signed-in key. socket.io
+ * reconnects by itself after a drop; whoever subscribed listens for `connect` and subscribes again
+ * from its last seq. `status` drives the "reconnecting…" banner.
+ */
+
+export type Ack = { ok: true; [k: string]: unknown } | { ok: false; error: { code: string; message: string } };
+export type LinkStatus = 'connecting' | 'live' | 'reconnecting' | 'refused';
+
+export class Connection {
+  readonly socket: Socket;
+  status: LinkStatus = 'connecting';
+  private listeners = new Set<(s: LinkStatus, detail?: string) => void>();
+
+  constructor(key: string) {
+    this.socket = io({
+      auth: { token: key },
+      transports: ['websocket'],
+      reconnectionDelay: 300,
+      reconnectionDelayMax: 3000,
+    });
+    this.socket.on('connect', () => this.set('live'));
+    this.socket.on('disconnect', (reason) => {
+      // The service closed it on purpose (the key was revoked): socket.io does not retry.
+      if (reason === 'io server disconnect') this.set('refused', 'the service closed the connection (was the key deleted?)');
+      else this.set('reconnecting');
+    });
+    this.socket.on('connect_error', (e: Error & { data?: { code?: string } }) => {
+      if (e.data?.code === 'UNAUTHORIZED') this.set('refused', 'the key was refused');
+      else if (this.status !== 'connecting') this.set('reconnecting');
+    });
+  }
+
+  private set(s: LinkStatus, detail?: string) {
+    this.status = s;
+    for (const l of this.listeners) l(s, detail);
+  }
+
+  onStatus(fn: (s: LinkStatus, detail?: string) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Emit with an acknowledgement; a missing answer becomes an error ack the view can show. */
+  async request(event: string, payload: unknown, timeoutMs = 15_000): Promise<Ack> {
+    try {
+      return (await this.socket.timeout(timeoutMs).emitWithAck(event, payload)) as Ack;
+    } catch {
+      return { ok: false, error: { code: 'TIMEOUT', message: `the service did not answer ${event} in ${timeoutMs / 1000} s` } };
+    }
+  }
+
+  close() {
+    this.listeners.clear();
+    this.socket.disconnect();
+  }
+}

@@ -1,0 +1,152 @@
+import { render } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError, keyStore, rest } from './api.js';
+import { Connection, type LinkStatus } from './connection.js';
+import { href, navigate, onLink, useRoute } from './router.js';
+import { KeysView } from './views/keys.js';
+import { SessionView } from './views/session.js';
+import { Sessions } from './views/sessions.js';
+import './styles.css';
+import { Notice } from './views/notice.js';
+
+interface Signed {
+  key: string;
+  username: string;
+  conn: Connection;
+}
+
+function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Signed) => void; notice: string | null }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<string | null>(notice);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const me = await rest.me(key.trim());
+      keyStore.set(key.trim());
+      onSignedIn({ key: key.trim(), username: me.username, conn: new Connection(key.trim()) });
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="signin">
+      <form onSubmit={submit} aria-labelledby="signin-title">
+        <h1 id="signin-title">agentsvc</h1>
+        <p>Sign in with an API key. It stays in this tab only and is forgotten when the tab closes.</p>
+        <label for="key">API key</label>
+        <input id="key" name="key" type="password" autocomplete="off" spellcheck={false} placeholder="sk-agentsvc-v2-…" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
+        <button type="submit" class="primary" disabled={busy || !key.trim()}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+        <Notice error={error} />
+        <p class="hint">
+          <code>npx agentsvc up</code> wrote the admin key to <code>~/.agentsvc/admin.key</code>; <code>agentsvc keys create</code> makes more.
+        </p>
+      </form>
+    </main>
+  );
+}
+
+function Banner({ conn }: { conn: Connection }) {
+  const [state, setState] = useState<{ s: LinkStatus; detail?: string }>({ s: conn.status });
+  useEffect(() => conn.onStatus((s, detail) => setState({ s, detail })), [conn]);
+  if (state.s === 'reconnecting')
+    return (
+      <div class="banner warn" role="status">
+        Reconnecting…
+      </div>
+    );
+  if (state.s === 'refused')
+    return (
+      <div class="banner error" role="alert">
+        Disconnected: {state.detail}
+      </div>
+    );
+  return null;
+}
+
+function App() {
+  const route = useRoute();
+  const [signed, setSigned] = useState<Signed | null>(null);
+  const [checking, setChecking] = useState(() => !!keyStore.get());
+  const [notice, setNotice] = useState<string | null>(null);
+  const [listVersion, setListVersion] = useState(0);
+  const refreshList = useCallback(() => setListVersion((v) => v + 1), []);
+
+  useEffect(() => {
+    const key = keyStore.get();
+    if (!key) return;
+    rest
+      .me(key)
+      .then((me) => setSigned({ key, username: me.username, conn: new Connection(key) }))
+      .catch((e) => {
+        keyStore.clear();
+        setNotice(e instanceof ApiError ? e.message : String(e));
+      })
+      .finally(() => setChecking(false));
+  }, []);
+
+  const signOut = useCallback(
+    (why?: string) => {
+      keyStore.clear();
+      signed?.conn.close();
+      setSigned(null);
+      setNotice(why ?? null);
+      navigate('/', true);
+    },
+    [signed],
+  );
+
+  useEffect(() => {
+    const on = (e: Event) => signOut((e as CustomEvent<string>).detail);
+    window.addEventListener('agentsvc:signed-out', on);
+    return () => window.removeEventListener('agentsvc:signed-out', on);
+  }, [signOut]);
+
+  if (checking) return <p class="loading">Loading…</p>;
+  if (!signed) return <SignIn onSignedIn={setSigned} notice={notice} />;
+  return (
+    <div class={`shell ${route.sessionId || route.keys ? 'has-session' : 'no-session'}`}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={href(null)} onClick={onLink}>
+          agentsvc
+        </a>
+        <a href="/keys" onClick={onLink} aria-current={route.keys ? 'page' : undefined}>
+          Keys
+        </a>
+        <span class="who" title="signed in as">
+          {signed.username}
+        </span>
+        <button type="button" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <Banner conn={signed.conn} />
+      <nav class="side" aria-label="Sessions">
+        <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} />
+      </nav>
+      <main id="main" class="main" tabIndex={-1}>
+        {route.keys ? (
+          <KeysView />
+        ) : route.sessionId ? (
+          <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
+        ) : (
+          <div class="empty">
+            <h2>No session open</h2>
+            <p>Pick a session from the list or start a new one.</p>
+          </div>
+        )}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

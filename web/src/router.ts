@@ -1,0 +1,57 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/**
+ * The console's few routes, on the history API (the service answers index.html for `/` and
+ * `/sessions/...`): `/`, `/sessions/:id` and `/sessions/:id/{files,checkpoints,share}`.
+ */
+
+export type Tab = 'chat' | 'files' | 'checkpoints' | 'share';
+export interface Route {
+  sessionId: string | null;
+  tab: Tab;
+  /** The API keys page, `/keys`. */
+  keys: boolean;
+}
+
+const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share'];
+
+export function parse(path: string): Route {
+  const m = /^\/sessions\/([^/]+)(?:\/([a-z]+))?\/?$/.exec(path);
+  if (!m) return { sessionId: null, tab: 'chat', keys: /^\/keys\/?$/.test(path) };
+  const tab = TABS.includes(m[2] as Tab) ? (m[2] as Tab) : 'chat';
+  return { sessionId: decodeURIComponent(m[1]), tab, keys: false };
+}
+
+export function href(sessionId: string | null, tab: Tab = 'chat'): string {
+  if (!sessionId) return '/';
+  return `/sessions/${encodeURIComponent(sessionId)}${tab === 'chat' ? '' : `/${tab}`}`;
+}
+
+export function navigate(to: string, replace = false) {
+  if (to === location.pathname) return;
+  if (replace) history.replaceState(null, '', to);
+  else history.pushState(null, '', to);
+  window.dispatchEvent(new Event('agentsvc:navigate'));
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parse(location.pathname));
+  useEffect(() => {
+    const on = () => setRoute(parse(location.pathname));
+    window.addEventListener('popstate', on);
+    window.addEventListener('agentsvc:navigate', on);
+    return () => {
+      window.removeEventListener('popstate', on);
+      window.removeEventListener('agentsvc:navigate', on);
+    };
+  }, []);
+  return route;
+}
+
+/** A link the router follows without a page load (a modified click still opens a new tab). */
+export function onLink(e: MouseEvent) {
+  const a = e.currentTarget as HTMLAnchorElement;
+  if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  navigate(a.getAttribute('href') ?? '/');
+}

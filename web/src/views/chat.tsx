@@ -1,0 +1,185 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, rest } from '../api.js';
+import { ChatModel, SESSION_EVENTS } from '../chat-model.js';
+import type { Ack, Connection } from '../connection.js';
+import { TurnView, type TurnContext } from './turns.js';
+import { Notice } from './notice.js';
+
+/**
+ * The chat of one session: its turns live from the event stream, a composer, stop. Drawing is
+ * batched per animation frame, so a fast stream of deltas costs one render per frame.
+ */
+
+const PAGE = 200;
+const draftKey = (id: string) => `agentsvc.draft.${id}`;
+const ackError = (a: Ack) => (a.ok ? null : a.error.message || a.error.code);
+
+function useChat(id: string, conn: Connection, onChanged: () => void) {
+  const [model] = useState(() => new ChatModel());
+  const [, setVersion] = useState(0);
+  const [ready, setReady] = useState(false);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  useEffect(() => {
+    let frame = 0;
+    let closed = false;
+    const draw = () => {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        setVersion(model.version);
+      });
+    };
+    const onEvent = (name: string, p: { session_id?: string }) => {
+      if (!SESSION_EVENTS.has(name) || p?.session_id !== id) return;
+      if (model.apply(name, p)) draw();
+      if (name === 'chat:end' || name === 'chat:start') {
+        onChanged();
+        // Read once more a moment later: a list request already under way may have crossed the end.
+        if (name === 'chat:end') setTimeout(onChanged, 600);
+      }
+    };
+    let first = true;
+    const subscribe = async () => {
+      // First time: the whole kept stream (since 0) for an exact position; after a drop: from there.
+      const ack = await conn.request('session:subscribe', { session_id: id, since_seq: model.lastSeq });
+      if (closed) return;
+      if (!ack.ok) return setLoadError(ackError(ack));
+      setLoadError(null);
+      if (!first) return;
+      first = false;
+      const ackSeq = model.lastSeq;
+      try {
+        model.merge(await rest.messages(id), ackSeq);
+        setReady(true);
+        draw();
+      } catch (e) {
+        setLoadError(e instanceof ApiError ? e.message : String(e));
+      }
+    };
+    conn.socket.onAny(onEvent);
+    conn.socket.on('connect', subscribe);
+    if (conn.socket.connected) void subscribe();
+    return () => {
+      closed = true;
+      cancelAnimationFrame(frame);
+      conn.socket.offAny(onEvent);
+      conn.socket.off('connect', subscribe);
+      if (conn.socket.connected) conn.socket.emit('session:unsubscribe', { session_id: id });
+    };
+  }, [id, conn, model, onChanged]);
+  return { model, ready, loadError };
+}
+
+export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection; onChanged: () => void }) {
+  const { model, ready, loadError } = useChat(id, conn, onChanged);
+  const [text, setText] = useState(() => sessionStorage.getItem(draftKey(id)) ?? '');
+  const [mode, setMode] = useState<'executing' | 'planning'>('executing');
+  const [error, setError] = useState<string | null>(null);
+  const [stopping, setStopping] = useState(false);
+  const [shown, setShown] = useState(PAGE);
+  const list = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  useEffect(() => sessionStorage.setItem(draftKey(id), text), [id, text]);
+  // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
+  useEffect(() => {
+    const el = list.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  });
+  useEffect(() => {
+    if (!model.running) setStopping(false);
+  }, [model.running]);
+
+  const send = async (e?: Event) => {
+    e?.preventDefault();
+    const message = text.trim();
+    if (!message) return;
+    setError(null);
+    const ack = await conn.request('chat:send', { session_id: id, message, mode });
+    if (ack.ok) {
+      setText('');
+      stick.current = true;
+    } else setError(ackError(ack));
+  };
+  const stop = async () => {
+    setStopping(true);
+    const ack = await conn.request('chat:stop', { session_id: id });
+    if (!ack.ok) {
+      setStopping(false);
+      setError(ackError(ack));
+    }
+  };
+  const ctx: TurnContext = {
+    model,
+    question: model.question(),
+    onAnswer: async (tool_call_id, selections, custom) => {
+      const ack = await conn.request('chat:send', { session_id: id, message: '', askuser_answer: { tool_call_id, selections, custom } });
+      return ackError(ack);
+    },
+  };
+  // Until the stored list said which turns are on the branch, the replay may hold rewound ones.
+  const roots = ready ? model.roots() : [];
+  // A long session draws its newest turns; older ones on request (each costs a markdown render).
+  const earlier = Math.max(0, roots.length - shown);
+  const used = roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 });
+  return (
+    <section class="chat" aria-label="Chat">
+      <div
+        class="turns"
+        ref={list}
+        aria-busy={model.running}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        {!ready && !loadError && <p class="muted">Loading the conversation…</p>}
+        {ready && roots.length === 0 && <p class="muted">No messages yet. Write the first one below.</p>}
+        {earlier > 0 && (
+          <button type="button" class="earlier" onClick={() => setShown((n) => n + PAGE)}>
+            Show {Math.min(PAGE, earlier)} earlier turns ({earlier} hidden)
+          </button>
+        )}
+        {roots.slice(earlier).map((t) => (
+          <TurnView key={t.turn_id} turn={t} ctx={ctx} />
+        ))}
+      </div>
+      <Notice error={loadError ?? error ?? model.error} />
+      <form class="composer" onSubmit={send}>
+        <label for="message" class="sr-only">
+          Message
+        </label>
+        <textarea
+          id="message"
+          rows={2}
+          placeholder={ctx.question ? 'Answer the question above, or write a message' : 'Message the agent (Enter sends, Shift+Enter for a new line)'}
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) void send(e);
+          }}
+        />
+        <div class="row">
+          {used.in + used.out > 0 && (
+            <span class="usage total" title="tokens used by the turns shown on this branch">
+              {used.in} in / {used.out} out tokens
+            </span>
+          )}
+          <select aria-label="Mode of this message" value={mode} onChange={(e) => setMode(e.currentTarget.value as 'executing' | 'planning')}>
+            <option value="executing">executing</option>
+            <option value="planning">planning</option>
+          </select>
+          {model.running ? (
+            <button type="button" class="danger" onClick={stop} disabled={stopping}>
+              {stopping ? 'Stopping…' : 'Stop'}
+            </button>
+          ) : (
+            <button type="submit" class="primary" disabled={!text.trim() || !ready}>
+              Send
+            </button>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,77 @@
+import { useEffect, useState } from 'preact/hooks';
+import { type ApiKey, ApiError, rest } from '../api.js';
+import { Notice } from './notice.js';
+
+/**
+ * The signed-in user's API keys (SPEC "API keys"): list (masked), create (the key is shown once,
+ * the service keeps only its hash), delete (its sockets are disconnected).
+ */
+
+const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+
+export function KeysView() {
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [name, setName] = useState('');
+  const [made, setMade] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  // tick reloads the list
+  useEffect(() => {
+    rest.keys().then(setKeys, (e) => setError(message(e)));
+  }, [tick]);
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const r = await rest.createKey(name.trim());
+      setMade(r.plaintext);
+      setName('');
+      setTick((t) => t + 1);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const remove = async (k: ApiKey) => {
+    if (!confirm(`Delete the key “${k.name}”? Clients using it are disconnected at once.`)) return;
+    try {
+      await rest.deleteKey(k.id);
+      setTick((t) => t + 1);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <section class="keys" aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      <form class="row" onSubmit={create}>
+        <label for="key-name" class="sr-only">
+          Name of the new key
+        </label>
+        <input id="key-name" placeholder="Name of the new key" maxLength={50} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <button type="submit" class="primary" disabled={!name.trim()}>
+          Create key
+        </button>
+      </form>
+      {made && (
+        <div class="made" role="status">
+          <p>Copy this key now: it is not shown again.</p>
+          <input class="share-url" aria-label="New key" readOnly value={made} onFocus={(e) => e.currentTarget.select()} />
+        </div>
+      )}
+      <Notice error={error} />
+      <ul class="entries">
+        {(keys ?? []).map((k) => (
+          <li key={k.id}>
+            <span class="fname">
+              {k.name} <code class="masked">{k.masked}</code>
+            </span>
+            <span class="muted">{k.last_used_at ? `used ${new Date(k.last_used_at).toLocaleString()}` : 'never used'}</span>
+            <button type="button" class="danger" onClick={() => remove(k)} aria-label={`Delete key ${k.name}`}>
+              Delete
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,158 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, type Models, rest, type Session } from '../api.js';
+import { href, navigate, onLink } from '../router.js';
+import { Notice } from './notice.js';
+
+/** The sessions list: search, new (title, model, mode), pin, rename, delete. */
+
+const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+
+function NewSession({ onCreated }: { onCreated: () => void }) {
+  const [models, setModels] = useState<Models | null>(null);
+  const [intent, setIntent] = useState('');
+  const [model, setModel] = useState('');
+  const [mode, setMode] = useState<'executing' | 'planning'>('executing');
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    rest.models().then(
+      (m) => {
+        setModels(m);
+        setModel(m.default);
+      },
+      (e) => setError(message(e)),
+    );
+  }, []);
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const { session_id } = await rest.create({ intent: intent.trim(), model: model || undefined, mode });
+      setIntent('');
+      onCreated();
+      navigate(href(session_id));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <form class="new" onSubmit={create} aria-label="New session">
+      <label for="new-intent" class="sr-only">
+        Title of the new session
+      </label>
+      <input id="new-intent" placeholder="New session title (optional)" value={intent} onInput={(e) => setIntent(e.currentTarget.value)} />
+      <div class="row">
+        <label>
+          <span class="sr-only">Model</span>
+          <select aria-label="Model" value={model} onChange={(e) => setModel(e.currentTarget.value)}>
+            {(models?.models ?? []).map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span class="sr-only">Mode</span>
+          <select aria-label="Mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as 'executing' | 'planning')}>
+            <option value="executing">executing</option>
+            <option value="planning">planning</option>
+          </select>
+        </label>
+        <button type="submit" class="primary">
+          New session
+        </button>
+      </div>
+      <Notice error={error} />
+    </form>
+  );
+}
+
+function Item({ s, current, onChanged, onError }: { s: Session; current: boolean; onChanged: () => void; onError: (m: string) => void }) {
+  const [editing, setEditing] = useState(false);
+  const [title, setTitle] = useState(s.intent);
+  const act = (p: Promise<unknown>) => p.then(onChanged, (e) => onError(message(e)));
+  const rename = (e: Event) => {
+    e.preventDefault();
+    setEditing(false);
+    if (title !== s.intent) act(rest.rename(s.id, title));
+  };
+  const remove = () => {
+    if (!confirm(`Delete “${s.intent || 'Untitled'}” with its files? This cannot be undone.`)) return;
+    act(
+      rest.remove(s.id).then(() => {
+        if (current) navigate('/');
+      }),
+    );
+  };
+  return (
+    <li class={`session ${current ? 'current' : ''}`}>
+      {editing ? (
+        <form onSubmit={rename} class="rename">
+          <input aria-label="Session title" value={title} onInput={(e) => setTitle(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Escape' && setEditing(false)} ref={(el) => el?.focus()} />
+          <button type="submit">Save</button>
+        </form>
+      ) : (
+        <a href={href(s.id)} onClick={onLink} aria-current={current ? 'page' : undefined}>
+          <span class="title">{s.intent || 'Untitled'}</span>
+          <span class={`status st-${s.status}`}>{s.status.replace(/_/g, ' ')}</span>
+        </a>
+      )}
+      <div class="actions">
+        <button type="button" class="icon" aria-pressed={s.is_pinned} aria-label={s.is_pinned ? 'Unpin' : 'Pin'} title={s.is_pinned ? 'Unpin' : 'Pin'} onClick={() => act(rest.pin(s.id, !s.is_pinned))}>
+          {s.is_pinned ? '★' : '☆'}
+        </button>
+        <button type="button" class="icon" aria-label={`Rename ${s.intent || 'Untitled'}`} title="Rename" onClick={() => setEditing(true)}>
+          ✎
+        </button>
+        <button type="button" class="icon danger" aria-label={`Delete ${s.intent || 'Untitled'}`} title="Delete" onClick={remove}>
+          ✕
+        </button>
+      </div>
+    </li>
+  );
+}
+
+/** `version` changes when something else changed a session; `onChanged` says this list changed one. */
+export function Sessions({ current, version, onChanged }: { current: string | null; version: number; onChanged: () => void }) {
+  const [q, setQ] = useState('');
+  const [list, setList] = useState<Session[] | null>(null);
+  const [total, setTotal] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  // version is the reload trigger
+  useEffect(() => {
+    let stale = false;
+    const timer = setTimeout(() => {
+      rest.sessions(q.trim()).then(
+        (r) => {
+          if (stale) return;
+          // Pinned first; the service lists the newest first within each group.
+          setList([...r.items].sort((a, b) => Number(b.is_pinned) - Number(a.is_pinned)));
+          setTotal(r.total);
+          setError(null);
+        },
+        (e) => !stale && setError(message(e)),
+      );
+    }, 200);
+    return () => {
+      stale = true;
+      clearTimeout(timer);
+    };
+  }, [q, version]);
+  return (
+    <div class="sessions">
+      <NewSession onCreated={onChanged} />
+      <label for="search" class="sr-only">
+        Search sessions
+      </label>
+      <input id="search" type="search" placeholder="Search titles and messages" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+      <Notice error={error} />
+      {list && list.length === 0 && <p class="muted">{q ? 'No session matches.' : 'No sessions yet.'}</p>}
+      <ul class="list">
+        {(list ?? []).map((s) => (
+          <Item key={s.id} s={s} current={s.id === current} onChanged={onChanged} onError={setError} />
+        ))}
+      </ul>
+      {list && total > list.length && <p class="muted">{total - list.length} older sessions not shown: search to find them.</p>}
+    </div>
+  );
+}
