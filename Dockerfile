@@ -1,12 +1,13 @@
 # The agentsvc service image (compose.yaml builds it). Sandboxes use runners/docker/Dockerfile.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json tsconfig.plugin.json ./
 COPY bin bin
 COPY src src
 COPY runners runners
 COPY plugins plugins
 COPY templates templates
+COPY web web
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
