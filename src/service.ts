@@ -67,6 +67,8 @@ import { annotationRoutes } from './annotations/routes.js';
 import { frontendConfigRoutes } from './frontend-config/routes.js';
 import { gisRoutes } from './gis/routes.js';
 import { createWorkspaces, type Teams } from './workspaces/index.js';
+import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
+import { metricsRoutes } from './telemetry/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -139,7 +141,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         );
       }
     }
-    const log = new EventLog(events, bus, { ttlHours: config.replayTtlHours, logger });
+    // The gateway is made after the app listens; the gauge reads it once it is there.
+    const gateway: { io?: { engine: { clientsCount: number } } } = {};
+    const metrics = new ServiceMetrics({ sockets: () => gateway.io?.engine.clientsCount ?? 0, pool: poolStats(db.orm.em.getConnection().getKnex()) });
+    const log = new EventLog(events, metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
     closers.push(() => log.close());
     closers.push(() => bus.close());
     const turns = new TurnStore(db);
@@ -311,6 +316,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }, pluginChecks(pluginHost.checks, tools)),
         { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins, solutions: () => business.catalog.list() } },
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
+        { plugin: metricsRoutes, opts: { metrics, users, token: config.metricsToken } },
       ],
     });
     logger.bind(app.log);
@@ -334,6 +340,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }),],
     });
     // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
+    gateway.io = io;
     closers.splice(1, 0, () => io.close(), () => app.close());
     closers.push(async () => subs.close());
     await scheduled.start();

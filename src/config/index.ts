@@ -108,6 +108,7 @@ const settings = {
   AGENTSVC_IMPORT_MAX_ENTRIES: int(1).default(10_000),
   AGENTSVC_IMPORT_MAX_BYTES: int(1024).default(1024 * MiB),
   AGENTSVC_PUBLIC_URL: url(['http:', 'https:']).optional(),
+  AGENTSVC_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
   AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
@@ -188,6 +189,8 @@ export interface Config {
   integrations: Integrations;
   skills: { promptTokens: number; uploadBytes: number };
   publicSharing: boolean;
+  /** A bearer token that may read GET /metrics besides admin keys (a scraper needs no user). */
+  metricsToken?: string;
   /** Default lifetime of a share link, and the origin its url starts with (else the request's). */
   share: { ttlSeconds: number; publicUrl?: string };
   /** Bounds on an imported archive: entries and unpacked bytes. */
@@ -339,6 +342,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     integrations: v.AGENTSVC_INTEGRATIONS,
     skills: { promptTokens: v.AGENTSVC_SKILLS_PROMPT_TOKENS, uploadBytes: v.AGENTSVC_SKILL_UPLOAD_LIMIT },
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
+    metricsToken: v.AGENTSVC_METRICS_TOKEN,
     importLimits: { entries: v.AGENTSVC_IMPORT_MAX_ENTRIES, bytes: v.AGENTSVC_IMPORT_MAX_BYTES },
     share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,

@@ -1,0 +1,193 @@
+/**
+ * The service's Prometheus metrics (CONTRACT 17), on prom-client (the maintained Node client:
+ * text exposition format, histograms, default process metrics with event-loop lag), registered in
+ * a registry of our own so tests and several services in one process never share counters.
+ *
+ * Run, model and tool figures are read off the session events this node publishes (observeBus):
+ * the event stream already says when a run starts and ends, when its first delta comes, what each
+ * model call used and how each tool call ended, so the loop needs no extra calls to be measured.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EventBus, SessionEvent } from '../infra/event-bus.js';
+
+export interface MetricsSources {
+  /** Open Socket.IO connections of this node. */
+  sockets?: () => number;
+  /** The database pool: connections in use, idle, and requests waiting for one. */
+  pool?: () => { total: number; idle: number; waiting: number } | null;
+}
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Bounds on what is remembered between two events of a run (runs and tool calls in flight). */
+const MAX_OPEN = 10_000;
+
+interface OpenRun {
+  started: number;
+  firstDelta: boolean;
+}
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly contentType = this.registry.contentType;
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route'>;
+  private readonly runsStarted: Counter<'mode'>;
+  private readonly runsEnded: Counter<'status' | 'finish_reason'>;
+  private readonly runDuration: Histogram<'status'>;
+  private readonly firstDelta: Histogram;
+  private readonly modelCalls: Counter<'model' | 'outcome'>;
+  private readonly tokens: Counter<'model' | 'direction'>;
+  private readonly toolCalls: Counter<'tool' | 'status'>;
+  private readonly toolDuration: Histogram<'tool'>;
+  private readonly events: Counter<'event'>;
+  private readonly runs = new Map<string, OpenRun>();
+  private readonly tools = new Map<string, string>();
+
+  constructor(sources: MetricsSources = {}) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'agentsvc_' });
+    // Gauges named like counters, which promtool's lint refuses; the rest of the defaults (CPU,
+    // memory, heap, event-loop lag, GC) stay.
+    for (const name of ['active_handles', 'active_requests', 'active_resources']) {
+      this.registry.removeSingleMetric(`agentsvc_nodejs_${name}`);
+      this.registry.removeSingleMetric(`agentsvc_nodejs_${name}_total`);
+    }
+    this.httpRequests = new Counter({ name: 'agentsvc_http_requests_total', help: 'HTTP requests by route template and status', labelNames: ['method', 'route', 'status'], registers });
+    this.httpDuration = new Histogram({ name: 'agentsvc_http_request_duration_seconds', help: 'HTTP request duration', labelNames: ['method', 'route'], buckets: SECONDS, registers });
+    new Gauge({
+      name: 'agentsvc_sockets_open',
+      help: 'Open Socket.IO connections',
+      registers,
+      collect() {
+        this.set(sources.sockets?.() ?? 0);
+      },
+    });
+    for (const [key, help] of [
+      ['total', 'Database pool connections'],
+      ['idle', 'Idle database pool connections'],
+      ['waiting', 'Queries waiting for a database connection'],
+    ] as const) {
+      new Gauge({
+        name: `agentsvc_db_pool_${key === 'total' ? 'connections' : key}`,
+        help,
+        registers,
+        collect() {
+          const p = sources.pool?.();
+          if (p) this.set(p[key]);
+        },
+      });
+    }
+    this.runsStarted = new Counter({ name: 'agentsvc_runs_started_total', help: 'Runs started (chat:start)', labelNames: ['mode'], registers });
+    this.runsEnded = new Counter({ name: 'agentsvc_runs_ended_total', help: 'Runs ended (chat:end) by status and finish_reason', labelNames: ['status', 'finish_reason'], registers });
+    this.runDuration = new Histogram({ name: 'agentsvc_run_duration_seconds', help: 'From chat:start to chat:end', labelNames: ['status'], buckets: SECONDS, registers });
+    this.firstDelta = new Histogram({ name: 'agentsvc_time_to_first_delta_seconds', help: 'From chat:start to the first text, thinking or tool call of the run', buckets: SECONDS, registers });
+    this.modelCalls = new Counter({ name: 'agentsvc_model_calls_total', help: 'Model calls (assistant turns) by model and outcome', labelNames: ['model', 'outcome'], registers });
+    this.tokens = new Counter({ name: 'agentsvc_model_tokens_total', help: 'Tokens of model calls by model and direction', labelNames: ['model', 'direction'], registers });
+    this.toolCalls = new Counter({ name: 'agentsvc_tool_calls_total', help: 'Tool calls by tool and final status', labelNames: ['tool', 'status'], registers });
+    this.toolDuration = new Histogram({ name: 'agentsvc_tool_call_duration_seconds', help: 'Tool call duration', labelNames: ['tool'], buckets: SECONDS, registers });
+    this.events = new Counter({ name: 'agentsvc_events_published_total', help: 'Session events published by this node', labelNames: ['event'], registers });
+  }
+
+  /** One HTTP request answered: `route` is fastify's route template (`unmatched` for a 404 of no route). */
+  http(method: string, route: string | undefined, status: number, seconds: number): void {
+    const r = route ?? 'unmatched';
+    this.httpRequests.inc({ method, route: r, status: String(status) });
+    this.httpDuration.observe({ method, route: r }, seconds);
+  }
+
+  /** One session event published by this node. */
+  event(ev: SessionEvent, now = performance.now()): void {
+    // The shapes of docs/socket-protocol.md; only the fields read here.
+    const p = ev.payload as unknown as {
+      session_id: string;
+      mode?: string;
+      status?: string;
+      finish_reason?: string;
+      patch_type?: string;
+      data: { id: string; tool_name?: string; tool_call_id: string; status?: string; duration_ms?: number };
+      turn?: { role?: string; model?: string; usage?: { input_tokens?: number; output_tokens?: number } };
+    };
+    this.events.inc({ event: ev.name });
+    const sid = p.session_id;
+    switch (ev.name) {
+      case 'chat:start':
+        if (this.runs.size >= MAX_OPEN) this.runs.delete(this.runs.keys().next().value!);
+        this.runs.set(sid, { started: now, firstDelta: false });
+        this.runsStarted.inc({ mode: String(p.mode ?? 'executing') });
+        return;
+      case 'chat:end': {
+        const status = String(p.status);
+        this.runsEnded.inc({ status, finish_reason: String(p.finish_reason ?? 'none') });
+        const run = this.runs.get(sid);
+        if (run) this.runDuration.observe({ status }, (now - run.started) / 1000);
+        this.runs.delete(sid);
+        return;
+      }
+      case 'turn:patch': {
+        const run = this.runs.get(sid);
+        const kind = p.patch_type;
+        if (run && !run.firstDelta && (kind === 'add_content' || kind === 'add_thinking' || kind === 'add_tool_call')) {
+          run.firstDelta = true;
+          this.firstDelta.observe((now - run.started) / 1000);
+        }
+        if (kind === 'add_tool_call') {
+          if (this.tools.size >= MAX_OPEN) this.tools.delete(this.tools.keys().next().value!);
+          this.tools.set(p.data.id, String(p.data.tool_name));
+        } else if (kind === 'tool_result') {
+          const tool = this.tools.get(p.data.tool_call_id) ?? 'unknown';
+          this.tools.delete(p.data.tool_call_id);
+          this.toolCalls.inc({ tool, status: String(p.data.status) });
+          if (typeof p.data.duration_ms === 'number') this.toolDuration.observe({ tool }, p.data.duration_ms / 1000);
+        }
+        return;
+      }
+      case 'turn:end': {
+        const turn = p.turn;
+        if (turn?.role !== 'assistant') return;
+        const model = turn.model || 'unknown';
+        this.modelCalls.inc({ model, outcome: String(p.status) });
+        if (turn.usage?.input_tokens) this.tokens.inc({ model, direction: 'input' }, turn.usage.input_tokens);
+        if (turn.usage?.output_tokens) this.tokens.inc({ model, direction: 'output' }, turn.usage.output_tokens);
+        return;
+      }
+    }
+  }
+
+  /** The bus, with every event this node publishes measured on its way out. */
+  observeBus(bus: EventBus): EventBus {
+    return new Proxy(bus, {
+      get: (target, prop, receiver) => {
+        if (prop !== 'publish') {
+          const v = Reflect.get(target, prop, receiver);
+          return typeof v === 'function' ? v.bind(target) : v;
+        }
+        return (ev: SessionEvent) => {
+          // Measuring must never cost a run its event.
+          try {
+            this.event(ev);
+          } catch {}
+          target.publish(ev);
+        };
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/** The database pool's figures, read from knex's pool (tarn) under MikroORM; null when not there. */
+export function poolStats(knex: { client?: { pool?: TarnPool } }): () => { total: number; idle: number; waiting: number } | null {
+  return () => {
+    const pool = knex.client?.pool;
+    if (!pool) return null;
+    return { total: pool.numUsed() + pool.numFree(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
+  };
+}

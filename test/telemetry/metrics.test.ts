@@ -1,0 +1,109 @@
+/**
+ * GET /metrics (CONTRACT 17): who may read it, what a run leaves in it, that promtool accepts the
+ * text, and that a real Prometheus (Debian's package) scrapes it with the metrics token.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { buildWithModel, createSession } from '../helpers/chat.js';
+import { chat } from '../plugins/helpers.js';
+
+const CI = process.env.CI === 'true';
+const TOKEN = 'metrics-token-0123456789';
+const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+const noProm = has('promtool') && has('prometheus') ? false : 'promtool/prometheus not installed (Debian package prometheus)';
+if (noProm && CI) t.fail(`metrics must be checked by a real Prometheus in CI: ${noProm}`);
+
+/** The value of one sample line, e.g. `agentsvc_runs_started_total{mode="executing"}`. */
+function sample(text: string, series: string): number | null {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) => {
+  const { app, model } = await buildWithModel(t, { AGENTSVC_METRICS_TOKEN: TOKEN });
+  const get = (key: string | null) => app.api('/metrics', { key });
+  t.equal((await get(null)).status, 401, 'no credentials: 401');
+  t.match(await (await get(null)).json(), { code: 'UNAUTHORIZED' });
+  const bob = await app.newUser();
+  t.equal((await get(bob.key)).status, 403, 'a user who is not an admin: 403');
+  t.equal((await get('wrong-token-0123456789')).status, 401, 'a wrong token: 401');
+
+  const sid = await createSession(app);
+  const { end } = await chat(app, model, sid, 'write it', { toolCalls: [{ name: 'Write', args: { file_path: 'a.txt', content: 'hi' } }] }, { text: ['Done.'] });
+  t.equal(end.status, 'completed');
+
+  const res = await get(TOKEN);
+  t.equal(res.status, 200, 'the metrics token reads them');
+  t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  t.equal((await get(app.adminKey)).status, 200, 'so does an admin key');
+  const text = await res.text();
+  t.equal(sample(text, 'agentsvc_runs_started_total{mode="executing"}'), 1, 'one run started');
+  t.equal(sample(text, 'agentsvc_runs_ended_total{status="completed",finish_reason="stop"}'), 1, 'one run ended');
+  t.equal(sample(text, 'agentsvc_run_duration_seconds_count{status="completed"}'), 1);
+  t.equal(sample(text, 'agentsvc_time_to_first_delta_seconds_count'), 1);
+  t.equal(sample(text, 'agentsvc_tool_calls_total{tool="Write",status="done"}'), 1, 'the Write call, by tool and status');
+  t.equal(sample(text, 'agentsvc_tool_call_duration_seconds_count{tool="Write"}'), 1);
+  t.equal(sample(text, 'agentsvc_model_calls_total{model="fake-model",outcome="completed"}'), 2, 'two model calls');
+  t.ok((sample(text, 'agentsvc_http_requests_total{method="POST",route="/api/sessions",status="200"}') ?? 0) >= 1, 'HTTP by route template');
+  t.ok((sample(text, 'agentsvc_http_requests_total{method="GET",route="/metrics",status="403"}') ?? 0) >= 1, 'refusals counted');
+  t.match(text, /^agentsvc_sockets_open \d+$/m);
+  t.match(text, /^agentsvc_db_pool_connections \d+$/m);
+  t.match(text, /^agentsvc_process_cpu_seconds_total \d/m, 'process CPU');
+  t.match(text, /^agentsvc_nodejs_eventloop_lag_seconds \d/m, 'event-loop lag');
+  t.match(text, /^agentsvc_process_resident_memory_bytes \d/m, 'memory');
+});
+
+t.test('promtool accepts the text, and Prometheus scrapes it with the token', { skip: noProm }, async (t) => {
+  const { app, model } = await buildWithModel(t, { AGENTSVC_METRICS_TOKEN: TOKEN });
+  const sid = await createSession(app);
+  await chat(app, model, sid, 'hello', { text: ['Hi.'] });
+  const text = await (await app.api('/metrics', { key: TOKEN })).text();
+  const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  t.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
+
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-prom-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const target = new URL(app.url).host;
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global: { scrape_interval: 1s }',
+      'scrape_configs:',
+      '  - job_name: agentsvc',
+      `    authorization: { credentials: ${TOKEN} }`,
+      `    static_configs: [{ targets: ["${target}"] }]`,
+      '',
+    ].join('\n'),
+  );
+  const port = await freePort();
+  const prom = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+  t.teardown(() => prom.kill('SIGKILL'));
+  const query = async (q: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => null);
+    const body = r?.ok ? ((await r.json()) as { data: { result: { value: [number, string] }[] } }) : null;
+    return body?.data.result[0] ? Number(body.data.result[0].value[1]) : null;
+  };
+  const deadline = Date.now() + 60_000;
+  let started: number | null = null;
+  let up: number | null = null;
+  while (Date.now() < deadline && (up !== 1 || started === null)) {
+    up = await query('up{job="agentsvc"}');
+    started = await query('sum(agentsvc_runs_started_total)');
+    if (up !== 1 || started === null) await new Promise((r) => setTimeout(r, 250));
+  }
+  t.equal(up, 1, 'Prometheus scraped the target (up == 1)');
+  t.equal(started, 1, 'and reads the run counter');
+});
