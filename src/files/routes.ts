@@ -54,6 +54,9 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
     if (err instanceof PathEscapeError || err instanceof WorkspaceFolderError) throw fsError(err);
     if ((err as { code?: string }).code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
       throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'an upload is a multipart/form-data body');
+    // busboy's own refusals of a malformed body ("Multipart: Boundary not found", ...): bad input.
+    if (!(err instanceof AppError) && /^Multipart: /.test((err as Error).message ?? ''))
+      throw new AppError(400, 'INVALID_MULTIPART', `the multipart body is malformed (${(err as Error).message.replace(/^Multipart: /, '')})`);
     if (!(err instanceof AppError) && typeof (err as NodeJS.ErrnoException).errno === 'number') throw fsError(err as NodeJS.ErrnoException);
     throw err;
   });

@@ -76,8 +76,10 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
       { label: 'unknown key', value: 'key_AAAAAAAAAAAAAAAA', reject: true },
       ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: true })),
     ],
-    '*': [{ label: 'file', value: 'fuzz.txt', reject: false }, ...FILE_TRICKS.map(([l, v, r]) => ({ label: l, value: v, reject: r }))],
+    file_path: [{ label: 'file', value: 'fuzz.txt', reject: false }, ...FILE_TRICKS.map(([l, v, r]) => ({ label: l, value: v, reject: r }))],
   };
+  // The wildcard's names in the document (SPEC's): a folder takes the same tricks as a file.
+  pools.dir_path = pools.file_path;
   const otherPool: Pool = [{ label: 'plain', value: 'nope', reject: false }, ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: false }))];
   const ops: { method: string; template: string; params: string[]; query: any[]; schema: any; hasBody: boolean }[] = [];
   for (const [template, methods] of Object.entries<any>(doc.paths))

@@ -29,3 +29,12 @@ t.test('upload requests are bounded in file count and total bytes; over either, 
   t.same((await r.json()).uploaded, ['ok/a.txt', 'ok/b.txt', 'ok/c.txt']);
   t.same(readdirSync(join(app.home, 'tmp', 'uploads')), [], 'no temp files left');
 });
+
+t.test('a multipart body without a boundary is 400 INVALID_MULTIPART, not a 500', async (t) => {
+  const { app, id } = await filesFixture(t);
+  for (const dir of ['', 'sub', 'fuzz.txt']) {
+    const r = await app.api(`/api/sessions/${id}/upload/${dir}`, { method: 'POST', body: '{}', headers: { 'content-type': 'multipart/form-data' } });
+    t.equal(r.status, 400, `upload/${dir}`);
+    t.match(await r.json(), { code: 'INVALID_MULTIPART', detail: /Boundary not found/ });
+  }
+});
