@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Database } from '../db/index.js';
-import { SessionFolder } from '../files/confine.js';
+import { at, SessionFolder } from '../files/confine.js';
 import { randomToken } from '../lib/ids.js';
 import { AppError } from '../server/errors.js';
 import { FORMAT, type Manifest, VERSION } from './archive.js';
@@ -332,7 +332,11 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
   }
 }
 
-/** Move the unpacked files into the new session's folder, owned like the folder. */
+/**
+ * Move the unpacked files into the new session's folder, owned like the folder. Ownership is
+ * changed while the files are still in the service's private staging folder; the move into the
+ * user's tree goes through the verified session folder's descriptor, never by host path.
+ */
 async function placeFiles(workspaces: string, userId: string, sid: string, from: string) {
   const exists = await stat(from).then(
     () => true,
@@ -343,7 +347,6 @@ async function placeFiles(workspaces: string, userId: string, sid: string, from:
   const s = (await folder.open(true))!;
   try {
     const owner = await s.fh.stat();
-    for (const name of await readdir(from)) await rename(join(from, name), join(s.real, name));
     if (process.getuid?.() === 0 && owner.uid !== 0) {
       const walk = async (dir: string): Promise<void> => {
         for (const e of await readdir(dir, { withFileTypes: true })) {
@@ -351,8 +354,9 @@ async function placeFiles(workspaces: string, userId: string, sid: string, from:
           if (e.isDirectory()) await walk(join(dir, e.name));
         }
       };
-      await walk(s.real);
+      await walk(from);
     }
+    for (const name of await readdir(from)) await rename(join(from, name), at(s.fh, name));
   } finally {
     await s.close();
   }

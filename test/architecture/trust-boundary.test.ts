@@ -46,6 +46,7 @@ const OPERATOR: Record<string, string> = {
   'plugins/skills/library.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
   'plugins/integrations/index.ts': "an integration's OpenAPI file named by the operator",
   'src/portability/routes.ts': 'streams an upload to a private temp folder of the service',
+  'src/portability/import.ts': 'stages an archive in that private folder; moves it in through the session folder descriptor',
   'src/client/options.ts': 'the CLI: config and key files of the person running it',
   'src/client/transfer.ts': 'the CLI: the archive the person names',
   'src/commands/export.ts': 'the CLI: the archive the person names',
@@ -65,7 +66,6 @@ const RUNNERS: Record<string, string> = {
 const DEBT: Record<string, string> = {
   'src/timetravel/snapshots.ts': 'git runs with the session folder as work tree (snapshot, restore)',
   'src/timetravel/scan.ts': 'lists the session folder by path for a snapshot (lstat, never follows)',
-  'src/portability/import.ts': 'moves staged files into the new session folder',
 };
 
 function files(dir: string): string[] {
