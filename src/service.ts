@@ -68,6 +68,7 @@ import { frontendConfigRoutes } from './frontend-config/routes.js';
 import { gisRoutes } from './gis/routes.js';
 import { createWorkspaces, type Teams } from './workspaces/index.js';
 import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
+import { openLogStream } from './lib/log-file.js';
 import { metricsRoutes } from './telemetry/routes.js';
 
 export interface Service {
@@ -113,6 +114,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const logger = new LateLogger();
   const db = opts.db ?? (await openDatabase(config, { migrate: true }));
   const closers: (() => Promise<unknown>)[] = [];
+  let endLog = async () => {};
   const removeLastResort = keepServing(logger);
   try {
     const users = new UserService(db.em);
@@ -271,6 +273,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
+    const logStream = logFile ? openLogStream(logFile, config.logMaxBytes) : null;
+    // Closed after everything else (the last closers still log), as the database is.
+    endLog = logStream ? () => new Promise<void>((done) => logStream.end(() => done())) : endLog;
     const app = await buildApp({
       config,
       users,
@@ -282,7 +287,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         if (config.redisUrl) checks.redis = bus.healthy() ? 'ok' : 'down';
         return { ok: database === 'ok', degraded: checks.redis === 'down', checks };
       },
-      logger: logFile ? { level: config.logLevel, file: logFile } : false,
+      logger: logStream ? { level: config.logLevel, stream: logStream } : false,
       routes: [
         { plugin: userRoutes, opts: { users } },
         { plugin: sessionRoutes, opts: { config, sessions } },
@@ -379,12 +384,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           for (const c of closers) await c().catch(() => {});
           if (!opts.db) await db.close();
           removeLastResort();
+          await endLog();
         })()),
     };
   } catch (e) {
     for (const c of closers) await c().catch(() => {});
     if (!opts.db) await db.close();
     removeLastResort();
+    await endLog();
     throw e;
   }
 }

@@ -54,6 +54,7 @@ const settings = {
   AGENTSVC_HOST: z.string().min(1).default('127.0.0.1'),
   AGENTSVC_PORT: int(0, 65535).default(8080),
   AGENTSVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AGENTSVC_LOG_MAX_BYTES: int(4096).default(50 * MiB),
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
   OPENAI_BASE_URL: url(['http:', 'https:']).default('https://api.openai.com/v1'),
@@ -132,6 +133,8 @@ export interface Config {
   host: string;
   port: number;
   logLevel: Settings['AGENTSVC_LOG_LEVEL'];
+  /** Size at which agentsvc.log is rotated (5 files kept). */
+  logMaxBytes: number;
   databaseUrl?: string;
   redisUrl?: string;
   model: {
@@ -288,6 +291,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     host: v.AGENTSVC_HOST,
     port: v.AGENTSVC_PORT,
     logLevel: v.AGENTSVC_LOG_LEVEL,
+    logMaxBytes: v.AGENTSVC_LOG_MAX_BYTES,
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     model: {
