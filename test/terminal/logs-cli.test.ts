@@ -63,7 +63,7 @@ t.test('the log rotates by size, keeps 5 files, and `agentsvc logs` reads them b
   await new Promise((r) => setTimeout(r, 500)); // let it read the existing lines and start polling
   appendFileSync(join(logs, 'agentsvc.log'), `${JSON.stringify({ level: 40, time: Date.now(), msg: 'run failed', session_id: marker, code: 'MODEL_ERROR' })}\n`);
   appendFileSync(join(logs, 'agentsvc.log'), `${JSON.stringify({ level: 40, time: Date.now(), msg: 'someone else', session_id: 'sess_other' })}\n`);
-  await seen(/WARN  run failed .*code=MODEL_ERROR/);
+  await seen(/WARN {2}run failed .*code=MODEL_ERROR/);
   t.notMatch(out, /someone else/, '--session keeps to that session');
   follow.kill('SIGINT');
   t.ok(existsSync(join(logs, 'agentsvc.log')));
