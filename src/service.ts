@@ -263,7 +263,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.unshift(() => scheduled.close());
     const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
     closers.unshift(() => teams.close());
-    const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
+    const subs = new Subscriptions(
+      log.bus,
+      (sessionId, after, limit) => events.page(sessionId, after, limit),
+      (sessionId) => conversation.turns(sessionId),
+    );
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
     const app = await buildApp({

@@ -69,7 +69,7 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
           // Live only: deliver every event after the current position.
           sub.setCursor(await deps.log.latest(session_id));
         } else {
-          if ((await deps.log.replay(session_id, since_seq, sub.replay)) === 'too_old') {
+          if ((await deps.log.replay(session_id, since_seq, sub.replay)) === 'hole') {
             const seq = await deps.log.latest(session_id);
             socket.emit('session:resync', { session_id, seq, turns: await deps.conversation.turns(session_id) });
             sub.setCursor(seq);
