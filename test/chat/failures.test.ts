@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
+import { buildWithModel, chatFixture, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 
 t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {
@@ -15,7 +15,6 @@ t.test('model failures: system:error, failed turn, failed session, next chat wor
     ['http 400', { status: 400 }, 'MODEL_ERROR'],
     ['broken stream', { text: ['a', 'b', 'c'], breakAfter: 2 }, 'MODEL_STREAM_BROKEN'],
     ['silent model', { hang: true }, 'MODEL_TIMEOUT'],
-    ['invalid tool-call JSON', { toolCalls: [{ name: 'Echo', args: '{"text": "unterminated' }] }, 'MODEL_BAD_TOOL_CALL'],
   ];
   let ends = 0;
   for (const [name, reply, code] of cases) {
@@ -43,6 +42,45 @@ t.test('model failures: system:error, failed turn, failed session, next chat wor
   await request(sock, 'chat:send', { session_id: sid, message: 'ok now?' });
   await untilEnd(seen, sid, 20_000, ++ends);
   t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+});
+
+t.test('tool-call arguments that are not valid JSON: a tool error the model sees, the run goes on', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  let ran = 0;
+  app.service.tools.register({
+    name: 'Echo',
+    description: 'echo',
+    provider: 'builtin',
+    parameters: { type: 'object', properties: { text: { type: 'string' } } },
+    execute: async (args: any) => {
+      ran++;
+      return `echoed ${args.text}`;
+    },
+  });
+  model.script(
+    { toolCalls: [{ name: 'Echo', args: '{"text": "unterminated' }, { name: 'Echo', args: '[1, 2]' }] },
+    { toolCalls: [{ name: 'Echo', args: { text: 'fixed' } }] },
+    { text: ['all ', 'done'] },
+  );
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'echo please' })).ok, true);
+  await untilEnd(seen, sid);
+  t.notOk(seen.some((e) => e.name === 'system:error'), 'no system:error');
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed', finish_reason: 'stop' } });
+  t.equal(ran, 1, 'only the well-formed call ran');
+  const results = seen.filter((e) => e.payload.patch_type === 'tool_result').map((e) => e.payload.data);
+  t.match(results, [
+    { status: 'error', result: /not a valid JSON object.*"text": "unterminated/s },
+    { status: 'error', result: /must be a JSON object/ },
+    { status: 'done', result: 'echoed fixed' },
+  ]);
+  // The model's next call sees both errors as tool results of its own calls, sent as valid JSON.
+  const second = model.requests[1].messages;
+  const assistant = second.find((m: any) => m.role === 'assistant' && m.tool_calls);
+  t.same(assistant.tool_calls.map((c: any) => c.function.arguments), ['{}', '{}'], 'unparseable arguments are not sent back as arguments');
+  const toolMsgs = second.filter((m: any) => m.role === 'tool');
+  t.equal(toolMsgs.length, 2);
+  t.match(toolMsgs[0].content, /not a valid JSON object/);
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'completed');
 });
 
 t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
