@@ -5,6 +5,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTyp
 import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
 import { RateLimiter } from './rate-limit.js';
+import { installBodyGuards } from './body-guards.js';
 import { installErrorHandler } from './error-handler.js';
 import { type HealthReport, metaRoutes } from './meta-routes.js';
 
@@ -36,6 +37,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
+  installBodyGuards(app);
 
   await app.register(swagger, {
     openapi: {
