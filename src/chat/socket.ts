@@ -1,4 +1,5 @@
-import { AppError } from '../server/errors.js';
+import { MAX_JSON_DEPTH, valueDeeperThan } from '../lib/storable.js';
+import { AppError, Errors } from '../server/errors.js';
 import type { AppSocket, SocketModule } from '../server/gateway.js';
 import type { SessionService } from '../sessions/service.js';
 import type { EventLog } from './events.js';
@@ -44,6 +45,8 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
         const reply = (typeof last === 'function' ? last : () => {}) as Ack;
         const payload = typeof args[0] === 'function' ? undefined : args[0];
         try {
+          // Before JSON.stringify and the schemas, which recurse.
+          if (valueDeeperThan(payload, MAX_JSON_DEPTH)) throw Errors.invalid(['payload'], `nested deeper than ${MAX_JSON_DEPTH} levels`);
           if (payload !== undefined && JSON.stringify(payload).length > deps.maxMessageBytes) {
             throw new AppError(413, 'PAYLOAD_TOO_LARGE', `message over ${deps.maxMessageBytes} bytes`);
           }
@@ -59,7 +62,9 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
       const { session_id, since_seq } = p.data;
       await deps.sessions.getOwned(userId, session_id);
-      deps.subs.remove(socket.id, session_id);
+      // Already subscribed on this socket: it goes on from what this socket was sent (a replay
+      // from an older since_seq would repeat events; one still under way carries on).
+      if (deps.subs.continueAt(socket.id, session_id, since_seq)) return { session_id };
       if (deps.subs.count(socket.id) >= deps.maxSubscriptions) {
         throw new AppError(429, 'RATE_LIMITED', `one connection may subscribe to at most ${deps.maxSubscriptions} sessions; unsubscribe from some first`);
       }

@@ -104,6 +104,17 @@ export class Subscriptions {
     };
   }
 
+  /**
+   * A subscription of this socket to this session goes on from its own position (moved up to
+   * `since`, events the client says it has); false when there is none.
+   */
+  continueAt(socketId: string, sessionId: string, since?: number): boolean {
+    const sub = this.bySession.get(sessionId)?.get(socketId);
+    if (!sub) return false;
+    if (since !== undefined && since > sub.cursor) sub.cursor = since;
+    return true;
+  }
+
   /** How many sessions one socket is subscribed to. */
   count(socketId: string): number {
     return this.bySocket.get(socketId)?.size ?? 0;

@@ -74,6 +74,12 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
     }
     socket.join([keyRoom(socket.data.keyId), userRoom(socket.data.user.id)]);
     for (const m of deps.modules ?? []) m(socket, io);
+    // Every client event sent with an ack gets one (CONTRACT 4): one nobody handles says so.
+    socket.onAny((event: unknown, ...args: unknown[]) => {
+      const ack = args.at(-1);
+      if (typeof ack !== 'function' || socket.listeners(String(event)).length) return;
+      ack({ ok: false, error: { code: 'UNKNOWN_EVENT', message: `unknown event ${JSON.stringify(String(event).slice(0, 100))}` } });
+    });
   });
   return io;
 }
