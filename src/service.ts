@@ -322,6 +322,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const io = createGateway(app.server, {
       config,
       users,
+      logger,
       modules: [chatSocket({
           chat,
           log,
@@ -329,6 +330,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           sessions,
           subs,
           maxMessageBytes: config.limits.socketMessage,
+          maxPendingBytes: config.limits.socketBuffer,
           maxSubscriptions: config.chat.subscriptionsPerSocket,
           conversation,
           compact: async (userId, sessionId) => {

@@ -6,6 +6,16 @@ export type { SessionEvent } from '../infra/event-bus.js';
 
 const MAX_SEEN = 100_000;
 
+const MAX_BATCH_CHARS = 1 << 20;
+
+/** The text a patch carries (a delta, a tool result): what makes an event large. */
+function textOf(data: Record<string, unknown>): number {
+  const d = data.data;
+  let n = 0;
+  if (d && typeof d === 'object') for (const v of Object.values(d)) if (typeof v === 'string') n += v.length;
+  return n;
+}
+
 /**
  * Seqs reserved at a time (sessions.last_seq, durably, before any of them is sent). After a crash
  * the next run continues above the reservation, so a seq a client may have seen is never given to
@@ -47,6 +57,7 @@ interface Counter {
 export class EventLog {
   private seqs = new Map<string, Counter>();
   private pending: SessionEvent[] = [];
+  private pendingChars = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private purgeTimer: NodeJS.Timeout;
@@ -117,7 +128,9 @@ export class EventLog {
     const ev: SessionEvent = { name, payload: { session_id: sessionId, seq, ...data } };
     if (c.lost) return ev;
     this.pending.push(ev);
-    if (this.pending.length >= (this.opts.maxBatch ?? 500)) void this.flush();
+    this.pendingChars += textOf(data);
+    // A batch is one JSON text built at once: bounded in events and in text, so no flush stalls.
+    if (this.pending.length >= (this.opts.maxBatch ?? 500) || this.pendingChars >= MAX_BATCH_CHARS) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
     if (seq > c.reserved - SEQ_BLOCK / 2) this.reserveAhead(sessionId, c);
     if (opts.publish === false) return ev;
@@ -176,6 +189,7 @@ export class EventLog {
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
+    this.pendingChars = 0;
     this.flushing = this.flushing.then(async () => {
       if (!batch.length) return;
       try {
@@ -194,7 +208,7 @@ export class EventLog {
    * in a crash between their send and their write, or never written. Every page is checked whole,
    * and the end against the last seq the session may have sent.
    */
-  async replay(sessionId: string, since: number, onPage: (events: SessionEvent[]) => void, pageSize = 1000): Promise<'ok' | 'hole'> {
+  async replay(sessionId: string, since: number, onPage: (events: SessionEvent[]) => void | Promise<void>, pageSize = 1000): Promise<'ok' | 'hole'> {
     // What this process has given out by now is stored once the flush below is done; of it, only
     // what is reserved may be sent (the rest goes out live once it is).
     const c = this.seqs.get(sessionId);
@@ -212,11 +226,11 @@ export class EventLog {
       }
       if (events.some((e, i) => e.payload.seq !== cursor + 1 + i)) return 'hole';
       if (events.length && events[events.length - 1].payload.seq > sendable) {
-        onPage(events.filter((e) => e.payload.seq <= sendable));
+        await onPage(events.filter((e) => e.payload.seq <= sendable));
         return 'ok';
       }
       if (events.length) {
-        onPage(events);
+        await onPage(events);
         cursor = events[events.length - 1].payload.seq;
       }
       if (events.length < pageSize) break;

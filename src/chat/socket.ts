@@ -2,7 +2,8 @@ import { MAX_JSON_DEPTH, valueDeeperThan } from '../lib/storable.js';
 import { AppError, Errors } from '../server/errors.js';
 import type { AppSocket, SocketModule } from '../server/gateway.js';
 import type { SessionService } from '../sessions/service.js';
-import type { EventLog } from './events.js';
+import { drained, pendingBytes } from '../server/socket-budget.js';
+import type { EventLog, SessionEvent } from './events.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { ChatService } from './chat-service.js';
 import { issues, SessionRef, Subscribe } from './send-schema.js';
@@ -29,6 +30,8 @@ export interface ChatSocketDeps {
   sessions: SessionService;
   subs: Subscriptions;
   maxMessageBytes: number;
+  /** AGENTSVC_SOCKET_BUFFER_BYTES: what a socket may have pending. */
+  maxPendingBytes: number;
   conversation: Conversation;
   /** chat:compact: starts a compaction (its events follow on the session's stream). */
   compact: (userId: string, sessionId: string) => Promise<{ compaction_id: null; reason: string } | { started: true }>;
@@ -74,7 +77,15 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
           // Live only: deliver every event after the current position.
           sub.setCursor(await deps.log.latest(session_id));
         } else {
-          if ((await deps.log.replay(session_id, since_seq, sub.replay)) === 'hole') {
+          // At the pace the socket takes them: a replay sent at once would run a slow client into
+          // its buffer budget, and it would reconnect and replay again, forever.
+          const page = async (events: SessionEvent[]) => {
+            for (const ev of events) {
+              sub.replay([ev]);
+              if (pendingBytes(socket) > deps.maxPendingBytes / 2) await drained(socket, deps.maxPendingBytes / 4);
+            }
+          };
+          if ((await deps.log.replay(session_id, since_seq, page)) === 'hole') {
             const seq = await deps.log.latest(session_id);
             socket.emit('session:resync', { session_id, seq, turns: await deps.conversation.turns(session_id) });
             sub.setCursor(seq);
