@@ -1,6 +1,7 @@
 import type { EventBus, SessionEvent } from '../infra/event-bus.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { EventStore } from './event-store.js';
+import { EveryMinute } from './run-failure.js';
 
 export type { SessionEvent } from '../infra/event-bus.js';
 
@@ -68,12 +69,14 @@ export class EventLog {
    */
   private seen = new Map<string, number>();
   private offBus: () => void;
+  private readonly dropped: EveryMinute;
 
   constructor(
     private readonly store: EventStore,
     readonly bus: EventBus,
     private readonly opts: { ttlHours: number; flushMs?: number; maxBatch?: number; logger?: Logger },
   ) {
+    this.dropped = new EveryMinute(opts.logger, 'events could not be stored');
     this.purgeTimer = setInterval(() => void this.purge().catch(() => {}), 3600_000);
     this.purgeTimer.unref();
     this.offBus = bus.subscribe((ev) => {
@@ -242,10 +245,13 @@ export class EventLog {
     return cursor < sent ? 'hole' : 'ok';
   }
 
-  /** An event that could not be written: expected when its session was deleted (FK), else logged. */
+  /**
+   * An event that could not be written: expected when its session was deleted (FK), else logged,
+   * once a minute (a full disk fails every write). Replay finds the hole and answers a resync.
+   */
   private onDropped(ev: SessionEvent, e: unknown) {
     if ((e as { code?: string }).code === '23503') return;
-    this.opts.logger?.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq }, 'an event could not be stored');
+    this.dropped.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq });
   }
 
   async purge() {

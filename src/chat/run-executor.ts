@@ -5,7 +5,7 @@ import { Errors } from '../server/errors.js';
 import type { EventLog, SeqStart, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
 import { closeTurn } from './loop.js';
-import { ModelError } from './model.js';
+import { describeFailure, EveryMinute } from './run-failure.js';
 import { RunState, TurnJournal } from './run-state.js';
 import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
@@ -52,8 +52,11 @@ export class RunExecutor {
   private heartbeat: NodeJS.Timeout | null = null;
   private offSignal: (() => void) | null = null;
   private closed = false;
+  private readonly storageFull: EveryMinute;
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  constructor(private readonly deps: ExecutorDeps) {
+    this.storageFull = new EveryMinute(deps.logger, 'runs fail: storage is full');
+  }
 
   async start() {
     await this.deps.store.register(this.instanceId);
@@ -176,10 +179,11 @@ export class RunExecutor {
   private async failed(state: RunState, e: unknown): Promise<RunEnd> {
     const interrupted = state.signal.aborted;
     if (!interrupted) {
-      const code = e instanceof ModelError ? e.code : (e as { code?: string }).code === 'RUNNER_UNAVAILABLE' ? 'RUNNER_UNAVAILABLE' : 'RUN_FAILED';
-      if (code === 'RUN_FAILED') this.deps.logger.error({ ...errField(e), session_id: state.sessionId }, 'run failed with an unexpected error');
+      const { code, message, internal } = describeFailure(e);
+      if (internal) this.deps.logger.error({ ...errField(e), session_id: state.sessionId }, 'run failed with an unexpected error');
+      if (code === 'INSUFFICIENT_STORAGE') this.storageFull.error({ ...errField(e), session_id: state.sessionId });
       try {
-        state.emit('system:error', { code, message: (e as Error)?.message ?? String(e) });
+        state.emit('system:error', { code, message });
       } catch (err) {
         this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not send system:error');
       }

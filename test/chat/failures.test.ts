@@ -83,6 +83,40 @@ t.test('tool-call arguments that are not valid JSON: a tool error the model sees
   t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'completed');
 });
 
+t.test('storage full mid-run: the run fails cleanly, system:error says so in plain words, turns closed', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  const turns = app.service.turns;
+  const update = turns.update.bind(turns);
+  let fail: Error | null = null;
+  turns.update = async (turn) => {
+    const e = fail;
+    fail = null;
+    if (e && turn.role === 'assistant') throw e;
+    return update(turn);
+  };
+  let ends = 0;
+  for (const [what, err, code] of [
+    // As PostgreSQL reports a full disk: its message names files; it must not reach clients.
+    ['disk full', Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' }), 'INSUFFICIENT_STORAGE'],
+    ['internal', new Error('insert into turns (id, session_id) values ($1, $2) - relation "turns" is broken'), 'RUN_FAILED'],
+  ] as const) {
+    fail = err;
+    model.script({ text: ['will ', 'not be stored'] });
+    t.equal((await request(sock, 'chat:send', { session_id: sid, message: what })).ok, true);
+    await untilEnd(seen, sid, 20_000, ++ends);
+    const error = seen.filter((e) => e.name === 'system:error').at(-1)!.payload;
+    t.equal(error.code, code, `${what}: code`);
+    t.notMatch(error.message, /base\/|insert|relation|\$1/, `${what}: no internals in "${error.message}"`);
+    t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'failed', finish_reason: 'error' } });
+    const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+    t.same(msgs.filter((m: any) => m.status === 'streaming'), [], `${what}: no turn left streaming`);
+  }
+  model.script({ text: ['space is back'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'again' })).ok, true);
+  await untilEnd(seen, sid, 20_000, ++ends);
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+});
+
 t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
   const { app, model } = await buildWithModel(t);
   let started!: () => void;
