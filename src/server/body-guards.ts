@@ -16,9 +16,12 @@ export const BODY_IDLE_MS = 8000;
  *   walk (a schema, storable(), JSON.stringify) ever meets one.
  */
 export function installBodyGuards(app: FastifyInstance) {
-  app.addHook('preParsing', async (req, _reply, payload) => {
+  app.addHook('preParsing', async (req, reply, payload) => {
     if (String(req.headers['content-type'] ?? '').startsWith('multipart/')) return payload;
-    return idleLimited(payload, BODY_IDLE_MS);
+    const guarded = idleLimited(payload, BODY_IDLE_MS);
+    // Answered without reading the body (413 on its declared length, an error): nothing to wait for.
+    reply.raw.once('close', () => guarded.destroy());
+    return guarded;
   });
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -40,6 +43,8 @@ function idleLimited(payload: Readable, ms: number): Readable {
   payload.on('data', () => timer.refresh());
   for (const ev of ['end', 'error', 'close']) payload.once(ev, () => clearTimeout(timer));
   out.once('close', () => clearTimeout(timer));
+  // Whoever reads the body hears its errors; when nobody does any more, they are nobody's concern.
+  out.on('error', () => {});
   payload.once('error', (e) => out.destroy(e));
   return payload.pipe(out);
 }
