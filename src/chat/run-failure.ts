@@ -1,14 +1,6 @@
 import type { Logger } from '../lib/logger.js';
-import { AppError } from '../server/errors.js';
+import { AppError, isStorageFull } from '../server/errors.js';
 import { ModelError } from './model.js';
-
-/** PostgreSQL's insufficient_resources class (disk_full, out_of_memory) and the file system's own. */
-const STORAGE_CODES = new Set(['53000', '53100', '53200', 'ENOSPC', 'EDQUOT']);
-
-export function isStorageFull(e: unknown): boolean {
-  const err = e as { code?: unknown; message?: unknown };
-  return STORAGE_CODES.has(String(err?.code)) || /no space left on device|could not extend file/i.test(String(err?.message ?? ''));
-}
 
 /**
  * What a failed run tells its clients in system:error: a stable code and a plain message. Model and

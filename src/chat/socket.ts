@@ -1,5 +1,5 @@
 import { MAX_JSON_DEPTH, valueDeeperThan } from '../lib/storable.js';
-import { AppError, Errors } from '../server/errors.js';
+import { AppError, Errors, isStorageFull } from '../server/errors.js';
 import type { AppSocket, SocketModule } from '../server/gateway.js';
 import type { SessionService } from '../sessions/service.js';
 import { drained, pendingBytes } from '../server/socket-budget.js';
@@ -13,6 +13,7 @@ import type { Conversation } from './conversation.js';
 type Ack = (r: unknown) => void;
 
 function fail(e: unknown): { ok: false; error: { code: string; message: string } } {
+  if (isStorageFull(e)) e = Errors.storageFull();
   if (e instanceof AppError) return { ok: false, error: { code: e.code, message: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail) } };
   return { ok: false, error: { code: 'INTERNAL', message: 'internal error' } };
 }

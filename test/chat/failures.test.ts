@@ -115,6 +115,27 @@ t.test('storage full mid-run: the run fails cleanly, system:error says so in pla
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'again' })).ok, true);
   await untilEnd(seen, sid, 20_000, ++ends);
   t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+
+  // REST writes and chat:send acks while the disk is full: 507 / INSUFFICIENT_STORAGE, nothing changed.
+  const full = () => Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' });
+  const db = app.service.db;
+  const sql = db.sql.bind(db);
+  db.sql = (async (q: string, p?: unknown[]) => {
+    if (/^\s*insert into payload_annotations/i.test(q)) throw full();
+    return sql(q, p);
+  }) as typeof db.sql;
+  const entry = (await (await app.api(`/api/sessions/${sid}/messages`)).json())[0].id;
+  const res = await app.api(`/api/payloads/${entry}/annotations`, { method: 'POST', json: { label: 'x' } });
+  t.equal(res.status, 507);
+  t.same(await res.json(), { code: 'INSUFFICIENT_STORAGE', detail: 'storage is full: nothing was changed; retry once space is freed' });
+  t.same((await (await app.api(`/api/payloads/${entry}/annotations`)).json()).items, [], 'nothing stored');
+  db.sql = sql;
+  const insert = turns.insert.bind(turns);
+  turns.insert = async () => {
+    throw full();
+  };
+  t.match(await request(sock, 'chat:send', { session_id: sid, message: 'full' }), { ok: false, error: { code: 'INSUFFICIENT_STORAGE' } });
+  turns.insert = insert;
 });
 
 t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
