@@ -270,7 +270,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.unshift(() => scheduled.close());
     const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
     closers.unshift(() => teams.close());
-    const subs = new Subscriptions(log.bus, (sessionId, after, limit) => events.page(sessionId, after, limit));
+    const subs = new Subscriptions(
+      log.bus,
+      (sessionId, after, limit) => events.page(sessionId, after, limit),
+      (sessionId) => conversation.turns(sessionId),
+    );
     const admin = await bootstrapAdmin(config.home, users);
     const logFile = opts.logFile ?? join(config.home, 'logs', 'agentsvc.log');
     const logStream = logFile ? openLogStream(logFile, config.logMaxBytes) : null;
@@ -329,6 +333,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const io = createGateway(app.server, {
       config,
       users,
+      logger,
       modules: [chatSocket({
           chat,
           log,
@@ -336,6 +341,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           sessions,
           subs,
           maxMessageBytes: config.limits.socketMessage,
+          maxPendingBytes: config.limits.socketBuffer,
           maxSubscriptions: config.chat.subscriptionsPerSocket,
           conversation,
           compact: async (userId, sessionId) => {

@@ -42,6 +42,15 @@ export class EventStore {
     return r.m;
   }
 
+  /**
+   * The last seq a session at rest has sent (sessions.last_seq, recorded by its run's end); 0 while
+   * a run holds it (then it is that run's reservation, not a position).
+   */
+  async restingLastSeq(sessionId: string): Promise<number> {
+    const [r] = await this.db.sql<{ m: number }>(`select case when status = 'running' then 0 else last_seq end as m from sessions where id = ?`, [sessionId]);
+    return r?.m ?? 0;
+  }
+
   /** The stored patches of one turn, in order (to rebuild a turn whose run died while it streamed). */
   async turnPatches(sessionId: string, turnId: string): Promise<{ patch_type: string; data: unknown }[]> {
     const rows = await this.db.sql<{ payload: { patch_type: string; data: unknown } }>(

@@ -1,20 +1,64 @@
 import type { EventBus, SessionEvent } from '../infra/event-bus.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { EventStore } from './event-store.js';
+import { EveryMinute } from './run-failure.js';
 
 export type { SessionEvent } from '../infra/event-bus.js';
 
 const MAX_SEEN = 100_000;
 
+const MAX_BATCH_CHARS = 1 << 20;
+
+/** The text a patch carries (a delta, a tool result): what makes an event large. */
+function textOf(data: Record<string, unknown>): number {
+  const d = data.data;
+  let n = 0;
+  if (d && typeof d === 'object') for (const v of Object.values(d)) if (typeof v === 'string') n += v.length;
+  return n;
+}
+
+/**
+ * Seqs reserved at a time (sessions.last_seq, durably, before any of them is sent). After a crash
+ * the next run continues above the reservation, so a seq a client may have seen is never given to
+ * another event; the cost is a hole of at most this many seqs in a crashed run's stream.
+ */
+export const SEQ_BLOCK = 1000;
+
+/**
+ * Where a session's seqs start and how they are reserved: `last` is the last seq given (or
+ * possibly sent) before; seqs up to `reserved` are durably reserved; `extend(upTo)` raises the
+ * reservation and answers false when this process no longer owns the run.
+ */
+export interface SeqStart {
+  last: number;
+  reserved: number;
+  extend: (upTo: number) => Promise<boolean>;
+}
+
+interface Counter {
+  seq: number;
+  reserved: number;
+  extend?: SeqStart['extend'];
+  /** The reservation being written, if any. */
+  extending: Promise<void> | null;
+  /** Events given a seq above `reserved`: sent once the reservation holds them. */
+  held: SessionEvent[];
+  /** Another process took the run over: nothing more of it is stored or sent. */
+  lost: boolean;
+}
+
 /**
  * Session events: every event gets the session's next `seq`, is published at once to live
  * subscribers, and is written to session_events in batches (one multi-row insert per flush), so a
- * streaming run costs one INSERT per ~20 ms rather than one per text delta. Replay first flushes,
- * so nothing published is missing from the log it reads.
+ * streaming run costs one INSERT per ~20 ms rather than one per text delta. Publishing before
+ * storing is safe because seqs are reserved durably ahead, in blocks (SEQ_BLOCK): an event is
+ * published only under the reservation, so a restart never reuses a seq a client may have seen.
+ * Replay first flushes, so nothing published is missing from the log it reads.
  */
 export class EventLog {
-  private seqs = new Map<string, number>();
+  private seqs = new Map<string, Counter>();
   private pending: SessionEvent[] = [];
+  private pendingChars = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private purgeTimer: NodeJS.Timeout;
@@ -25,12 +69,14 @@ export class EventLog {
    */
   private seen = new Map<string, number>();
   private offBus: () => void;
+  private readonly dropped: EveryMinute;
 
   constructor(
     private readonly store: EventStore,
     readonly bus: EventBus,
     private readonly opts: { ttlHours: number; flushMs?: number; maxBatch?: number; logger?: Logger },
   ) {
+    this.dropped = new EveryMinute(opts.logger, 'events could not be stored');
     this.purgeTimer = setInterval(() => void this.purge().catch(() => {}), 3600_000);
     this.purgeTimer.unref();
     this.offBus = bus.subscribe((ev) => {
@@ -43,15 +89,17 @@ export class EventLog {
   }
 
   /**
-   * Load the session's last seq; required before emitting for a session this process did not start.
-   * `stored`: the highest stored seq when the caller has just read it (the run claim does), else read here.
+   * Open the session's counter; required before emitting for a session. `start`: where its seqs
+   * start and how they are reserved (the run claim reserves its first block in the same statement).
+   * Without it the counter starts after the highest stored seq and reserves nothing.
    */
-  async open(sessionId: string, stored?: number): Promise<number> {
+  async open(sessionId: string, start?: SeqStart): Promise<number> {
     const known = this.seqs.get(sessionId);
-    if (known !== undefined) return known;
-    const last = stored ?? (await this.store.maxSeq(sessionId));
-    const seq = Math.max(last, this.seqs.get(sessionId) ?? 0, this.seen.get(sessionId) ?? 0);
-    this.seqs.set(sessionId, seq);
+    if (known !== undefined) return known.seq;
+    const last = start?.last ?? (await this.store.maxSeq(sessionId));
+    const seq = Math.max(last, this.seqs.get(sessionId)?.seq ?? 0, this.seen.get(sessionId) ?? 0);
+    const reserved = start ? start.reserved : Number.POSITIVE_INFINITY;
+    this.seqs.set(sessionId, { seq, reserved, extend: start?.extend, extending: null, held: [], lost: false });
     return seq;
   }
 
@@ -61,33 +109,82 @@ export class EventLog {
   }
 
   current(sessionId: string): number | undefined {
-    return this.seqs.get(sessionId);
+    return this.seqs.get(sessionId)?.seq;
   }
 
   /** The session's last seq: the live counter when this process runs it, else the stored maximum. */
   async latest(sessionId: string): Promise<number> {
     const live = this.seqs.get(sessionId);
-    if (live !== undefined) return live;
+    if (live !== undefined) return live.seq;
     await this.flush();
-    return Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId) ?? 0);
+    return Math.max(await this.store.maxSeq(sessionId), this.seqs.get(sessionId)?.seq ?? 0);
   }
 
-  /** `publish: false` stores the event without sending it: the caller publishes it later (`publish`). */
+  /**
+   * `publish: false` stores the event without sending it: the caller makes its seq durable (the
+   * run's release records it) and publishes it later (`publish`).
+   */
   emit(sessionId: string, name: string, data: Record<string, unknown> = {}, opts: { publish?: boolean } = {}): SessionEvent {
-    const last = this.seqs.get(sessionId);
-    if (last === undefined) throw new Error(`event log not opened for ${sessionId}`);
-    const seq = last + 1;
-    this.seqs.set(sessionId, seq);
+    const c = this.seqs.get(sessionId);
+    if (c === undefined) throw new Error(`event log not opened for ${sessionId}`);
+    const seq = ++c.seq;
     const ev: SessionEvent = { name, payload: { session_id: sessionId, seq, ...data } };
+    if (c.lost) return ev;
     this.pending.push(ev);
-    if (this.pending.length >= (this.opts.maxBatch ?? 500)) void this.flush();
+    this.pendingChars += textOf(data);
+    // A batch is one JSON text built at once: bounded in events and in text, so no flush stalls.
+    if (this.pending.length >= (this.opts.maxBatch ?? 500) || this.pendingChars >= MAX_BATCH_CHARS) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
-    if (opts.publish !== false) this.bus.publish(ev);
+    if (seq > c.reserved - SEQ_BLOCK / 2) this.reserveAhead(sessionId, c);
+    if (opts.publish === false) return ev;
+    if (seq > c.reserved || c.held.length) c.held.push(ev);
+    else this.bus.publish(ev);
     return ev;
   }
 
+  /** Send an event emitted with `publish: false`, once its seq is durable (after what it waited behind). */
   publish(ev: SessionEvent) {
+    const c = this.seqs.get(ev.payload.session_id);
+    if (c?.lost) return;
+    if (c) this.sendHeld(c, ev.payload.seq);
     this.bus.publish(ev);
+  }
+
+  private sendHeld(c: Counter, upTo: number) {
+    let n = 0;
+    while (n < c.held.length && c.held[n].payload.seq <= upTo) this.bus.publish(c.held[n++]);
+    if (n) c.held.splice(0, n);
+  }
+
+  /** Settles when no reservation of the session is being written (before its run records its end). */
+  async reserving(sessionId: string): Promise<void> {
+    await this.seqs.get(sessionId)?.extending;
+  }
+
+  /** Raise the session's reservation by a block, in the background; held events go out once it holds. */
+  private reserveAhead(sessionId: string, c: Counter) {
+    if (c.extending || !c.extend || c.lost) return;
+    const upTo = c.seq + SEQ_BLOCK;
+    c.extending = c.extend(upTo).then(
+      (owned) => {
+        c.extending = null;
+        if (!owned) {
+          c.lost = true;
+          c.held = [];
+          this.opts.logger?.warn({ session_id: sessionId }, 'another process took this run over; its further events are dropped');
+          return;
+        }
+        c.reserved = Math.max(c.reserved, upTo);
+        this.sendHeld(c, c.reserved);
+        if (c.seq > c.reserved - SEQ_BLOCK / 2 && this.seqs.get(sessionId) === c) this.reserveAhead(sessionId, c);
+      },
+      (e) => {
+        c.extending = null;
+        this.opts.logger?.error({ ...errField(e), session_id: sessionId }, 'could not reserve seqs; retrying');
+        // Held events wait for the reservation: try again while the run is still here.
+        setTimeout(() => this.seqs.get(sessionId) === c && this.reserveAhead(sessionId, c), 500).unref();
+      },
+    );
   }
 
   flush(): Promise<void> {
@@ -95,6 +192,7 @@ export class EventLog {
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
+    this.pendingChars = 0;
     this.flushing = this.flushing.then(async () => {
       if (!batch.length) return;
       try {
@@ -109,9 +207,16 @@ export class EventLog {
 
   /**
    * Hand `onPage` the events with seq > since, in order, a page at a time (a long session is never
-   * loaded whole); 'too_old' (and no page) when some of them have been purged.
+   * loaded whole); 'hole' (and no further page) as soon as some of them are not stored: purged, lost
+   * in a crash between their send and their write, or never written. Every page is checked whole,
+   * and the end against the last seq the session may have sent.
    */
-  async replay(sessionId: string, since: number, onPage: (events: SessionEvent[]) => void, pageSize = 1000): Promise<'ok' | 'too_old'> {
+  async replay(sessionId: string, since: number, onPage: (events: SessionEvent[]) => void | Promise<void>, pageSize = 1000): Promise<'ok' | 'hole'> {
+    // What this process has given out by now is stored once the flush below is done; of it, only
+    // what is reserved may be sent (the rest goes out live once it is).
+    const c = this.seqs.get(sessionId);
+    const given = c?.seq;
+    const sendable = c?.reserved ?? Number.POSITIVE_INFINITY;
     await this.flush();
     let cursor = since;
     for (;;) {
@@ -120,21 +225,33 @@ export class EventLog {
         // Events after `since` were stored between the two reads (a flush after the one above, of
         // events emitted once the subscription held live ones): read again, now they are there.
         events = await this.store.page(sessionId, cursor, pageSize);
-        if (!events.length) return 'too_old';
+        if (!events.length) return 'hole';
       }
-      // Only stored events say some were purged: a first one past since + 1.
-      if (cursor === since && events.length && events[0].payload.seq !== since + 1) return 'too_old';
-      if (!events.length) return 'ok';
-      onPage(events);
-      cursor = events[events.length - 1].payload.seq;
-      if (events.length < pageSize) return 'ok';
+      if (events.some((e, i) => e.payload.seq !== cursor + 1 + i)) return 'hole';
+      if (events.length && events[events.length - 1].payload.seq > sendable) {
+        await onPage(events.filter((e) => e.payload.seq <= sendable));
+        return 'ok';
+      }
+      if (events.length) {
+        await onPage(events);
+        cursor = events[events.length - 1].payload.seq;
+      }
+      if (events.length < pageSize) break;
     }
+    // Past the stored ones: this process's run gave out more (their write failed), or a run that
+    // has ended recorded a higher last seq than was stored. A run of another node is not known
+    // here: its events still on their way to the log are the subscription's to wait for.
+    const sent = given ?? (await this.store.restingLastSeq(sessionId));
+    return cursor < sent ? 'hole' : 'ok';
   }
 
-  /** An event that could not be written: expected when its session was deleted (FK), else logged. */
+  /**
+   * An event that could not be written: expected when its session was deleted (FK), else logged,
+   * once a minute (a full disk fails every write). Replay finds the hole and answers a resync.
+   */
   private onDropped(ev: SessionEvent, e: unknown) {
     if ((e as { code?: string }).code === '23503') return;
-    this.opts.logger?.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq }, 'an event could not be stored');
+    this.dropped.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq });
   }
 
   async purge() {

@@ -3,7 +3,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import { newId } from '../lib/ids.js';
 import type { SessionWorkspace } from '../tools/types.js';
 import { assistantMessages } from './history.js';
-import { ModelError, type ModelMessage, type ModelPort } from './model.js';
+import type { ModelMessage, ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
 import { isOpen, type ToolCall, type Turn } from './turns.js';
 import { executeTool } from './tool-exec.js';
@@ -126,7 +126,6 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
   if (!pending.length) return false;
   await deps.beforeTools?.();
   const calls: { call: ToolCall; args: unknown }[] = [];
-  let badJson: string | null = null;
   for (const p of pending) {
     let args: unknown = {};
     let error: string | null = null;
@@ -134,14 +133,16 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
       args = p.args.trim() ? JSON.parse(p.args) : {};
       if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error('arguments must be a JSON object');
     } catch (e) {
-      error = `invalid tool-call arguments from the model for ${p.name}: ${(e as Error).message}`;
-      badJson ??= error;
+      // A tool error the model sees and can fix (CONTRACT 3, 6), never a failed run.
+      error = badArguments(p.name, p.args, (e as Error).message);
     }
     const id = newId('tc');
     // A well-formed question pauses the loop; a malformed one gets the schema error like any tool.
     const offered = spec.tools.find((t) => t.name === p.name);
     const question = !error && !!offered?.pauses && !deps.registry.validate(offered, args);
-    let shownArgs = p.args || '{}';
+    // What cannot be parsed is not stored as the call's arguments: the turn list stays valid for
+    // any model it is sent to (the error result quotes it).
+    let shownArgs = error ? '{}' : p.args || '{}';
     if (question && spec.loopId !== 'root') {
       // The client needs to know the question comes from a sub-agent (SPEC.md: source_loop).
       args = { ...(args as object), source_loop: { loop_id: spec.loopId, parent_fork_tool_call_id: spec.parentCallId, depth: spec.depth } };
@@ -155,8 +156,6 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     if (error) run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: id, result: error, status: 'error', duration_ms: 0 } });
     else calls.push({ call, args });
   }
-  // A model that emits unparseable tool calls is a model failure (the stored list stays valid: each call has its result).
-  if (badJson) throw new ModelError('MODEL_BAD_TOOL_CALL', badJson);
 
   const runnable = calls.filter((c) => c.call.status === 'pending');
   // Sub-agents and read-only tools run side by side; anything else runs in the model's order.
@@ -172,6 +171,11 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
   }
   // A sub-agent that asked a question leaves its fork call pending; the turn pauses with it.
   return subPaused || turn.tool_calls.some((c) => c.status === 'awaiting_answer');
+}
+
+function badArguments(tool: string, raw: string, why: string): string {
+  const quoted = raw.length > 2000 ? `${raw.slice(0, 2000)}... (${raw.length} characters)` : raw;
+  return `Error: the arguments of this ${tool} call are not a valid JSON object (${why}), so it did not run. They were: ${quoted}\nCall ${tool} again with a JSON object that matches its schema.`;
 }
 
 async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {

@@ -44,7 +44,7 @@ export interface ModelRequest {
 /** A model failure: reported as system:error with this code, and the run fails. */
 export class ModelError extends Error {
   constructor(
-    readonly code: 'MODEL_ERROR' | 'MODEL_TIMEOUT' | 'MODEL_STREAM_BROKEN' | 'MODEL_BAD_TOOL_CALL' | 'OUTPUT_SCHEMA_INVALID',
+    readonly code: 'MODEL_ERROR' | 'MODEL_TIMEOUT' | 'MODEL_STREAM_BROKEN' | 'OUTPUT_SCHEMA_INVALID',
     message: string,
   ) {
     super(message);

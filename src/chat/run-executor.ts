@@ -2,10 +2,10 @@ import type { Config } from '../config/index.js';
 import { randomToken } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
 import { Errors } from '../server/errors.js';
-import type { EventLog, SessionEvent } from './events.js';
+import type { EventLog, SeqStart, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
 import { closeTurn } from './loop.js';
-import { ModelError } from './model.js';
+import { describeFailure, EveryMinute } from './run-failure.js';
 import { RunState, TurnJournal } from './run-state.js';
 import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
@@ -52,12 +52,17 @@ export class RunExecutor {
   private heartbeat: NodeJS.Timeout | null = null;
   private offSignal: (() => void) | null = null;
   private closed = false;
+  private readonly storageFull: EveryMinute;
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  constructor(private readonly deps: ExecutorDeps) {
+    this.storageFull = new EveryMinute(deps.logger, 'runs fail: storage is full');
+  }
 
   async start() {
     await this.deps.store.register(this.instanceId);
-    await this.recover();
+    // One node (no REDIS_URL): every run left running belongs to a predecessor that is gone, so it
+    // is closed now, before the service listens (CONTRACT 5). Several nodes: leases decide.
+    await this.recover(!this.deps.config.redisUrl);
     // chat:stop received by another node for a run this node owns.
     this.offSignal = this.deps.log.bus.onSignal((sig) => {
       if (sig.name !== 'stop') return;
@@ -72,6 +77,11 @@ export class RunExecutor {
         .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
     }, LEASE_RENEW_MS);
     this.heartbeat.unref();
+  }
+
+  /** Where a run's seqs start, and how the log raises the run's reservation as it goes. */
+  private seqStart(sessionId: string, owner: string, at: { last_seq: number; seq_reserved: number }): SeqStart {
+    return { last: at.last_seq, reserved: at.seq_reserved, extend: (upTo) => this.deps.store.reserveSeqs(sessionId, owner, upTo) };
   }
 
   private journal(sessionId: string) {
@@ -122,8 +132,9 @@ export class RunExecutor {
       try {
         const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser);
         try {
-          // The claim read the session's last stored seq and next turn sequence: no round trip more.
-          await this.deps.log.open(sessionId, claimed.last_seq);
+          // The claim read the session's last seq, reserved the first block and read the next turn
+          // sequence: no round trip more.
+          await this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
           const abort = new AbortController();
           const model = claimed.model ?? this.deps.config.model.default;
           const sequence = claimed.next_sequence;
@@ -134,8 +145,9 @@ export class RunExecutor {
           return { state, claimed, entry, settle };
         } catch (e) {
           // The claim is ours and nothing ran yet: give the session back as it was left, failed.
+          const last = this.deps.log.current(sessionId) ?? claimed.last_seq;
           this.deps.log.release(sessionId);
-          await this.deps.store.release(sessionId, this.instanceId, 'failed').catch(() => {});
+          await this.deps.store.release(sessionId, this.instanceId, 'failed', last).catch(() => {});
           throw e;
         }
       } finally {
@@ -167,10 +179,11 @@ export class RunExecutor {
   private async failed(state: RunState, e: unknown): Promise<RunEnd> {
     const interrupted = state.signal.aborted;
     if (!interrupted) {
-      const code = e instanceof ModelError ? e.code : (e as { code?: string }).code === 'RUNNER_UNAVAILABLE' ? 'RUNNER_UNAVAILABLE' : 'RUN_FAILED';
-      if (code === 'RUN_FAILED') this.deps.logger.error({ ...errField(e), session_id: state.sessionId }, 'run failed with an unexpected error');
+      const { code, message, internal } = describeFailure(e);
+      if (internal) this.deps.logger.error({ ...errField(e), session_id: state.sessionId }, 'run failed with an unexpected error');
+      if (code === 'INSUFFICIENT_STORAGE') this.storageFull.error({ ...errField(e), session_id: state.sessionId });
       try {
-        state.emit('system:error', { code, message: (e as Error)?.message ?? String(e) });
+        state.emit('system:error', { code, message });
       } catch (err) {
         this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not send system:error');
       }
@@ -201,8 +214,10 @@ export class RunExecutor {
         this.deps.logger.error({ ...errField(e), ...ctx }, 'could not send chat:end');
       }
       await this.deps.log.flush().catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not write events'));
+      // A reservation written after the release would leave the session's last seq a block high.
+      await this.deps.log.reserving(state.sessionId);
       await this.deps.store
-        .release(state.sessionId, this.instanceId, end.sessionStatus)
+        .release(state.sessionId, this.instanceId, end.sessionStatus, this.deps.log.current(state.sessionId) ?? null)
         .catch((e) => this.deps.logger.error({ ...errField(e), ...ctx }, 'could not release a session'));
       if (ev) this.deps.log.publish(ev);
       if (this.active.get(state.sessionId) === entry) this.active.delete(state.sessionId);
@@ -243,9 +258,9 @@ export class RunExecutor {
    * the streaming turn is rebuilt from its stored patches, its unfinished tool calls are
    * cancelled, it ends `interrupted`, and chat:end goes out, so no session stays `running`.
    */
-  async recover(): Promise<string[]> {
+  async recover(othersDead = false): Promise<string[]> {
     const mine = [...this.active.keys(), ...this.claiming];
-    const orphans = await this.deps.store.orphans(this.instanceId, mine);
+    const orphans = await this.deps.store.orphans(this.instanceId, mine, othersDead);
     const recovered: string[] = [];
     for (const o of orphans) {
       const done = await this.exclusive(o.id, () => this.closeOrphan(o)).catch((e) => {
@@ -261,8 +276,9 @@ export class RunExecutor {
   private async closeOrphan(o: OrphanRow): Promise<boolean> {
     if (this.active.has(o.id) || this.claiming.has(o.id)) return false;
     const marker = `recovering:${o.run_owner ?? 'none'}:${this.instanceId}:${Date.now()}`;
-    if (!(await this.deps.store.takeOver(o, marker))) return false;
-    await this.deps.log.open(o.id);
+    const taken = await this.deps.store.takeOver(o, marker);
+    if (!taken) return false;
+    await this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
     try {
       const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0 };
       const state = new RunState(id, this.deps.config, this.journal(o.id));
@@ -277,7 +293,8 @@ export class RunExecutor {
       // As a run's own end: stored, released, then published.
       const ev = this.deps.log.emit(o.id, 'chat:end', { status: 'interrupted', result: null, finish_reason: 'interrupted' }, { publish: false });
       await this.deps.log.flush();
-      await this.deps.store.release(o.id, marker, 'interrupted');
+      await this.deps.log.reserving(o.id);
+      await this.deps.store.release(o.id, marker, 'interrupted', ev.payload.seq);
       this.deps.log.publish(ev);
     } finally {
       this.deps.log.release(o.id);

@@ -4,6 +4,23 @@ import type { EventLog } from './events.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, COMPACTION_FIELDS, type Patch, type Turn } from './turns.js';
 
+/** The longest text one delta event carries. */
+export const MAX_DELTA_CHARS = 16_384;
+
+/** `text` cut into pieces of at most `max` characters, never between the halves of a surrogate pair. */
+export function pieces(text: string, max: number): string[] {
+  if (text.length <= max) return [text];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    let end = Math.min(i + max, text.length);
+    const c = text.charCodeAt(end - 1);
+    if (end < text.length && c >= 0xd800 && c <= 0xdbff) end--;
+    out.push(text.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
 /** Patches whose text is appended: consecutive ones of a turn may travel as one event. */
 const DELTAS = new Set(['add_content', 'add_thinking']);
 
@@ -76,9 +93,13 @@ export class TurnJournal {
     this.held = null;
     if (this.tick) clearImmediate(this.tick);
     this.tick = null;
-    const p = { patch_type: h.type, data: { text_delta: h.text } } as Patch;
-    applyPatch(h.turn, p);
-    this.log.emit(this.sessionId, 'turn:patch', { turn_id: h.turn.turn_id, patch_type: h.type, data: p.data });
+    // A long text goes out in pieces: no one event (its encoding, its frame, its share of a write
+    // batch) is large enough to stall the event loop or fill a slow client's buffer at once.
+    for (const text of pieces(h.text, MAX_DELTA_CHARS)) {
+      const p = { patch_type: h.type, data: { text_delta: text } } as Patch;
+      applyPatch(h.turn, p);
+      this.log.emit(this.sessionId, 'turn:patch', { turn_id: h.turn.turn_id, patch_type: h.type, data: p.data });
+    }
   }
 
   async end(turn: Turn) {

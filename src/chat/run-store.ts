@@ -1,5 +1,6 @@
 import type { Database } from '../db/index.js';
 import { AppError, Errors } from '../server/errors.js';
+import { SEQ_BLOCK } from './events.js';
 
 /** What a claim of a session hands the run: the session's settings as stored. */
 export interface Claimed {
@@ -10,8 +11,12 @@ export interface Claimed {
   memory_enabled: boolean;
   /** memory_enabled, and the user has a memory in use: a recall can find something. */
   recall: boolean;
-  /** The session's highest stored event seq and the sequence its next turn takes, as of the claim. */
+  /**
+   * The session's last seq (the highest stored, or a higher one its previous run may have sent),
+   * the seqs reserved for this run up to `seq_reserved`, and the sequence its next turn takes.
+   */
   last_seq: number;
+  seq_reserved: number;
   next_sequence: number;
 }
 
@@ -33,6 +38,10 @@ export const STALE_SECONDS = 30;
 /**
  * The SQL of run ownership, in one place: which process runs which session (sessions.run_owner),
  * which processes are alive (service_instances heartbeats), and the atomic claim and release.
+ *
+ * sessions.last_seq bounds every seq the session may have sent: while a run holds the session it
+ * is the run's reservation (raised a block at a time before seqs under it are sent), at rest the
+ * run's last seq. A claim starts above it, so a crashed run's seqs are never given out again.
  */
 export class RunStore {
   constructor(private readonly db: Database) {}
@@ -61,14 +70,15 @@ export class RunStore {
    */
   async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number): Promise<Claimed> {
     const rows = await this.db.sql<Claimed>(
-      `update sessions set status = 'running', run_owner = ?, updated_at = now()
+      `update sessions set status = 'running', run_owner = ?, updated_at = now(),
+         last_seq = greatest(last_seq, (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id)) + ${SEQ_BLOCK}
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
        returning mode, model, disable_tools, memory_enabled,
          memory_enabled and exists (select 1 from memories m where m.user_id = sessions.user_id and not m.disabled and m.superseded_by is null) as recall,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
-         (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id) as last_seq,
+         last_seq - ${SEQ_BLOCK} as last_seq, last_seq as seq_reserved,
          (select coalesce(max(t.sequence) + 1, 0)::int from turns t where t.session_id = sessions.id) as next_sequence`,
       [owner, sessionId, userId, ...from, userId, maxPerUser],
     );
@@ -80,29 +90,55 @@ export class RunStore {
     throw new AppError(409, 'INVALID_STATE', `the session is ${status}`);
   }
 
-  /** End the claim: the session takes its final status, unless another owner holds it by now. */
-  async release(sessionId: string, owner: string, status: string) {
-    await this.db.sql('update sessions set status = ?, run_owner = null, updated_at = now() where id = ? and run_owner = ?', [status, sessionId, owner]);
+  /**
+   * End the claim: the session takes its final status and `lastSeq` (the last seq the run gave
+   * out; its unused reservation is given back), unless another owner holds it by now.
+   */
+  async release(sessionId: string, owner: string, status: string, lastSeq: number | null) {
+    await this.db.sql('update sessions set status = ?, run_owner = null, last_seq = coalesce(?::int, last_seq), updated_at = now() where id = ? and run_owner = ?', [
+      status,
+      lastSeq,
+      sessionId,
+      owner,
+    ]);
+  }
+
+  /** Reserve the session's seqs up to `upTo` before they are sent; false when `owner` no longer runs it. */
+  async reserveSeqs(sessionId: string, owner: string, upTo: number): Promise<boolean> {
+    const rows = await this.db.sql('update sessions set last_seq = greatest(last_seq, ?) where id = ? and run_owner = ? returning id', [upTo, sessionId, owner]);
+    return rows.length > 0;
   }
 
   /**
    * Running sessions nobody runs: their owner stopped heartbeating, or the owner is `self` but the
    * session is not among `selfActive` (a claim this process lost track of must not stay running).
+   * `othersDead`: every other owner is gone, lease or not (a single node's start: no other process
+   * runs chats on its database).
    */
-  async orphans(self: string, selfActive: string[]): Promise<OrphanRow[]> {
+  async orphans(self: string, selfActive: string[], othersDead = false): Promise<OrphanRow[]> {
     return this.db.sql<OrphanRow>(
       `select id, user_id, model, run_owner from sessions where status = 'running' and (
          run_owner is null
          or (run_owner = ? and not (id = any(string_to_array(?, ','))))
-         or (run_owner <> ? and run_owner not in (select id from service_instances where heartbeat_at > now() - interval '${STALE_SECONDS} seconds')))`,
-      [self, selfActive.join(','), self],
+         or (run_owner <> ? and (?::boolean or run_owner not in (select id from service_instances where heartbeat_at > now() - interval '${STALE_SECONDS} seconds'))))`,
+      [self, selfActive.join(','), self, othersDead],
     );
   }
 
-  /** Take a run over for closing; two processes recovering at once must not both close it. */
-  async takeOver(o: OrphanRow, marker: string): Promise<boolean> {
-    const taken = await this.db.sql(`update sessions set run_owner = ? where id = ? and status = 'running' and run_owner is not distinct from ? returning id`, [marker, o.id, o.run_owner]);
-    return taken.length > 0;
+  /**
+   * Take a run over for closing; two processes recovering at once must not both close it. Answers
+   * where the closing events' seqs start (above everything the dead run may have sent) and their
+   * reservation, or null when another process took it first.
+   */
+  async takeOver(o: OrphanRow, marker: string): Promise<{ last_seq: number; seq_reserved: number } | null> {
+    const [taken] = await this.db.sql<{ last_seq: number; seq_reserved: number }>(
+      `update sessions set run_owner = ?,
+         last_seq = greatest(last_seq, (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id)) + ${SEQ_BLOCK}
+       where id = ? and status = 'running' and run_owner is not distinct from ?
+       returning last_seq - ${SEQ_BLOCK} as last_seq, last_seq as seq_reserved`,
+      [marker, o.id, o.run_owner],
+    );
+    return taken ?? null;
   }
 
   async forgetDeadInstances() {

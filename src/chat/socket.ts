@@ -1,7 +1,9 @@
-import { AppError } from '../server/errors.js';
+import { MAX_JSON_DEPTH, valueDeeperThan } from '../lib/storable.js';
+import { AppError, Errors, isStorageFull } from '../server/errors.js';
 import type { AppSocket, SocketModule } from '../server/gateway.js';
 import type { SessionService } from '../sessions/service.js';
-import type { EventLog } from './events.js';
+import { drained, pendingBytes } from '../server/socket-budget.js';
+import type { EventLog, SessionEvent } from './events.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { ChatService } from './chat-service.js';
 import { issues, SessionRef, Subscribe } from './send-schema.js';
@@ -11,6 +13,7 @@ import type { Conversation } from './conversation.js';
 type Ack = (r: unknown) => void;
 
 function fail(e: unknown): { ok: false; error: { code: string; message: string } } {
+  if (isStorageFull(e)) e = Errors.storageFull();
   if (e instanceof AppError) return { ok: false, error: { code: e.code, message: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail) } };
   return { ok: false, error: { code: 'INTERNAL', message: 'internal error' } };
 }
@@ -28,6 +31,8 @@ export interface ChatSocketDeps {
   sessions: SessionService;
   subs: Subscriptions;
   maxMessageBytes: number;
+  /** AGENTSVC_SOCKET_BUFFER_BYTES: what a socket may have pending. */
+  maxPendingBytes: number;
   conversation: Conversation;
   /** chat:compact: starts a compaction (its events follow on the session's stream). */
   compact: (userId: string, sessionId: string) => Promise<{ compaction_id: null; reason: string } | { started: true }>;
@@ -44,6 +49,8 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
         const reply = (typeof last === 'function' ? last : () => {}) as Ack;
         const payload = typeof args[0] === 'function' ? undefined : args[0];
         try {
+          // Before JSON.stringify and the schemas, which recurse.
+          if (valueDeeperThan(payload, MAX_JSON_DEPTH)) throw Errors.invalid(['payload'], `nested deeper than ${MAX_JSON_DEPTH} levels`);
           if (payload !== undefined && JSON.stringify(payload).length > deps.maxMessageBytes) {
             throw new AppError(413, 'PAYLOAD_TOO_LARGE', `message over ${deps.maxMessageBytes} bytes`);
           }
@@ -59,7 +66,9 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
       const { session_id, since_seq } = p.data;
       await deps.sessions.getOwned(userId, session_id);
-      deps.subs.remove(socket.id, session_id);
+      // Already subscribed on this socket: it goes on from what this socket was sent (a replay
+      // from an older since_seq would repeat events; one still under way carries on).
+      if (deps.subs.continueAt(socket.id, session_id, since_seq)) return { session_id };
       if (deps.subs.count(socket.id) >= deps.maxSubscriptions) {
         throw new AppError(429, 'RATE_LIMITED', `one connection may subscribe to at most ${deps.maxSubscriptions} sessions; unsubscribe from some first`);
       }
@@ -69,7 +78,15 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
           // Live only: deliver every event after the current position.
           sub.setCursor(await deps.log.latest(session_id));
         } else {
-          if ((await deps.log.replay(session_id, since_seq, sub.replay)) === 'too_old') {
+          // At the pace the socket takes them: a replay sent at once would run a slow client into
+          // its buffer budget, and it would reconnect and replay again, forever.
+          const page = async (events: SessionEvent[]) => {
+            for (const ev of events) {
+              sub.replay([ev]);
+              if (pendingBytes(socket) > deps.maxPendingBytes / 2) await drained(socket, deps.maxPendingBytes / 4);
+            }
+          };
+          if ((await deps.log.replay(session_id, since_seq, page)) === 'hole') {
             const seq = await deps.log.latest(session_id);
             socket.emit('session:resync', { session_id, seq, turns: await deps.conversation.turns(session_id) });
             sub.setCursor(seq);

@@ -32,6 +32,8 @@ export class Subscriptions {
   constructor(
     bus: EventBus,
     private readonly fetch?: EventFetch,
+    /** The session's turns, for a session:resync over a hole no event will fill. */
+    private readonly turns?: (sessionId: string) => Promise<unknown[]>,
   ) {
     this.off = bus.subscribe((ev) => this.deliver(ev));
   }
@@ -64,9 +66,19 @@ export class Subscriptions {
       if (sub.gone || sub.cursor >= target || Date.now() > deadline) break;
       const got = await (this.fetch as EventFetch)(sessionId, sub.cursor, Math.min(target - sub.cursor, 1000)).catch(() => []);
       for (const e of got) if (!sub.gone && e.payload.seq === sub.cursor + 1 && e.payload.seq <= target) emit(sub, e);
+      // A session's events are written in seq order by the one process that runs it: a stored one
+      // past the cursor once the ones that follow it are sent means the ones between never will be.
+      if (got.some((e) => e.payload.seq > sub.cursor)) break;
       if (sub.cursor < target && got.length === 0) await new Promise((r) => setTimeout(r, 25));
     }
-    // Past the deadline the missing events were never stored (their node died first): go on.
+    // Past the deadline the missing events were never stored (their node died first, or their
+    // write failed): the client gets the turns as they are now in a session:resync, then goes on.
+    const target = (sub.held?.[0]?.payload.seq ?? 0) - 1;
+    if (!sub.gone && sub.cursor < target) {
+      const turns = await this.turns?.(sessionId).catch(() => null);
+      if (turns && !sub.gone) sub.socket.emit('session:resync', { session_id: sessionId, seq: target, turns });
+      sub.cursor = target;
+    }
     const held = sub.held ?? [];
     sub.held = null;
     if (!sub.gone) for (const e of held) this.send(sub, e);
@@ -90,6 +102,17 @@ export class Subscriptions {
         for (const ev of held) this.send(sub, ev);
       },
     };
+  }
+
+  /**
+   * A subscription of this socket to this session goes on from its own position (moved up to
+   * `since`, events the client says it has); false when there is none.
+   */
+  continueAt(socketId: string, sessionId: string, since?: number): boolean {
+    const sub = this.bySession.get(sessionId)?.get(socketId);
+    if (!sub) return false;
+    if (since !== undefined && since > sub.cursor) sub.cursor = since;
+    return true;
   }
 
   /** How many sessions one socket is subscribed to. */

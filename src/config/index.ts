@@ -81,6 +81,7 @@ const settings = {
   AGENTSVC_UPLOAD_MAX_FILES: int(1, 100000).default(100),
   AGENTSVC_UPLOAD_MAX_TOTAL: int(1024).default(1024 * MiB),
   AGENTSVC_SOCKET_MESSAGE_LIMIT: int(1024).default(10 * MiB),
+  AGENTSVC_SOCKET_BUFFER_BYTES: int(65536).default(8 * MiB),
   AGENTSVC_MAX_SOCKETS_PER_USER: int(1).default(500),
   AGENTSVC_RATE_LIMIT_PER_MINUTE: int(0).default(6000),
   AGENTSVC_TOOL_OUTPUT_LIMIT: int(1024).default(30000),
@@ -169,6 +170,8 @@ export interface Config {
     uploadFiles: number;
     uploadTotal: number;
     socketMessage: number;
+    /** Bytes of events a socket may have pending (not yet taken by its client) before it is disconnected. */
+    socketBuffer: number;
     toolOutput: number;
     bashTimeoutMs: number;
     /** Open Socket.IO connections per user and process. */
@@ -323,6 +326,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       uploadFiles: v.AGENTSVC_UPLOAD_MAX_FILES,
       uploadTotal: v.AGENTSVC_UPLOAD_MAX_TOTAL,
       socketMessage: v.AGENTSVC_SOCKET_MESSAGE_LIMIT,
+      socketBuffer: v.AGENTSVC_SOCKET_BUFFER_BYTES,
       toolOutput: v.AGENTSVC_TOOL_OUTPUT_LIMIT,
       bashTimeoutMs: v.AGENTSVC_BASH_TIMEOUT_MS,
       socketsPerUser: v.AGENTSVC_MAX_SOCKETS_PER_USER,

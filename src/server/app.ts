@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
 import { consoleRoutes } from './console.js';
 import { RateLimiter } from './rate-limit.js';
+import { installBodyGuards } from './body-guards.js';
 import { installErrorHandler } from './error-handler.js';
 import { type HealthReport, metaRoutes } from './meta-routes.js';
 import { openapiOptions } from './openapi.js';
@@ -38,6 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
+  installBodyGuards(app);
 
   await app.register(swagger, openapiOptions());
   // The docs page is public on purpose (CONTRACT.md section 2): every route of the swagger-ui

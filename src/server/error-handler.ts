@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { AppError, Errors, type FieldError } from './errors.js';
+import { AppError, Errors, type FieldError, isStorageFull } from './errors.js';
 
 function send(reply: FastifyReply, err: AppError) {
   return reply.code(err.status).type('application/json').send({ detail: err.detail, code: err.code });
@@ -19,6 +19,7 @@ function zodFields(err: FastifyError): FieldError[] {
 
 /** Maps every error to the contract's body; hides internals of 5xx. */
 export function installErrorHandler(app: FastifyInstance) {
+  let lastStorageLog = 0;
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) return send(reply, err);
     if (hasZodFastifySchemaValidationErrors(err)) return send(reply, Errors.validation(zodFields(err)));
@@ -43,6 +44,14 @@ export function installErrorHandler(app: FastifyInstance) {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return send(reply, Errors.badRequest('INVALID_JSON', err.message));
+    }
+    if (isStorageFull(err)) {
+      // Once a minute, not per request: a full disk fails every write at once.
+      if (Date.now() - lastStorageLog > 60_000) {
+        lastStorageLog = Date.now();
+        req.log.error({ err }, 'storage is full: writes fail with 507 until space is freed');
+      }
+      return send(reply, Errors.storageFull());
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -29,6 +29,16 @@ export const Errors = {
   tooLarge: (detail = 'request over the size limit') => new AppError(413, 'PAYLOAD_TOO_LARGE', detail),
   badRequest: (code: string, detail: string) => new AppError(400, code, detail),
   unavailable: (code: string, detail: string) => new AppError(503, code, detail),
+  storageFull: () => new AppError(507, 'INSUFFICIENT_STORAGE', 'storage is full: nothing was changed; retry once space is freed'),
   rateLimited: (retryAfterSeconds: number) =>
     new AppError(429, 'RATE_LIMITED', `too many requests for this user; retry after ${retryAfterSeconds}s (AGENTSVC_RATE_LIMIT_PER_MINUTE)`),
 };
+
+/** PostgreSQL's insufficient_resources class (disk_full, out_of_memory) and the file system's own. */
+const STORAGE_CODES = new Set(['53000', '53100', '53200', 'ENOSPC', 'EDQUOT']);
+
+/** A full disk (or database): not bad input, and not an internal error either (CONTRACT 3). */
+export function isStorageFull(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown };
+  return STORAGE_CODES.has(String(err?.code)) || /no space left on device|could not extend file/i.test(String(err?.message ?? ''));
+}

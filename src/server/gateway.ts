@@ -2,7 +2,9 @@ import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config/index.js';
 import type { User } from '../db/entities.js';
+import type { Logger } from '../lib/logger.js';
 import type { Authenticator } from './auth.js';
+import { limitPending } from './socket-budget.js';
 
 export interface SocketData {
   /**
@@ -37,7 +39,7 @@ function tooMany(cap: number) {
  * bearer key; a missing or bad one ends in connect_error. Each socket joins its key's room so a
  * revoked key can disconnect every socket that used it, on every node.
  */
-export function createGateway(server: HttpServer, deps: { config: Config; users: Authenticator; modules?: SocketModule[] }): AppServer {
+export function createGateway(server: HttpServer, deps: { config: Config; users: Authenticator; modules?: SocketModule[]; logger?: Logger }): AppServer {
   const io: AppServer = new Server(server, {
     path: '/socket.io/',
     // Twice the limit: up to it a message gets an error ack (PAYLOAD_TOO_LARGE); beyond, the transport drops it.
@@ -73,7 +75,16 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
       return;
     }
     socket.join([keyRoom(socket.data.keyId), userRoom(socket.data.user.id)]);
+    limitPending(socket, deps.config.limits.socketBuffer, (pending) =>
+      deps.logger?.warn({ user_id: socket.data.user.id, pending_bytes: pending }, 'a socket stopped reading its events; disconnected it (AGENTSVC_SOCKET_BUFFER_BYTES)'),
+    );
     for (const m of deps.modules ?? []) m(socket, io);
+    // Every client event sent with an ack gets one (CONTRACT 4): one nobody handles says so.
+    socket.onAny((event: unknown, ...args: unknown[]) => {
+      const ack = args.at(-1);
+      if (typeof ack !== 'function' || socket.listeners(String(event)).length) return;
+      ack({ ok: false, error: { code: 'UNKNOWN_EVENT', message: `unknown event ${JSON.stringify(String(event).slice(0, 100))}` } });
+    });
   });
   return io;
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
+import { buildWithModel, chatFixture, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 
 t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {
@@ -15,7 +15,6 @@ t.test('model failures: system:error, failed turn, failed session, next chat wor
     ['http 400', { status: 400 }, 'MODEL_ERROR'],
     ['broken stream', { text: ['a', 'b', 'c'], breakAfter: 2 }, 'MODEL_STREAM_BROKEN'],
     ['silent model', { hang: true }, 'MODEL_TIMEOUT'],
-    ['invalid tool-call JSON', { toolCalls: [{ name: 'Echo', args: '{"text": "unterminated' }] }, 'MODEL_BAD_TOOL_CALL'],
   ];
   let ends = 0;
   for (const [name, reply, code] of cases) {
@@ -43,6 +42,100 @@ t.test('model failures: system:error, failed turn, failed session, next chat wor
   await request(sock, 'chat:send', { session_id: sid, message: 'ok now?' });
   await untilEnd(seen, sid, 20_000, ++ends);
   t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+});
+
+t.test('tool-call arguments that are not valid JSON: a tool error the model sees, the run goes on', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  let ran = 0;
+  app.service.tools.register({
+    name: 'Echo',
+    description: 'echo',
+    provider: 'builtin',
+    parameters: { type: 'object', properties: { text: { type: 'string' } } },
+    execute: async (args: any) => {
+      ran++;
+      return `echoed ${args.text}`;
+    },
+  });
+  model.script(
+    { toolCalls: [{ name: 'Echo', args: '{"text": "unterminated' }, { name: 'Echo', args: '[1, 2]' }] },
+    { toolCalls: [{ name: 'Echo', args: { text: 'fixed' } }] },
+    { text: ['all ', 'done'] },
+  );
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'echo please' })).ok, true);
+  await untilEnd(seen, sid);
+  t.notOk(seen.some((e) => e.name === 'system:error'), 'no system:error');
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed', finish_reason: 'stop' } });
+  t.equal(ran, 1, 'only the well-formed call ran');
+  const results = seen.filter((e) => e.payload.patch_type === 'tool_result').map((e) => e.payload.data);
+  t.match(results, [
+    { status: 'error', result: /not a valid JSON object.*"text": "unterminated/s },
+    { status: 'error', result: /must be a JSON object/ },
+    { status: 'done', result: 'echoed fixed' },
+  ]);
+  // The model's next call sees both errors as tool results of its own calls, sent as valid JSON.
+  const second = model.requests[1].messages;
+  const assistant = second.find((m: any) => m.role === 'assistant' && m.tool_calls);
+  t.same(assistant.tool_calls.map((c: any) => c.function.arguments), ['{}', '{}'], 'unparseable arguments are not sent back as arguments');
+  const toolMsgs = second.filter((m: any) => m.role === 'tool');
+  t.equal(toolMsgs.length, 2);
+  t.match(toolMsgs[0].content, /not a valid JSON object/);
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'completed');
+});
+
+t.test('storage full mid-run: the run fails cleanly, system:error says so in plain words, turns closed', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  const turns = app.service.turns;
+  const update = turns.update.bind(turns);
+  let fail: Error | null = null;
+  turns.update = async (turn) => {
+    const e = fail;
+    fail = null;
+    if (e && turn.role === 'assistant') throw e;
+    return update(turn);
+  };
+  let ends = 0;
+  for (const [what, err, code] of [
+    // As PostgreSQL reports a full disk: its message names files; it must not reach clients.
+    ['disk full', Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' }), 'INSUFFICIENT_STORAGE'],
+    ['internal', new Error('insert into turns (id, session_id) values ($1, $2) - relation "turns" is broken'), 'RUN_FAILED'],
+  ] as const) {
+    fail = err;
+    model.script({ text: ['will ', 'not be stored'] });
+    t.equal((await request(sock, 'chat:send', { session_id: sid, message: what })).ok, true);
+    await untilEnd(seen, sid, 20_000, ++ends);
+    const error = seen.filter((e) => e.name === 'system:error').at(-1)!.payload;
+    t.equal(error.code, code, `${what}: code`);
+    t.notMatch(error.message, /base\/|insert|relation|\$1/, `${what}: no internals in "${error.message}"`);
+    t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'failed', finish_reason: 'error' } });
+    const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+    t.same(msgs.filter((m: any) => m.status === 'streaming'), [], `${what}: no turn left streaming`);
+  }
+  model.script({ text: ['space is back'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'again' })).ok, true);
+  await untilEnd(seen, sid, 20_000, ++ends);
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'completed' } });
+
+  // REST writes and chat:send acks while the disk is full: 507 / INSUFFICIENT_STORAGE, nothing changed.
+  const full = () => Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' });
+  const db = app.service.db;
+  const sql = db.sql.bind(db);
+  db.sql = (async (q: string, p?: unknown[]) => {
+    if (/^\s*insert into payload_annotations/i.test(q)) throw full();
+    return sql(q, p);
+  }) as typeof db.sql;
+  const entry = (await (await app.api(`/api/sessions/${sid}/messages`)).json())[0].id;
+  const res = await app.api(`/api/payloads/${entry}/annotations`, { method: 'POST', json: { label: 'x' } });
+  t.equal(res.status, 507);
+  t.same(await res.json(), { code: 'INSUFFICIENT_STORAGE', detail: 'storage is full: nothing was changed; retry once space is freed' });
+  t.same((await (await app.api(`/api/payloads/${entry}/annotations`)).json()).items, [], 'nothing stored');
+  db.sql = sql;
+  const insert = turns.insert.bind(turns);
+  turns.insert = async () => {
+    throw full();
+  };
+  t.match(await request(sock, 'chat:send', { session_id: sid, message: 'full' }), { ok: false, error: { code: 'INSUFFICIENT_STORAGE' } });
+  turns.insert = insert;
 });
 
 t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
