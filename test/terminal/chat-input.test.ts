@@ -63,11 +63,36 @@ t.test('paste, queue, /help, markdown', { skip: !hasTmux && 'tmux not installed'
   const session = await (await app.api(`/api/sessions/${sid}`)).json();
   t.equal(session.intent, 'line one', 'the session is titled by its first message');
 
-  // History: up arrow brings back the last message; Ctrl-D on an empty editor quits.
+  // History: up arrow brings back the last message.
   tmux('send-keys', '-t', 'in', 'Up');
   await waitFor('in', /─+\nsecond message\n─+$/);
   tmux('send-keys', '-t', 'in', 'C-u');
-  tmux('send-keys', '-t', 'in', '/exit', 'Enter');
+
+  // Alt-Enter and a trailing backslash add lines; Enter sends the three as one message.
+  model.script({ text: ['Three lines.'] });
+  tmux('send-keys', '-t', 'in', 'first', 'M-Enter');
+  tmux('send-keys', '-t', 'in', 'second\\', 'Enter');
+  tmux('send-keys', '-t', 'in', 'third');
+  await waitFor('in', /─+\nfirst\nsecond\nthird\n─+$/);
+  tmux('send-keys', '-t', 'in', 'Enter');
+  await waitFor('in', /Three lines\./);
+  t.equal(userMessages(model).at(-1), 'first\nsecond\nthird');
+
+  // Slash commands on the REST interface: /title renames, /mode is sent with the next message.
+  tmux('send-keys', '-t', 'in', '/title Markdown demo', 'Enter');
+  await waitFor('in', /title: Markdown demo/);
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).intent, 'Markdown demo');
+  tmux('send-keys', '-t', 'in', '/model', 'Enter');
+  await waitFor('in', /● fake-model/);
+  tmux('send-keys', '-t', 'in', '/mode planning', 'Enter');
+  await waitFor('in', /mode planning for the next messages/);
+  tmux('send-keys', '-t', 'in', '/nope', 'Enter');
+  text = await waitFor('in', /unknown command \/nope/);
+  artifact('slash.txt', text);
+  t.equal(model.requests.length, 3, 'no slash command reached the model');
+
+  // Ctrl-D on an empty editor quits.
+  tmux('send-keys', '-t', 'in', 'C-d');
   await waitFor('in', /\[exit 0\]/);
 });
 
