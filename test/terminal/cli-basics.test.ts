@@ -53,4 +53,19 @@ t.test('a second up on a served home refuses with one line and leaves run/url al
   t.notMatch(second.stdout, /listening/);
   t.equal(readFileSync(join(home, 'run', 'url'), 'utf8'), recorded, 'run/url is the running one');
   t.equal((await fetch(`${first.url}/api/health`)).status, 200, 'the first is still serving');
+
+  // Defect 10: the key in admin.key is deleted only with --force, with the way back; doctor says it.
+  const keys = JSON.parse((await cli(['keys', 'list', '--json', '--home', home])).stdout) as { id: string; name: string }[];
+  const adminKey = keys.find((k) => k.name === 'admin')!.id;
+  const refused = await cli(['keys', 'delete', adminKey, '--home', home]);
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, new RegExp(`^agentsvc: ${adminKey} is the key in ${home}/admin.key, which chat, sessions and doctor use; pass --force`));
+  t.notMatch((await cli(['doctor', '--home', home])).stdout, /was refused/, 'not deleted: doctor still gets in');
+  const forced = await cli(['keys', 'delete', adminKey, '--force', '--home', home]);
+  t.equal(forced.code, 0, forced.stderr);
+  t.match(forced.stderr, /warning: .*admin\.key now holds a deleted key; make another with: agentsvc keys create --name cli/);
+  const doctor = await cli(['doctor', '--home', home]);
+  t.equal(doctor.code, 1);
+  t.match(doctor.stdout, /key +the key from .*admin\.key was refused \(401/);
+  t.match(doctor.stdout, /fix: make another with: agentsvc keys create --name cli \| head -1 > .*admin\.key/);
 });
