@@ -106,6 +106,24 @@ t.test('opening chat and quitting leaves no session behind', { skip: !hasTmux &&
   t.equal((await (await app.api('/api/sessions')).json()).total, 0);
 });
 
+t.test('typing while 500 deltas/s stream: every key arrives, the message is sent after the run', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+  const { app, model } = await buildWithModel(t);
+  t.teardown(kill);
+  start('fast', { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, ['chat']);
+  await waitFor('fast', /new session/);
+  // 1,500 deltas 2 ms apart (the fake model's pace: about 500/s), words and line breaks.
+  model.script({ text: Array.from({ length: 1500 }, (_, i) => (i % 12 === 11 ? `w${i}\n\n` : `w${i} `)), delayMs: 2 }, { text: ['got it'] });
+  tmux('send-keys', '-t', 'fast', 'go', 'Enter');
+  await waitFor('fast', /w2\d /);
+  const typed = 'the quick brown fox jumps over the lazy dog 0123456789';
+  for (const ch of typed) tmux('send-keys', '-t', 'fast', '-l', ch);
+  tmux('send-keys', '-t', 'fast', 'Enter');
+  const text = await waitFor('fast', /got it\n─+\n\n─+$/, 120_000);
+  artifact('fast-stream.txt', text);
+  t.equal(userMessages(model).at(-1), typed, 'the typed text, whole, sent after the run');
+  t.match(text, /w1499\n/, 'the answer streamed to its end');
+});
+
 /** Root: two parallel Agent calls, then a final answer. Sub-agents: text streamed word by word. */
 function router(body: any) {
   const sys = body.messages[0].content as string;
