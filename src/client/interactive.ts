@@ -140,7 +140,8 @@ export class ChatClient {
 
   /** Without the screen (stdout is not a terminal, or --json): one line in, one entry of the queue. */
   private async lineLoop(): Promise<void> {
-    const rl = createInterface({ input: this.o.input, output: this.o.print === 'json' ? (this.o.err as NodeJS.WritableStream) : this.o.out, terminal: Boolean(this.o.input.isTTY) });
+    // The prompt and the echo of what is typed go to the terminal; stdout (a file, a pipe) keeps the conversation alone.
+    const rl = createInterface({ input: this.o.input, output: this.o.print === 'json' || !this.o.out.isTTY ? (this.o.err as NodeJS.WritableStream) : this.o.out, terminal: Boolean(this.o.input.isTTY) });
     rl.on('SIGINT', () => this.interrupt());
     const done = new Promise<void>((resolve) => (this.quit = resolve));
     rl.on('close', () => this.end());

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
 import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
@@ -122,6 +125,24 @@ t.test('typing while 500 deltas/s stream: every key arrives, the message is sent
   artifact('fast-stream.txt', text);
   t.equal(userMessages(model).at(-1), typed, 'the typed text, whole, sent after the run');
   t.match(text, /w1499\n/, 'the answer streamed to its end');
+});
+
+t.test('stdout to a file, typing on the terminal: the file gets the conversation, the terminal the prompt', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+  const { app, model } = await buildWithModel(t);
+  t.teardown(kill);
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-lines-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'chat.log');
+  start('lines', { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, ['chat', '>', file]);
+  await waitFor('lines', /›$/);
+  model.script({ text: ['# Title\n\n', 'plain **text**'] });
+  tmux('send-keys', '-t', 'lines', 'hello', 'Enter');
+  await waitFor('lines', /› hello\n›$/);
+  tmux('send-keys', '-t', 'lines', '/exit', 'Enter');
+  await waitFor('lines', /\[exit 0\]/);
+  const log = readFileSync(file, 'utf8');
+  t.match(log, /^new session \(made by your first message\)[^\n]*\nsession sess_\w+ \(new\)\n# Title\n\nplain \*\*text\*\*\n$/, 'the conversation as plain text, nothing typed, no escapes');
+  t.equal(userMessages(model).at(-1), 'hello');
 });
 
 /** Root: two parallel Agent calls, then a final answer. Sub-agents: text streamed word by word. */
