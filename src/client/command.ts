@@ -13,6 +13,7 @@ export abstract class ClientCommand<T extends typeof Command> extends Command {
     url: Flags.string({ description: 'service URL (env AGENTSVC_URL; default: what `up` wrote in AGENTSVC_HOME/run/url, else http://127.0.0.1:8080)', helpGroup: 'GLOBAL' }),
     key: Flags.string({ description: 'API key (env AGENTSVC_KEY; default AGENTSVC_HOME/admin.key)', helpGroup: 'GLOBAL' }),
     home: Flags.string({ description: 'state folder (env AGENTSVC_HOME, default ~/.agentsvc)', helpGroup: 'GLOBAL' }),
+    config: Flags.string({ description: 'config file of the service: its AGENTSVC_HOME, host and port say where to find it', helpGroup: 'GLOBAL' }),
     json: Flags.boolean({ description: 'print JSON', helpGroup: 'GLOBAL' }),
   };
 
@@ -26,7 +27,19 @@ export abstract class ClientCommand<T extends typeof Command> extends Command {
     const { flags, args } = await this.parse({ flags: this.ctor.flags, baseFlags: (this.ctor as typeof ClientCommand).baseFlags, args: this.ctor.args, strict: this.ctor.strict });
     this.flags = flags as ClientFlags<T>;
     this.args = args as Interfaces.InferredArgs<T['args']>;
-    this.target = resolveTarget(this.flags);
+    let fromConfig: { home?: string; url?: string } = {};
+    if (this.flags.config) {
+      // The same reading (and the same one-line errors) as `up --config`.
+      const { loadConfig } = await import('../config/index.js');
+      try {
+        const cfg = loadConfig({ configFile: this.flags.config, overrides: { AGENTSVC_HOME: this.flags.home } });
+        const host = cfg.host === '0.0.0.0' ? '127.0.0.1' : cfg.host;
+        fromConfig = { home: cfg.home, url: `http://${host.includes(':') ? `[${host}]` : host}:${cfg.port}` };
+      } catch (e) {
+        this.fail(e);
+      }
+    }
+    this.target = resolveTarget({ ...this.flags, home: this.flags.home ?? fromConfig.home }, process.env, fromConfig.url);
     try {
       new URL(this.target.url);
     } catch {

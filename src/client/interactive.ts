@@ -3,11 +3,16 @@ import type { Api } from './api.js';
 import { type ChatEnd, ChatSession } from './chat.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { Renderer } from './render.js';
+import { ChatScreen } from './screen.js';
+import { parseSlash, runSlash, SLASH_COMMANDS, type SlashContext } from './slash.js';
 import type { ServerEvent, StreamOptions } from './stream.js';
-import type { Output } from './style.js';
+import { clean, type Output, styleFor } from './style.js';
 
 /**
- * `agentsvc chat`, both ways: one message (`-m`, resolves with its chat:end) or a readline loop.
+ * `agentsvc chat`, every way: one message (`-m` or piped, resolves with its chat:end), the full
+ * screen editor on a terminal (ChatScreen), or a plain line loop when only stdin is a terminal.
+ * Whatever is typed goes through one queue: messages typed while an answer streams wait there and
+ * are sent, in order, when it ends; slash commands run from it too (`/help` and `/exit` at once).
  * Ctrl-C: the first sends chat:stop when a run is going (else warns), the second exits.
  */
 
@@ -19,41 +24,69 @@ export interface ChatOptions {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
   /** What to print of the events: rendered text, JSON lines, or nothing (one-shot --json). */
   print: 'text' | 'json' | 'none';
+  /** The full-screen editor (stdin and stdout are a terminal, text output, no -m). */
+  screen?: boolean;
   /** Called for the second Ctrl-C. */
   exit(code: number): void;
+  /** A new session was created by the first message. */
+  onCreated?(id: string): void;
 }
 
 export class ChatClient {
-  readonly renderer: Renderer;
+  renderer: Renderer;
   chat!: ChatSession;
   private interrupts = 0;
   /** Live events held until the stored conversation has been printed. */
   private held: ServerEvent[] | null = [];
+  private readonly screen: ChatScreen | null = null;
+  private queue: string[] = [];
+  private pumping = false;
+  private asking: ((reply: string | null) => void) | null = null;
+  private mode: SlashContext['mode'];
+  /** The top-level tool running now, for the spinner. */
+  private tool: string | null = null;
+  private quit: (() => void) | null = null;
+  private closed = false;
 
   constructor(private readonly o: ChatOptions) {
-    this.renderer = new Renderer(o.out);
+    if (o.screen) {
+      const s = styleFor(o.out);
+      this.screen = new ChatScreen(
+        s,
+        () => this.renderer.pendingMarkdown.replace(/\n+$/, '').split('\n').filter((l, i, a) => l || i < a.length - 1),
+        () => this.queue.map((q) => s.gray(`queued › ${clean(q).split('\n')[0]}${q.includes('\n') ? ` (+${q.split('\n').length - 1} lines)` : ''}`)),
+        SLASH_COMMANDS.map((c) => ({ name: c.name, description: c.description })),
+        { submit: (t) => this.submit(t), interrupt: () => this.interrupt(), eof: () => this.end() },
+      );
+      this.renderer = new Renderer(this.screen.transcript);
+    } else this.renderer = new Renderer(o.out);
   }
 
   private onEvent = (e: ServerEvent) => {
     if (this.held) return void this.held.push(e);
     if (this.o.print === 'json') this.o.out.write(`${JSON.stringify({ event: e.name, ...e.payload })}\n`);
     else if (this.o.print === 'text') this.renderer.event(e);
+    if (e.name === 'turn:patch' && this.renderer.ownsTurn(e.payload.turn_id)) {
+      if (e.payload.patch_type === 'add_tool_call') this.tool = String(e.payload.data?.tool_name ?? '');
+      if (e.payload.patch_type === 'tool_result') this.tool = null;
+    }
+    this.screen?.refresh();
   };
 
   private onStatus: StreamOptions['onStatus'] = (s, detail) => {
     const text = s === 'reconnecting' ? `[connection lost (${detail}); reconnecting…]` : s === 'reconnected' ? '[reconnected]' : `[connection lost: ${detail}]`;
     // On a terminal the note goes between the lines it interrupts; piped, stdout stays the answer alone.
-    if (this.o.out.isTTY && this.o.print === 'text') this.renderer.line(this.renderer.s.gray(text));
+    if ((this.screen || this.o.out.isTTY) && this.o.print === 'text') this.renderer.line(this.renderer.s.gray(text));
     else this.o.err.write(`agentsvc: ${text}\n`);
   };
 
-  /** Open (or create) the session; prints what it holds so far when `history`. */
+  /** Open the session (a new one is made by the first message); prints what it holds when `history`. */
   async open(history: boolean): Promise<{ created: boolean }> {
-    const { chat, created } = await ChatSession.open(this.o.api, this.o.sessionId, this.onEvent, this.onStatus);
-    this.chat = chat;
-    if (!created) {
-      const turns = await this.o.api.messages(chat.sessionId);
-      chat.pendingFrom(turns);
+    this.chat = await ChatSession.open(this.o.api, this.o.sessionId, this.onEvent, this.onStatus);
+    this.chat.onCreated = (id) => this.created(id);
+    if (this.chat.sessionId) {
+      const turns = await this.o.api.messages(this.chat.sessionId);
+      this.chat.pendingFrom(turns);
       if (history && this.o.print === 'text') {
         this.renderer.turns(turns);
         this.renderer.newline();
@@ -62,7 +95,17 @@ export class ChatClient {
     const held = this.held ?? [];
     this.held = null;
     for (const e of held) this.onEvent(e);
-    return { created };
+    return { created: !this.o.sessionId };
+  }
+
+  private created(id: string) {
+    if (this.o.onCreated) this.o.onCreated(id);
+    else if (this.o.print === 'text') this.note(this.renderer.s.gray(`session ${id} (new)`));
+  }
+
+  /** A line of ours in the conversation. */
+  note(text: string) {
+    this.renderer.line(text);
   }
 
   /** Ctrl-C: stop the run if one is going, exit on the second. */
@@ -70,13 +113,13 @@ export class ChatClient {
     this.interrupts++;
     if (this.interrupts >= 2) {
       this.renderer.newline();
-      this.chat?.close();
+      this.close();
       return this.o.exit(130);
     }
     if (this.chat?.running) {
-      this.renderer.line(this.renderer.s.yellow('[stopping… Ctrl-C again to exit]'));
-      this.chat.stop().catch((e) => this.renderer.line(this.renderer.s.red((e as Error).message)));
-    } else this.renderer.line(this.renderer.s.gray('[Ctrl-C again to exit, or type /exit]'));
+      this.note(this.renderer.s.yellow('[stopping… Ctrl-C again to exit]'));
+      this.chat.stop().catch((e) => this.note(this.renderer.s.red((e as Error).message)));
+    } else this.note(this.renderer.s.gray('[Ctrl-C again to exit, or type /exit]'));
   }
 
   /** One message, no prompt: resolves with its chat:end. */
@@ -86,57 +129,165 @@ export class ChatClient {
     return end;
   }
 
-  /** The readline loop; resolves when the input ends or on /exit. */
+  /** Interactive until /exit, Ctrl-D or the end of the input. */
   async repl(): Promise<void> {
-    const rl = createInterface({ input: this.o.input, output: this.o.print === 'json' ? (this.o.err as NodeJS.WritableStream) : this.o.out, terminal: Boolean(this.o.input.isTTY) });
-    let closed = false;
-    rl.on('close', () => (closed = true));
+    if (!this.screen) return this.lineLoop();
+    this.screen.start();
+    const done = new Promise<void>((resolve) => (this.quit = resolve));
+    void this.pump();
+    await done;
+  }
+
+  /** Without the screen (stdout is not a terminal, or --json): one line in, one entry of the queue. */
+  private async lineLoop(): Promise<void> {
+    // The prompt and the echo of what is typed go to the terminal; stdout (a file, a pipe) keeps the conversation alone.
+    const rl = createInterface({ input: this.o.input, output: this.o.print === 'json' || !this.o.out.isTTY ? (this.o.err as NodeJS.WritableStream) : this.o.out, terminal: Boolean(this.o.input.isTTY) });
     rl.on('SIGINT', () => this.interrupt());
-    const ask = (prompt: string) =>
-      new Promise<string | null>((resolve) => {
-        if (closed) return resolve(null);
-        const onClose = () => resolve(null);
-        rl.once('close', onClose);
-        rl.question(prompt, (a) => {
-          rl.off('close', onClose);
-          resolve(a);
-        });
-      });
-    const s = this.renderer.s;
+    const done = new Promise<void>((resolve) => (this.quit = resolve));
+    rl.on('close', () => this.end());
+    rl.on('line', (l) => this.submit(l));
+    rl.setPrompt(`${this.renderer.s.bold(this.renderer.s.cyan('›'))} `);
+    rl.prompt();
+    this.afterPump = () => rl.prompt();
+    void this.pump();
+    await done;
+    rl.close();
+  }
+
+  private afterPump: () => void = () => {};
+
+  private end() {
+    if (this.asking) {
+      const a = this.asking;
+      this.asking = null;
+      a(null);
+    }
+    this.quit?.();
+  }
+
+  /** A submitted text: the answer to a menu, a command to run now, or the queue. */
+  private submit(text: string) {
+    if (this.asking) {
+      const a = this.asking;
+      this.asking = null;
+      return a(text);
+    }
+    if (!text.trim()) return;
+    const slash = parseSlash(text);
+    if (slash && 'command' in slash && slash.command.immediate) {
+      this.echo(text);
+      return void runSlash(slash.command, this.slashContext(), slash.arg);
+    }
+    this.queue.push(text);
+    this.screen?.refresh();
+    void this.pump();
+  }
+
+  private async pump() {
+    if (this.pumping) return;
+    this.pumping = true;
     try {
-      for (;;) {
+      while (!this.closed) {
         if (this.chat.pending) {
-          const { toolCallId, arguments: args } = this.chat.pending;
-          const answer = await askQuestions(toolCallId, parseQuestions(args), { ask, print: (l) => this.renderer.line(l) }, s);
-          if (!answer) return;
-          await this.run(() => this.chat.send('', answer));
+          if (!(await this.answerQuestion())) return this.end();
           continue;
         }
-        const line = await ask(`${s.bold(s.cyan('›'))} `);
-        if (line === null) return;
-        const text = line.trim();
-        if (text === '/exit' || text === '/quit') return;
-        if (!text) continue;
-        await this.run(() => this.chat.send(text));
+        const next = this.queue.shift();
+        if (next === undefined) break;
+        this.screen?.refresh();
+        await this.handle(next);
       }
     } finally {
-      rl.close();
+      this.pumping = false;
+      this.afterPump();
     }
+  }
+
+  /** What was typed, in the conversation (the line loop's terminal shows it already). */
+  private echo(text: string) {
+    if (!this.screen) return;
+    const s = this.renderer.s;
+    this.renderer.line(`${s.bold(s.cyan('›'))} ${clean(text).replace(/\n/g, '\n  ')}`);
+  }
+
+  private async handle(text: string) {
+    const slash = parseSlash(text);
+    if (slash) {
+      this.echo(text);
+      if ('unknown' in slash) return this.note(this.renderer.s.red(`unknown command /${slash.unknown}: /help lists them (start with // to send a text beginning with /)`));
+      try {
+        await runSlash(slash.command, this.slashContext(), slash.arg);
+      } catch (e) {
+        this.note(this.renderer.s.red(`/${slash.command.name}: ${(e as Error).message}`));
+      }
+      return;
+    }
+    const message = text.startsWith('//') ? text.slice(1) : text;
+    this.echo(message);
+    await this.run(() => this.chat.send(message, undefined, this.mode));
+  }
+
+  private async answerQuestion(): Promise<boolean> {
+    const { toolCallId, arguments: args } = this.chat.pending as NonNullable<ChatSession['pending']>;
+    const ask = () =>
+      new Promise<string | null>((resolve) => {
+        this.asking = (reply) => {
+          if (reply !== null) this.echo(reply);
+          resolve(reply);
+        };
+      });
+    const answer = await askQuestions(toolCallId, parseQuestions(args), { ask, print: (l) => this.note(l) }, this.renderer.s);
+    if (!answer) return false;
+    await this.run(() => this.chat.send('', answer));
+    return true;
+  }
+
+  private slashContext(): SlashContext {
+    return {
+      api: this.o.api,
+      chat: this.chat,
+      s: this.renderer.s,
+      print: (l) => this.note(l),
+      mode: this.mode,
+      setMode: (m) => (this.mode = m),
+      clear: async () => {
+        const createWith = this.chat.createWith;
+        this.chat.close();
+        this.chat = await ChatSession.open(this.o.api, undefined, this.onEvent, this.onStatus);
+        this.chat.createWith = createWith;
+        this.chat.onCreated = (id) => this.created(id);
+        this.screen?.clear();
+        this.note(this.renderer.s.gray('new session: created by your first message'));
+      },
+      exit: () => this.end(),
+    };
+  }
+
+  /** What the spinner says is working. */
+  private working(): string {
+    const agents = this.renderer.workingAgents;
+    if (agents.length) return `${agents.length} agent${agents.length > 1 ? 's' : ''}: ${agents.join(', ')}`;
+    return this.tool ? `${this.tool}…` : 'Thinking…';
   }
 
   private async run(send: () => Promise<ChatEnd>) {
     this.interrupts = 0;
+    this.tool = null;
+    this.screen?.working(() => this.working());
     try {
       await send();
     } catch (e) {
-      this.renderer.line(this.renderer.s.red(`error: ${(e as Error).message}`));
+      this.note(this.renderer.s.red(`error: ${(e as Error).message}`));
     }
+    this.screen?.working(null);
     // The run is over (stopped or not): back at the prompt, Ctrl-C starts counting again.
     this.interrupts = 0;
     this.renderer.newline();
   }
 
   close() {
+    this.closed = true;
+    this.screen?.stop();
     this.chat?.close();
   }
 }

@@ -23,6 +23,11 @@ function readTrim(path: string): string | null {
   }
 }
 
+/** What `up` recorded in `home` (null when nothing is recorded). */
+export function recordedServiceUrl(home: string): string | null {
+  return readTrim(urlFile(home));
+}
+
 /** Written by `up` once it listens; a wildcard address is replaced by loopback, which reaches it. */
 export function recordServiceUrl(home: string, url: string): void {
   const reachable = url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
@@ -49,7 +54,8 @@ export interface Target {
   home: string;
 }
 
-export function resolveTarget(flags: { url?: string; key?: string; home?: string }, env: NodeJS.ProcessEnv = process.env): Target {
+/** `fallbackUrl`: where a --config file says the service listens, tried after run/url. */
+export function resolveTarget(flags: { url?: string; key?: string; home?: string }, env: NodeJS.ProcessEnv = process.env, fallbackUrl?: string): Target {
   const home = homeDir(flags.home, env);
   let url: string;
   let urlFrom: string;
@@ -57,6 +63,7 @@ export function resolveTarget(flags: { url?: string; key?: string; home?: string
   if (flags.url) [url, urlFrom] = [flags.url, '--url'];
   else if (env.AGENTSVC_URL) [url, urlFrom] = [env.AGENTSVC_URL, 'AGENTSVC_URL'];
   else if (recorded) [url, urlFrom] = [recorded, urlFile(home)];
+  else if (fallbackUrl) [url, urlFrom] = [fallbackUrl, '--config'];
   else [url, urlFrom] = [DEFAULT_URL, 'default'];
   let key: string | null = null;
   let keyFrom = 'none';

@@ -1,59 +1,20 @@
+import type { MarkdownTheme } from '@mariozechner/pi-tui';
 import type { Turn } from './api.js';
+import { keyArgument, resultText, seconds, short } from './format.js';
+import { MarkdownBlocks, markdownLines, markdownTheme } from './markdown.js';
 import type { ServerEvent } from './stream.js';
 import { ansi, clean, type Output, plain, type Style, styleFor } from './style.js';
 
+export { keyArgument, resultText, seconds } from './format.js';
+
 /**
- * Renders a session's events (or its stored turns) to a terminal: text as it arrives, thinking
- * dimmed, each tool call on one line (name, key argument) with its result on the next (status,
- * duration, output folded to a few lines), sub-agent turns indented under their fork call.
+ * Renders a session's events (or its stored turns) to a terminal: text as it arrives (markdown on
+ * a terminal, block by block as each completes), thinking dimmed, each tool call on one line (name,
+ * key argument) with its result on the next (status, duration, output folded to a few lines).
+ * A sub-agent's turns are written to a block of their own, labelled by its description, printed
+ * whole under its `Agent` call when its result comes: parallel sub-agents never interleave.
  * Append-only, so the same output reads well in a terminal and in a pipe (then without ANSI).
  */
-
-const KEY_ARG: Record<string, string[]> = {
-  Bash: ['command'],
-  Read: ['file_path'],
-  Write: ['file_path'],
-  Edit: ['file_path'],
-  Glob: ['pattern'],
-  Grep: ['pattern'],
-  WebFetch: ['url'],
-  WebSearch: ['query'],
-  Agent: ['description', 'prompt'],
-  TaskCreate: ['subject'],
-};
-
-/** The one argument that says what a call does, cut to `max` characters on one line. */
-export function keyArgument(tool: string, args: string, max = 60): string {
-  let parsed: Record<string, unknown> = {};
-  try {
-    const p = JSON.parse(args || '{}');
-    if (p && typeof p === 'object' && !Array.isArray(p)) parsed = p;
-  } catch {
-    return short(args, max);
-  }
-  if (tool === 'AskUserQuestion') {
-    const qs = parsed.questions as { question?: string }[] | undefined;
-    return short(qs?.[0]?.question ?? '', max);
-  }
-  const names = KEY_ARG[tool] ?? Object.keys(parsed);
-  for (const n of names) if (typeof parsed[n] === 'string' && parsed[n]) return short(parsed[n] as string, max);
-  return '';
-}
-
-function short(s: string, max: number): string {
-  const one = clean(s.replace(/\s+/g, ' ').trim());
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
-}
-
-export function resultText(result: unknown): string {
-  if (result === null || result === undefined) return '';
-  return clean(typeof result === 'string' ? result : JSON.stringify(result));
-}
-
-export function seconds(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return '';
-  return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
-}
 
 export interface RendererOptions {
   /** Output lines shown per tool result before folding (default 4 on a terminal, 2 piped). */
@@ -62,6 +23,27 @@ export interface RendererOptions {
   showUserTurns?: boolean;
   /** Force ANSI on or off (default: on a terminal unless NO_COLOR is set). */
   color?: boolean;
+  /** Render answers as markdown (default: when the output is a terminal). */
+  markdown?: boolean;
+}
+
+/** Where each turn and call of a run is printed, shared by a renderer and its sub-agent blocks. */
+interface Routes {
+  turns: Map<string, Renderer>;
+  calls: Map<string, Renderer>;
+  /** Sub-agent blocks by their fork call, not yet printed (in the order they started). */
+  forks: Map<string, { block: Renderer; sink: Buffered; owner: Renderer; label: string }>;
+}
+
+class Buffered implements Output {
+  text = '';
+  constructor(
+    readonly isTTY: boolean | undefined,
+    readonly columns: number | undefined,
+  ) {}
+  write(s: string) {
+    this.text += s;
+  }
 }
 
 export class Renderer {
@@ -69,25 +51,32 @@ export class Renderer {
   private atLineStart = true;
   /** Which stream the last characters belonged to, to break lines between turns and kinds. */
   private lastKey = '';
-  private depthOfTurn = new Map<string, number>();
-  private depthOfCall = new Map<string, number>();
   private calls = new Map<string, { name: string; args: string }>();
   private readonly fold: number;
+  private readonly theme: MarkdownTheme | null;
+  /** The answer being streamed as markdown: complete blocks are printed, the tail waits. */
+  private md: { turnId: string; blocks: MarkdownBlocks; printed: boolean } | null = null;
+  private readonly routes: Routes;
 
   constructor(
     private readonly out: Output,
     private readonly opts: RendererOptions = {},
+    private readonly depth = 0,
+    routes?: Routes,
   ) {
     this.s = opts.color === undefined ? styleFor(out) : opts.color ? ansi : plain;
     this.fold = opts.foldLines ?? (out.isTTY ? 4 : 2);
+    const markdown = opts.markdown ?? Boolean(out.isTTY);
+    this.theme = markdown ? markdownTheme(this.s, this.s === ansi) : null;
+    this.routes = routes ?? { turns: new Map(), calls: new Map(), forks: new Map() };
   }
 
-  private indent(depth: number) {
+  private indent(depth = this.depth) {
     return depth > 0 ? this.s.gray('│ '.repeat(depth)) : '';
   }
 
-  /** Write text that may span lines, indenting each new line to `depth`. */
-  private text(t: string, depth: number, paint: (x: string) => string = (x) => x) {
+  /** Write text that may span lines, indenting each new line. */
+  private text(t: string, paint: (x: string) => string = (x) => x) {
     const parts = t.split('\n');
     parts.forEach((p, i) => {
       if (i > 0) {
@@ -95,14 +84,15 @@ export class Renderer {
         this.atLineStart = true;
       }
       if (!p) return;
-      if (this.atLineStart) this.out.write(this.indent(depth));
+      if (this.atLineStart) this.out.write(this.indent());
       this.out.write(paint(p));
       this.atLineStart = false;
     });
   }
 
-  /** Finish the current line, if any. */
+  /** Finish the current line (and the markdown block streaming into it), if any. */
   newline() {
+    this.endMarkdown();
     if (!this.atLineStart) {
       this.out.write('\n');
       this.atLineStart = true;
@@ -110,7 +100,7 @@ export class Renderer {
   }
 
   /** A whole line of our own (status, tool call), on its own line. */
-  line(t: string, depth = 0) {
+  line(t: string, depth = this.depth) {
     this.newline();
     this.out.write(`${this.indent(depth)}${t}\n`);
     this.lastKey = '';
@@ -121,8 +111,40 @@ export class Renderer {
     this.lastKey = key;
   }
 
-  private depth(turnId: string) {
-    return this.depthOfTurn.get(turnId) ?? 0;
+  /** Markdown of the answer streaming now that is not a whole block yet (the live view shows it raw). */
+  get pendingMarkdown(): string {
+    return this.md?.blocks.tail ?? '';
+  }
+
+  /** A turn printed by this renderer itself (not by a sub-agent's block). */
+  ownsTurn(turnId: string): boolean {
+    return this.owner(turnId) === this;
+  }
+
+  /** Descriptions of the sub-agents still working. */
+  get workingAgents(): string[] {
+    return [...this.routes.forks.values()].map((f) => f.label);
+  }
+
+  /** Blocks of one answer, rendered apart, are set off by one blank line, as in one rendering. */
+  private printMarkdown(text: string, md: NonNullable<Renderer['md']>) {
+    if (!this.theme || !text.trim()) return;
+    const width = (this.out.columns ?? 100) - this.depth * 2 - 1;
+    const lines = markdownLines(text, width, this.theme);
+    while (lines.length && !lines[0]) lines.shift();
+    while (lines.length && !lines[lines.length - 1]) lines.pop();
+    if (!this.atLineStart) this.out.write('\n');
+    if (md.printed) this.out.write(`${this.indent()}\n`);
+    for (const l of lines) this.out.write(`${this.indent()}${l}\n`);
+    this.atLineStart = true;
+    md.printed = true;
+  }
+
+  private endMarkdown() {
+    const md = this.md;
+    if (!md) return;
+    this.md = null;
+    this.printMarkdown(md.blocks.end(), md);
   }
 
   /** Apply one server event. */
@@ -131,21 +153,26 @@ export class Renderer {
     switch (e.name) {
       case 'turn:start': {
         const parent = p.parent_fork_tool_call_id as string | null;
-        this.depthOfTurn.set(p.turn_id, parent ? (this.depthOfCall.get(parent) ?? 0) + 1 : 0);
-        if (p.role === 'assistant') this.switchTo(`turn:${p.turn_id}`);
+        const r = parent ? this.forkBlock(parent) : this;
+        this.routes.turns.set(p.turn_id, r);
+        if (p.role === 'assistant') r.switchTo(`turn:${p.turn_id}`);
         return;
       }
       case 'turn:patch':
-        return this.patch(p.turn_id, p.patch_type, p.data ?? {});
+        return this.owner(p.turn_id).patch(p.turn_id, p.patch_type, p.data ?? {});
       case 'turn:end': {
+        const r = this.owner(p.turn_id);
         if (p.turn?.role === 'user') {
-          if (this.opts.showUserTurns) this.userTurn(p.turn as Turn);
+          if (this.opts.showUserTurns) r.userTurn(p.turn as Turn);
           return;
         }
-        if (p.status === 'interrupted' || p.status === 'failed') this.line(this.s.yellow(`[turn ${p.status}]`), this.depth(p.turn_id));
+        r.endMarkdown();
+        if (p.status === 'interrupted' || p.status === 'failed') r.line(this.s.yellow(`[turn ${p.status}]`));
         return;
       }
       case 'chat:end': {
+        // Sub-agents cut short (a stop, a failure) print what they had, innermost first.
+        for (const id of [...this.routes.forks.keys()].reverse()) this.flushFork(id);
         this.newline();
         this.lastKey = '';
         if (p.status !== 'completed') this.line(this.s.yellow(`[chat ${p.status}${p.finish_reason ? `: ${p.finish_reason}` : ''}]`));
@@ -161,50 +188,86 @@ export class Renderer {
     }
   }
 
+  private owner(turnId: string): Renderer {
+    return this.routes.turns.get(turnId) ?? this;
+  }
+
+  /** The block a sub-agent started by call `callId` writes to, made at its first turn. */
+  private forkBlock(callId: string): Renderer {
+    const known = this.routes.forks.get(callId);
+    if (known) return known.block;
+    const owner = this.routes.calls.get(callId) ?? this;
+    const call = owner.calls.get(callId);
+    const label = call ? keyArgument(call.name, call.args, 60) || call.name : 'sub-agent';
+    const sink = new Buffered(this.out.isTTY, this.out.columns);
+    const block = new Renderer(sink, { ...this.opts, color: this.s === ansi }, owner.depth + 1, this.routes);
+    block.line(this.s.bold(this.s.cyan(label)));
+    this.routes.forks.set(callId, { block, sink, owner, label });
+    return block;
+  }
+
+  /** Print a sub-agent's block into its owner, whole. */
+  private flushFork(callId: string) {
+    const f = this.routes.forks.get(callId);
+    if (!f) return;
+    this.routes.forks.delete(callId);
+    f.block.newline();
+    f.owner.newline();
+    f.owner.out.write(f.sink.text);
+    f.owner.lastKey = '';
+  }
+
   patch(turnId: string, type: string, d: Record<string, unknown>) {
-    const depth = this.depth(turnId);
     switch (type) {
-      case 'add_content':
+      case 'add_content': {
         this.switchTo(`text:${turnId}`);
-        this.text(clean(String(d.text_delta ?? '')), depth);
+        const delta = clean(String(d.text_delta ?? ''));
+        if (!this.theme) return this.text(delta);
+        if (!this.md) this.md = { turnId, blocks: new MarkdownBlocks(), printed: false };
+        this.printMarkdown(this.md.blocks.push(delta), this.md);
         return;
+      }
       case 'add_thinking':
         this.switchTo(`thinking:${turnId}`);
-        this.text(clean(String(d.text_delta ?? '')), depth, (x) => this.s.dim(x));
+        this.text(clean(String(d.text_delta ?? '')), (x) => this.s.dim(x));
         return;
       case 'add_tool_call': {
         const id = String(d.id);
         const name = String(d.tool_name ?? '');
         this.calls.set(id, { name, args: String(d.arguments ?? '') });
-        this.depthOfCall.set(id, depth);
-        const arg = keyArgument(name, String(d.arguments ?? ''), Math.max(20, (this.out.columns ?? 100) - 30 - depth * 2));
+        this.routes.calls.set(id, this);
+        const arg = keyArgument(name, String(d.arguments ?? ''), Math.max(20, (this.out.columns ?? 100) - 30 - this.depth * 2));
         const mark = d.status === 'awaiting_answer' ? this.s.yellow('?') : this.s.cyan('●');
-        this.line(`${mark} ${this.s.bold(name)}${arg ? this.s.gray(`(${arg})`) : ''}`, depth);
+        this.line(`${mark} ${this.s.bold(name)}${arg ? this.s.gray(`(${arg})`) : ''}`);
         return;
       }
-      case 'tool_result':
-        this.toolResult(String(d.tool_call_id), String(d.status ?? ''), d.result, d.duration_ms as number | null, depth);
+      case 'tool_result': {
+        const id = String(d.tool_call_id);
+        (this.routes.calls.get(id) ?? this).toolResult(id, String(d.status ?? ''), d.result, d.duration_ms as number | null);
         return;
+      }
     }
   }
 
-  private toolResult(callId: string, status: string, result: unknown, ms: number | null, fallbackDepth: number) {
-    const depth = this.depthOfCall.get(callId) ?? fallbackDepth;
+  private toolResult(callId: string, status: string, result: unknown, ms: number | null) {
+    const label = this.routes.forks.get(callId)?.label;
+    this.flushFork(callId);
     const lines = resultText(result).replace(/\n+$/, '').split('\n');
     const empty = lines.length === 1 && !lines[0];
     const paint = status === 'done' ? this.s.green : status === 'error' ? this.s.red : this.s.yellow;
-    const head = `${paint(status || 'done')}${ms ? this.s.gray(` ${seconds(ms)}`) : ''}`;
-    const width = Math.max(20, (this.out.columns ?? 100) - 8 - depth * 2);
+    // A sub-agent's result names its agent: several may finish in any order.
+    const head = `${label ? `${this.s.bold(label)} · ` : ''}${paint(status || 'done')}${ms ? this.s.gray(` ${seconds(ms)}`) : ''}`;
+    const width = Math.max(20, (this.out.columns ?? 100) - 8 - this.depth * 2);
     const shown = empty ? [] : lines.slice(0, this.fold).map((l) => short(l, width));
     const more = empty ? 0 : lines.length - shown.length;
-    this.line(`  ${this.s.gray('└')} ${head}${shown.length ? ` ${this.s.gray('·')} ${shown[0]}` : ''}`, depth);
-    for (const l of shown.slice(1)) this.line(`    ${l}`, depth);
-    if (more > 0 && shown.length) this.line(this.s.gray(`    … +${more} line${more === 1 ? '' : 's'}`), depth);
+    this.line(`  ${this.s.gray('└')} ${head}${shown.length ? ` ${this.s.gray('·')} ${shown[0]}` : ''}`);
+    for (const l of shown.slice(1)) this.line(`    ${l}`);
+    if (more > 0 && shown.length) this.line(this.s.gray(`    … +${more} line${more === 1 ? '' : 's'}`));
   }
 
   private userTurn(turn: Turn) {
     const text = turn.blocks.filter((b) => b.type === 'text').map((b) => b.content).join('');
-    if (text) this.line(`${this.s.bold(this.s.cyan('>'))} ${clean(text).replace(/\n/g, '\n  ')}`, this.depthOfTurn.get(turn.turn_id) ?? 0);
+    if (text) this.line(`${this.s.bold(this.s.cyan('>'))} ${clean(text).replace(/\n/g, '\n  ')}`);
   }
 
   /** Render stored turns (GET .../messages) the way their events were rendered live. */
@@ -217,29 +280,33 @@ export class Renderer {
       children.set(t.parent_fork_tool_call_id, list);
     }
     const shown = new Set<string>();
-    const one = (t: Turn, depth: number) => {
+    const ev = (name: string, payload: Record<string, unknown>) => this.event({ name, payload });
+    const one = (t: Turn) => {
       if (shown.has(t.turn_id)) return;
       shown.add(t.turn_id);
-      this.depthOfTurn.set(t.turn_id, depth);
-      if (t.kind === 'compaction') return this.line(this.s.gray(`[context compacted${t.summary_preview ? `: ${short(String(t.summary_preview), 60)}` : ''}]`), depth);
-      if (t.role === 'user') return this.userTurn(t);
+      const r = t.parent_fork_tool_call_id ? this.forkBlock(t.parent_fork_tool_call_id) : this;
+      this.routes.turns.set(t.turn_id, r);
+      if (t.kind === 'compaction') return r.line(this.s.gray(`[context compacted${t.summary_preview ? `: ${short(String(t.summary_preview), 60)}` : ''}]`));
+      if (t.role === 'user') return r.userTurn(t);
       if (t.role !== 'assistant') return;
-      this.switchTo(`turn:${t.turn_id}`);
+      ev('turn:start', { turn_id: t.turn_id, role: 'assistant', parent_fork_tool_call_id: t.parent_fork_tool_call_id });
+      const patch = (type: string, data: Record<string, unknown>) => ev('turn:patch', { turn_id: t.turn_id, patch_type: type, data });
       for (const b of t.blocks) {
         const call = b.tool_call_id ? t.tool_calls.find((c) => c.id === b.tool_call_id) : undefined;
-        if (b.type === 'text') this.patch(t.turn_id, 'add_content', { text_delta: b.content });
-        else if (b.type === 'thinking') this.patch(t.turn_id, 'add_thinking', { text_delta: b.content });
+        if (b.type === 'text') patch('add_content', { text_delta: b.content });
+        else if (b.type === 'thinking') patch('add_thinking', { text_delta: b.content });
         else if (b.type === 'tool_use' && call) {
-          this.patch(t.turn_id, 'add_tool_call', { ...call });
-          for (const child of children.get(call.id) ?? []) one(child, depth + 1);
-        } else if (b.type === 'tool_result' && call) this.toolResult(call.id, call.status, call.result, call.duration_ms, depth);
+          patch('add_tool_call', { ...call });
+          for (const child of children.get(call.id) ?? []) one(child);
+        } else if (b.type === 'tool_result' && call) patch('tool_result', { tool_call_id: call.id, status: call.status, result: call.result, duration_ms: call.duration_ms });
       }
-      this.newline();
-      this.lastKey = '';
-      if (t.status === 'interrupted' || t.status === 'failed') this.line(this.s.yellow(`[turn ${t.status}]`), depth);
+      r.newline();
+      r.lastKey = '';
+      ev('turn:end', { turn_id: t.turn_id, status: t.status });
     };
-    for (const t of all) if (!t.parent_fork_tool_call_id) one(t, 0);
-    // Sub-agent turns whose fork call is not in the list (cut history): shown at the end, indented.
-    for (const t of all) one(t, 1);
+    for (const t of all) if (!t.parent_fork_tool_call_id) one(t);
+    // Sub-agent turns whose fork call is not in the list (cut history): shown at the end.
+    for (const t of all) one(t);
+    for (const id of [...this.routes.forks.keys()].reverse()) this.flushFork(id);
   }
 }

@@ -1,4 +1,3 @@
-import { Flags } from '@oclif/core';
 import { ClientError } from '../client/api.js';
 import { ClientCommand } from '../client/command.js';
 import { type CheckLine, checkLines, summary } from '../client/report.js';
@@ -10,7 +9,6 @@ export default class Doctor extends ClientCommand<typeof Doctor> {
   static description =
     'Asks the running service (GET /api/env/check) and prints each check as it arrives. When the service does not answer, runs the same checks locally. Exit 1 when a check fails.';
   static examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json'];
-  static flags = { config: Flags.string({ description: 'config file for the local checks (default AGENTSVC_HOME/config.json)' }) };
 
   async run(): Promise<void> {
     const s = styleFor(process.stdout);
@@ -21,6 +19,12 @@ export default class Doctor extends ClientCommand<typeof Doctor> {
       if (!this.flags.json) for (const l of checkLines(r, s, tty)) this.log(l);
     };
     let source: 'service' | 'local' = 'service';
+    const report = () => {
+      const sum = summary(results);
+      if (this.flags.json) this.json({ source, url: this.target.url, status: sum.status, checks: results });
+      else this.log(`\n${sum.status === 'fail' ? s.red(sum.text) : sum.status === 'warn' ? s.yellow(sum.text) : s.green(sum.text)}`);
+      if (sum.status === 'fail') this.exit(1);
+    };
     try {
       let first = true;
       for await (const ev of this.api.sse('/api/env/check')) {
@@ -34,14 +38,19 @@ export default class Doctor extends ClientCommand<typeof Doctor> {
       }
       if (first) show({ id: 'service', status: 'fail', message: `GET /api/env/check at ${this.target.url} answered nothing`, fix: 'is this an agentsvc service?' });
     } catch (e) {
+      // A refused key is a finding of its own, with the way back (the key in admin.key deleted?).
+      if (e instanceof ClientError && e.kind === 'auth') {
+        show({ id: 'service', status: 'ok', message: `agentsvc answers at ${this.target.url}`, fix: null });
+        const keyFile = `${this.target.home}/admin.key`;
+        const fix = this.target.keyFrom === keyFile ? `make another with: agentsvc keys create --name cli | head -1 > ${keyFile}` : 'pass a key of yours with --key or AGENTSVC_KEY';
+        show({ id: 'key', status: 'fail', message: e.message, fix });
+        return report();
+      }
       if (!(e instanceof ClientError) || e.kind !== 'down') this.fail(e);
       source = 'local';
       show({ id: 'service', status: 'fail', message: `agentsvc does not answer at ${this.target.url} (from ${this.target.urlFrom}); local checks follow`, fix: 'start it with `agentsvc up`, or pass --url' });
       for (const r of await localChecks({ home: this.target.home, configFile: this.flags.config })) show(r);
     }
-    const sum = summary(results);
-    if (this.flags.json) this.json({ source, url: this.target.url, status: sum.status, checks: results });
-    else this.log(`\n${sum.status === 'fail' ? s.red(sum.text) : sum.status === 'warn' ? s.yellow(sum.text) : s.green(sum.text)}`);
-    if (sum.status === 'fail') this.exit(1);
+    report();
   }
 }

@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { forgetServiceUrl, recordServiceUrl } from '../client/options.js';
 import { BaseCommand } from '../cli/base.js';
+import { servingUrl } from '../cli/served.js';
 import { startService } from '../service.js';
 
 export default class Up extends BaseCommand<typeof Up> {
@@ -19,6 +20,9 @@ export default class Up extends BaseCommand<typeof Up> {
   }
 
   async run(): Promise<void> {
+    // A second `up` on a served home would share its database and, on stopping, take its run/url.
+    const serving = await servingUrl(this.cfg.home);
+    if (serving) this.fail(new Error(`${this.cfg.home} is already served by ${serving}; stop that \`agentsvc up\` first, or pass another --home`));
     const service = await startService(this.cfg).catch((e) => this.fail(e));
     // One line when the embedded database was left behind by a crash or an `up` that is gone.
     if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);

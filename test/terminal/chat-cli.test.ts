@@ -38,9 +38,49 @@ t.test('chat -m: streamed answer, compact tool call, exit 0; --json prints chat:
   const j = await cli(['chat', sid, '-m', 'again', '--json'], env);
   t.equal(j.code, 0, j.stderr);
   const end = JSON.parse(j.stdout);
-  t.same(Object.keys(end).sort(), ['finish_reason', 'result', 'seq', 'session_id', 'status']);
-  t.match(end, { session_id: sid, status: 'completed', finish_reason: 'stop', result: null });
+  t.same(Object.keys(end).sort(), ['finish_reason', 'result', 'seq', 'session_id', 'status', 'text', 'usage']);
+  t.match(end, { session_id: sid, status: 'completed', finish_reason: 'stop', text: 'second answer' });
+  t.match(end.usage, { input_tokens: 10, output_tokens: 5 }, 'usage: the token counts of the run');
   t.equal((await (await app.api(`/api/sessions/${sid}/messages`)).json()).length, 5);
+});
+
+t.test('a message piped on stdin is the message; a new session is titled by it', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
+  model.script({ text: ['Here is python.'] });
+  const r = await cli(['chat'], env, { input: 'show me python\n' });
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout, 'Here is python.\n');
+  t.equal(model.requests.at(-1).messages.at(-1).content, 'show me python');
+  const sid = /session (sess_\w+)/.exec(r.stderr)![1];
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).intent, 'show me python', 'titled by its first message');
+
+  // Into an existing session; an empty stdin is refused and sends nothing.
+  model.script({ text: ['Again.'] });
+  t.equal((await cli(['chat', sid], env, { input: 'and again' })).code, 0);
+  t.equal(model.requests.at(-1).messages.at(-1).content, 'and again');
+  const empty = await cli(['chat'], env, { input: '' });
+  t.equal(empty.code, 1);
+  t.match(empty.stderr, /^agentsvc: nothing to send: stdin is empty/);
+  t.equal(model.requests.length, 2);
+});
+
+t.test('chat -m stopped by SIGINT: the stop is reported as done, never "could not stop"', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  model.script({ text: Array.from({ length: 60 }, (_, i) => `w${i} `), delayMs: 100 });
+  let sent = false;
+  const r = await cli(['chat', '-m', 'count'], { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, {
+    onStdout: (out, child) => {
+      if (!sent && out.includes('w3 ')) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    },
+  });
+  t.ok(sent);
+  t.equal(r.code, 1, 'interrupted: exit 1');
+  t.match(r.stdout, /\[chat interrupted/);
+  t.notMatch(r.stdout + r.stderr, /could not stop/);
 });
 
 t.test('chat -m: a failed run exits 1; a question is left for the interactive chat', async (t) => {
@@ -92,7 +132,8 @@ t.test('sessions list, show, delete', async (t) => {
   t.match(show.stdout, new RegExp(`^${a}  completed  alpha invoices\\n> do alpha\\nWorking\\.\\n● Echo\\(x\\)\\n  └ done`));
   t.match(show.stdout, /Finished alpha\.\n$/);
   const showJson = JSON.parse((await cli(['sessions', 'show', a, '--json'], env)).stdout);
-  t.same(showJson, await (await app.api(`/api/sessions/${a}/messages`)).json(), '--json is GET messages');
+  t.same(showJson.messages, await (await app.api(`/api/sessions/${a}/messages`)).json(), '--json: messages are GET messages');
+  t.match(showJson.session, { id: a, intent: 'alpha invoices', status: 'completed' }, '--json: and the session');
 
   const refused = await cli(['sessions', 'delete', b], env);
   t.equal(refused.code, 1, 'no --yes and no terminal: refused');

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, Socket } from 'node:net';
 import { join } from 'node:path';
@@ -16,13 +16,13 @@ export interface CliResult {
  * Run the built CLI asynchronously (the service under test runs in this process, so a blocking
  * spawnSync would starve it). stdin is a pipe: closed at once unless `input` is given.
  */
-export function cli(args: string[], env: Record<string, string> = {}, opts: { input?: string; timeoutMs?: number; onStdout?: (s: string) => void } = {}): Promise<CliResult> {
+export function cli(args: string[], env: Record<string, string> = {}, opts: { input?: string; timeoutMs?: number; onStdout?: (s: string, child: ChildProcess) => void } = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), NO_COLOR: '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => {
     stdout += c;
-    opts.onStdout?.(stdout);
+    opts.onStdout?.(stdout, child);
   });
   child.stderr.on('data', (c) => (stderr += c));
   child.stdin.end(opts.input ?? '');

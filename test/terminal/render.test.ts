@@ -1,4 +1,5 @@
 import t from 'tap';
+import { MarkdownBlocks } from '../../src/client/markdown.js';
 import { parseReply } from '../../src/client/question.js';
 import { keyArgument, Renderer } from '../../src/client/render.js';
 import type { ServerEvent } from '../../src/client/stream.js';
@@ -39,12 +40,13 @@ t.test('sub-agent turns are indented under their fork call; plain text when not 
     [
       'Delegating.',
       '● Agent(count files)',
+      '│ count files',
       '│ sub thinking',
       '│ Counting',
       '│ now.',
       '│ ● Bash(ls | wc -l)',
       '│   └ done 1.5s · 3',
-      '  └ done 2.1s · there are 3 files',
+      '  └ count files · done 2.1s · there are 3 files',
       'Three files.',
       '',
     ].join('\n'),
@@ -92,6 +94,63 @@ t.test('stored turns render like their events', async (t) => {
     },
   ]);
   t.equal(stored.text(), live.text());
+});
+
+t.test('parallel sub-agents whose events interleave print as two blocks, each result named', async (t) => {
+  const s = sink(false);
+  const r = new Renderer(s.out);
+  const agent = (id: string, description: string) => patch('t1', 'add_tool_call', { id, tool_name: 'Agent', arguments: JSON.stringify({ description, prompt: description }), status: 'pending' });
+  const events = [
+    ev('turn:start', { turn_id: 't1', role: 'assistant', parent_fork_tool_call_id: null }),
+    agent('a', 'read docs'),
+    agent('b', 'count files'),
+    ev('turn:start', { turn_id: 'ta', role: 'assistant', parent_fork_tool_call_id: 'a' }),
+    ev('turn:start', { turn_id: 'tb', role: 'assistant', parent_fork_tool_call_id: 'b' }),
+    ...['Let ', 'me ', 'look.'].flatMap((w) => [patch('ta', 'add_content', { text_delta: `A:${w}` }), patch('tb', 'add_content', { text_delta: `B:${w}` })]),
+    ev('turn:end', { turn_id: 'tb', status: 'completed' }),
+    patch('t1', 'tool_result', { tool_call_id: 'b', result: '7 files', status: 'done', duration_ms: 900 }),
+    ev('turn:end', { turn_id: 'ta', status: 'completed' }),
+    patch('t1', 'tool_result', { tool_call_id: 'a', result: 'docs read', status: 'done', duration_ms: 1200 }),
+    ev('chat:end', { status: 'completed', finish_reason: 'stop' }),
+  ];
+  for (const e of events) r.event(e);
+  t.equal(
+    s.text(),
+    [
+      '● Agent(read docs)',
+      '● Agent(count files)',
+      '│ count files',
+      '│ B:Let B:me B:look.',
+      '  └ count files · done 900ms · 7 files',
+      '│ read docs',
+      '│ A:Let A:me A:look.',
+      '  └ read docs · done 1.2s · docs read',
+      '',
+    ].join('\n'),
+  );
+});
+
+t.test('markdown: a block is rendered once it is complete; piped output keeps the raw text', async (t) => {
+  const b = new MarkdownBlocks();
+  t.equal(b.push('# Ti'), '', 'inside a line: nothing');
+  t.equal(b.push('tle\n\nSome '), '# Title\n\n', 'the heading is whole once the next block starts');
+  t.equal(b.push('text.\n\n```js\nconst a = 1;\n'), 'Some text.\n\n');
+  t.equal(b.push('\n'), '', 'an open code fence waits');
+  t.equal(b.tail, '```js\nconst a = 1;\n\n');
+  t.equal(b.end(), '```js\nconst a = 1;\n\n', 'the end completes the rest');
+
+  const deltas = ['# Title\n\n', 'Some **bold** text.\n\n', '| a | b |\n|---|---|\n| 1 | 2 |\n'];
+  const run = (tty: boolean) => {
+    const s = sink(tty);
+    const r = new Renderer(s.out, { color: false });
+    r.event(ev('turn:start', { turn_id: 't1', role: 'assistant', parent_fork_tool_call_id: null }));
+    for (const d of deltas) r.event(patch('t1', 'add_content', { text_delta: d }));
+    r.event(ev('turn:end', { turn_id: 't1', status: 'completed' }));
+    r.event(ev('chat:end', { status: 'completed', finish_reason: 'stop' }));
+    return s.text();
+  };
+  t.equal(run(true), ['Title', '', 'Some bold text.', '', '┌───┬───┐', '│ a │ b │', '├───┼───┤', '│ 1 │ 2 │', '└───┴───┘', ''].join('\n'));
+  t.equal(run(false), `${deltas.join('')}`, 'piped: the text as the model wrote it');
 });
 
 t.test('key arguments and menu replies', async (t) => {

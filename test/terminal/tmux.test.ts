@@ -9,6 +9,9 @@ import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
  */
 
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-test-${process.pid}`);
+/** The empty editor at the bottom of the screen: the client waits for input. */
+const IDLE = '\\n─+\\n\\n─+$';
+const idle = (before: string) => new RegExp(`${before}${IDLE}`, 's');
 
 function start(name: string, env: Record<string, string>, args: string[]) {
   const vars = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ');
@@ -28,14 +31,14 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   });
   const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
   start('chat', env, ['chat']);
-  let text = await waitFor('chat', /session (sess_\w+) \(new\).*\n.*›$/s);
-  const sid = /session (sess_\w+)/.exec(text)![1];
+  let text = await waitFor('chat', idle('new session \\(made by your first message\\)[^\\n]*'));
 
   // 1. A tool call: compact line, folded result, then the answer.
   model.script({ reasoning: ['Planning the call.'], text: ['Running echo.'], toolCalls: [{ name: 'Echo', args: { text: 'hi' } }] }, { text: ['Echo ', 'said ', 'hi.'] });
   tmux('send-keys', '-t', 'chat', 'run echo', 'Enter');
-  text = await waitFor('chat', /Echo said hi\.\n.*›$/s);
-  t.match(text, /› run echo\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines\nEcho said hi\./);
+  text = await waitFor('chat', idle('Echo said hi\\.'));
+  t.match(text, /› run echo\nsession sess_\w+ \(new\)\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines\nEcho said hi\./);
+  const sid = /session (sess_\w+)/.exec(text)![1];
   artifact('tool-call.txt', text);
 
   // 2. AskUserQuestion: a single-choice menu answered by number, a multi-select one by "1,3".
@@ -45,13 +48,13 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   ];
   model.script({ text: ['One question first.'], toolCalls: [{ name: 'AskUserQuestion', args: { questions } }] }, { text: ['You chose blue, S and L.'] });
   tmux('send-keys', '-t', 'chat', 'ask me', 'Enter');
-  text = await waitFor('chat', /\? Which color\? \(1\/2\)\n {2}1\. red\n {2}2\. blue - calm\n {2}3\. green\n.*\n›$/);
+  text = await waitFor('chat', idle('\\? Which color\\? \\(1\\/2\\)\\n {2}1\\. red\\n {2}2\\. blue - calm\\n {2}3\\. green\\n {2}choose a number, or type your own answer'));
   tmux('send-keys', '-t', 'chat', '7', 'Enter');
-  await waitFor('chat', /7 is not an option \(1-3\)\n›$/);
+  await waitFor('chat', idle('› 7\\n {2}7 is not an option \\(1-3\\)'));
   tmux('send-keys', '-t', 'chat', '2', 'Enter');
-  text = await waitFor('chat', /\? Sizes: Which sizes\? \(2\/2\)\n {2}1\. S\n {2}2\. M\n {2}3\. L\n {2}choose one or more.*\n›$/);
+  text = await waitFor('chat', idle('\\? Sizes: Which sizes\\? \\(2\\/2\\)\\n {2}1\\. S\\n {2}2\\. M\\n {2}3\\. L\\n {2}choose one or more[^\\n]*'));
   tmux('send-keys', '-t', 'chat', '1,3', 'Enter');
-  text = await waitFor('chat', /You chose blue, S and L\.\n.*›$/s);
+  text = await waitFor('chat', idle('You chose blue, S and L\\.'));
   t.match(text, /\? AskUserQuestion\(Which color\?\)/);
   artifact('question.txt', text);
   const answerMsg = model.requests.at(-1).messages.find((m: { role: string; content: string }) => m.role === 'tool' && /blue/.test(m.content));
@@ -65,7 +68,7 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   tmux('send-keys', '-t', 'chat', 'count slowly', 'Enter');
   await waitFor('chat', /tick3 /);
   tmux('send-keys', '-t', 'chat', 'C-c');
-  text = await waitFor('chat', /\[stopping… Ctrl-C again to exit\][\s\S]*\[chat interrupted: interrupted\]\n›$/);
+  text = await waitFor('chat', idle('\\[stopping… Ctrl-C again to exit\\][\\s\\S]*\\[chat interrupted: interrupted\\]'));
   t.notMatch(text, /tick59/, 'the answer was cut short');
   artifact('ctrl-c.txt', text);
   const session = await (await app.api(`/api/sessions/${sid}`)).json();
@@ -75,12 +78,12 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   tmux('send-keys', '-t', 'chat', 'C-c');
   await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]/);
   tmux('send-keys', '-t', 'chat', 'C-c');
-  text = await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]\n\[exit 130\]$/);
+  text = await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]\n─+\n\n─+\n\[exit 130\]$/);
   artifact('exit.txt', text);
 
   // 5. Continuing the session shows its history, rendered the same way.
   start('again', env, ['chat', sid]);
-  text = await waitFor('again', /session sess_\w+ · Ctrl-C.*\n›$/);
+  text = await waitFor('again', idle('session sess_\\w+ · /help · Ctrl-C stops an answer, twice exits'));
   t.match(text, /> run echo\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n/);
   t.match(text, /> ask me\nOne question first\.\n● AskUserQuestion\(Which color\?\)\n {2}└ done · The user answered:\n/, 'the answered question, done');
   t.match(text, /> count slowly\ntick0 tick1 tick2 tick3 .*\n\[turn interrupted\]/);

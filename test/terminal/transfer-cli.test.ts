@@ -1,5 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -7,6 +9,7 @@ import { build } from '../helpers/app.js';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { rawZip } from '../portability/rawzip.js';
+import { cleanEnv } from '../helpers/cli.js';
 import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
 
 /**
@@ -151,9 +154,49 @@ t.test('on a terminal: a progress line with bar, bytes and entries', { skip: !ha
   tmux('new-session', '-d', '-s', 'x', '-x', '120', '-y', '20', `env ${env} '${process.execPath}' '${BIN}' export ${sid} -o ${file}; echo "[exit $?]"; env ${env} '${process.execPath}' '${BIN}' import ${file} --name tty; echo "[exit $?]"; sleep 60`);
   const text = await waitFor('x', /\[exit \d\][\s\S]*\[exit \d\]/, 120_000);
   artifact('export-import.txt', text);
-  t.match(text, new RegExp(`exporting ${sid}  \\[#+\\] 100%  [\\d.]+ (KiB|MiB)  3\\d/3\\d entries  .*\\n`), 'export: bar at 100% with bytes and entries');
+  t.match(text, new RegExp(`exporting ${sid}  \\[#+\\] 100%  [\\d.]+ (KiB|MiB) / [\\d.]+ (KiB|MiB)  3\\d/3\\d entries  .*\\n`), 'export: bar at 100% with bytes and entries');
   t.match(text, /exported sess_\w+ to .*tty\.zip: 3\d entries/);
   t.match(text, /importing tty\.zip {2}\[#+\] 100% {2}[\d.]+ (KiB|MiB) \/ [\d.]+ (KiB|MiB) {2}3\d entries {2}done\n/, 'import: bar at 100%, bytes of total, entries');
   t.match(text, /imported as sess_\w+ "tty" \((completed|created)\)\n\[exit 0\]/);
   t.ok(readFileSync(file).length > 0, 'the archive is on disk');
+});
+
+t.test('export interrupted by Ctrl-C removes its .part file', async (t) => {
+  const { app, sid } = await chatFixture(t);
+  t.equal((await app.api(`/api/sessions/${sid}/files/big.txt`, { method: 'PUT', json: { content: randomBytes(1_500_000).toString('base64') } })).status, 200);
+  // A proxy that passes the first 64 KiB of the answer, then holds the rest: the download stalls.
+  const port = Number(new URL(app.url).port);
+  const proxy = createServer((client) => {
+    const upstream = new Socket().connect(port, '127.0.0.1');
+    let passed = 0;
+    client.pipe(upstream);
+    upstream.on('data', (c: Buffer) => {
+      if (passed < 65_536) client.write(c);
+      passed += c.length;
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => proxy.close(() => r())));
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-transfer-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  const child = spawn(process.execPath, [BIN, 'export', sid, '-o', join(dir, 'cut.zip')], { env: { ...cleanEnv(), AGENTSVC_HOME: app.home, AGENTSVC_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr += c));
+  const exited = new Promise<number | null>((r) => child.once('close', r));
+  const t0 = Date.now();
+  while (!readdirSync(dir).some((f) => f.endsWith('.part') && statSync(join(dir, f)).size > 0)) {
+    if (Date.now() - t0 > 60_000) throw new Error(`no .part file: ${readdirSync(dir)} ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGINT');
+  t.equal(await exited, 1);
+  t.match(stderr, /^agentsvc: export interrupted; .*\.part was removed\n$/);
+  t.same(readdirSync(dir), [], 'no .part file left behind');
 });

@@ -4,7 +4,7 @@ import { KeysCommand } from '../../cli/keys.js';
 export default class KeysCreate extends KeysCommand<typeof KeysCreate> {
   static summary = 'Create an API key (and the user, if missing); prints the key once';
   static examples = ['<%= config.bin %> keys create --name laptop', '<%= config.bin %> keys create --user alice --name ci --json'];
-  static flags = { ...KeysCommand.flags, name: Flags.string({ description: 'key name, 1-50 characters', default: 'default' }) };
+  static flags = { ...KeysCommand.flags, name: Flags.string({ description: 'key name, 1-50 characters', required: true }) };
 
   async run(): Promise<void> {
     const users = await this.service();

@@ -4,7 +4,7 @@ import { ClientCommand } from '../../client/command.js';
 import { Renderer } from '../../client/render.js';
 
 export default class SessionsShow extends ClientCommand<typeof SessionsShow> {
-  static summary = 'Show a conversation, rendered as `agentsvc chat` shows it';
+  static summary = 'Show a conversation, rendered as `agentsvc chat` shows it (--json: {session, messages})';
   static examples = ['<%= config.bin %> sessions show sess_abc', '<%= config.bin %> sessions show sess_abc --json'];
   static args = { id: Args.string({ description: 'session id', required: true }) };
 
@@ -13,7 +13,7 @@ export default class SessionsShow extends ClientCommand<typeof SessionsShow> {
     const [session, turns] = await Promise.all([this.api.session(id), this.api.messages(id)]).catch((e) => {
       throw e instanceof ClientError && e.kind === 'not_found' ? new ClientError('not_found', `session ${id} not found`) : e;
     });
-    if (this.flags.json) return this.json(turns);
+    if (this.flags.json) return this.json({ session, messages: turns });
     const r = new Renderer(process.stdout, { showUserTurns: true });
     this.log(r.s.gray(`${session.id}  ${session.status}  ${session.intent || '(no title)'}`));
     r.turns(turns);

@@ -1,0 +1,170 @@
+import { CombinedAutocompleteProvider, type Component, Editor, matchesKey, ProcessTerminal, TUI, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui';
+import type { Output, Style } from './style.js';
+
+/**
+ * The interactive chat's terminal, on pi-tui: the conversation (append-only, what the Renderer
+ * writes), below it the answer block still streaming, a spinner while the model or a tool works,
+ * the queued messages, and the editor (multi-line, bracketed paste, history, slash completion).
+ * pi-tui redraws only the lines that changed, at most once per frame, so typing stays responsive
+ * while an answer streams.
+ */
+
+/** The conversation: lines written by the Renderer, wrapped to the width once per line. */
+class Transcript implements Component, Output {
+  readonly isTTY = true;
+  private lines: string[] = [];
+  private partial = '';
+  private wrapped: string[] = [];
+  private wrappedUpTo = 0;
+  private width = 0;
+
+  constructor(private readonly tui: TUI) {}
+
+  get columns() {
+    return this.tui.terminal.columns;
+  }
+
+  write(s: string) {
+    const parts = (this.partial + s).split('\n');
+    this.partial = parts.pop() ?? '';
+    for (const p of parts) this.lines.push(p);
+    this.tui.requestRender();
+  }
+
+  clear() {
+    this.lines = [];
+    this.partial = '';
+    this.wrapped = [];
+    this.wrappedUpTo = 0;
+  }
+
+  render(width: number): string[] {
+    if (width !== this.width) {
+      this.width = width;
+      this.wrapped = [];
+      this.wrappedUpTo = 0;
+    }
+    for (; this.wrappedUpTo < this.lines.length; this.wrappedUpTo++) for (const l of wrap(this.lines[this.wrappedUpTo], width)) this.wrapped.push(l);
+    return this.partial ? [...this.wrapped, ...wrap(this.partial, width)] : this.wrapped;
+  }
+
+  invalidate() {}
+}
+
+function wrap(line: string, width: number): string[] {
+  return line ? wrapTextWithAnsi(line, width) : [''];
+}
+
+/** Text shown live under the conversation (the block streaming now; the queue). */
+class Lines implements Component {
+  constructor(private readonly get: () => string[]) {}
+  render(width: number): string[] {
+    return this.get().flatMap((l) => wrap(l, width));
+  }
+  invalidate() {}
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/** One line: a spinner frame and what works, or nothing. Never padded to the full width. */
+class Spinner implements Component {
+  text: (() => string) | null = null;
+  frame = 0;
+  constructor(private readonly s: Style) {}
+  render(width: number): string[] {
+    if (!this.text) return [];
+    return ['', truncateToWidth(`${this.s.cyan(FRAMES[this.frame % FRAMES.length])} ${this.s.gray(this.text())}`, Math.max(1, width - 1))];
+  }
+  invalidate() {}
+}
+
+export interface ScreenHandlers {
+  submit(text: string): void;
+  interrupt(): void;
+  /** Ctrl-D on an empty editor. */
+  eof(): void;
+}
+
+export class ChatScreen {
+  readonly tui: TUI;
+  readonly transcript: Transcript;
+  readonly editor: Editor;
+  private readonly spinner: Spinner;
+  private ticker: NodeJS.Timeout | null = null;
+
+  constructor(
+    s: Style,
+    live: () => string[],
+    queued: () => string[],
+    commands: { name: string; description: string }[],
+    private readonly on: ScreenHandlers,
+  ) {
+    this.tui = new TUI(new ProcessTerminal());
+    this.transcript = new Transcript(this.tui);
+    this.spinner = new Spinner(s);
+    const gray = (x: string) => s.gray(x);
+    this.editor = new Editor(this.tui, {
+      borderColor: gray,
+      selectList: { selectedPrefix: (x) => s.cyan(x), selectedText: (x) => s.bold(x), description: gray, scrollInfo: gray, noMatch: gray },
+    });
+    this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider(commands, process.cwd()));
+    this.editor.onSubmit = (text) => {
+      if (text.trim()) this.editor.addToHistory(text);
+      this.on.submit(text);
+    };
+    this.tui.addChild(this.transcript);
+    this.tui.addChild(new Lines(live));
+    this.tui.addChild(this.spinner);
+    this.tui.addChild(new Lines(queued));
+    this.tui.addChild(this.editor);
+    this.tui.setFocus(this.editor);
+    // Raw mode: Ctrl-C and Ctrl-D arrive as keys, not signals.
+    this.tui.addInputListener((data) => {
+      if (matchesKey(data, 'ctrl+c')) {
+        this.on.interrupt();
+        return { consume: true };
+      }
+      if (matchesKey(data, 'ctrl+d') && !this.editor.getText()) {
+        this.on.eof();
+        return { consume: true };
+      }
+      return undefined;
+    });
+  }
+
+  start() {
+    this.tui.start();
+  }
+
+  /** Spinner with the time since `since` and what is working; null hides it. */
+  working(what: (() => string) | null) {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+    this.spinner.text = null;
+    if (what) {
+      const since = Date.now();
+      this.spinner.text = () => `${what()} ${Math.floor((Date.now() - since) / 1000)}s · Ctrl-C to stop`;
+      this.ticker = setInterval(() => {
+        this.spinner.frame++;
+        this.tui.requestRender();
+      }, 100);
+    }
+    this.tui.requestRender();
+  }
+
+  refresh() {
+    this.tui.requestRender();
+  }
+
+  /** Empty the conversation and redraw the screen from the top. */
+  clear() {
+    this.transcript.clear();
+    this.tui.terminal.clearScreen();
+    this.tui.requestRender(true);
+  }
+
+  stop() {
+    this.working(null);
+    this.tui.stop();
+  }
+}

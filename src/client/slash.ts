@@ -1,0 +1,164 @@
+import { access } from 'node:fs/promises';
+import type { Api } from './api.js';
+import type { ChatSession } from './chat.js';
+import { human, Progress } from './progress.js';
+import type { Style } from './style.js';
+import { downloadExport } from './transfer.js';
+
+/**
+ * The chat client's slash commands. Each maps onto the service's public REST or Socket.IO calls;
+ * none is ever sent to the model. `/help` lists them.
+ */
+
+export interface SlashContext {
+  api: Api;
+  chat: ChatSession;
+  s: Style;
+  print(line: string): void;
+  /** The mode sent with each message (`/mode`). */
+  mode: 'planning' | 'executing' | undefined;
+  setMode(m: 'planning' | 'executing'): void;
+  /** Start over in a new session (created by its first message). */
+  clear(): Promise<void>;
+  exit(): void;
+}
+
+interface SlashCommand {
+  name: string;
+  args?: string;
+  description: string;
+  /** Runs even while an answer streams (the others wait in the queue until it ends). */
+  immediate?: boolean;
+  /** Needs the session to exist (it is created by the first message). */
+  session?: boolean;
+  run(ctx: SlashContext, arg: string, sessionId: string): Promise<void> | void;
+}
+
+/** Run a command, or say why it cannot run yet. */
+export async function runSlash(command: SlashCommand, ctx: SlashContext, arg: string): Promise<void> {
+  const id = ctx.chat.sessionId;
+  if (command.session && !id) return ctx.print(ctx.s.gray('no session yet: it is created by your first message'));
+  await command.run(ctx, arg, id ?? '');
+}
+
+export const SLASH_COMMANDS: SlashCommand[] = [
+  {
+    name: 'help',
+    description: 'list these commands and the keys',
+    immediate: true,
+    run(ctx) {
+      for (const c of SLASH_COMMANDS) ctx.print(`  ${ctx.s.cyan(`/${c.name}`)}${c.args ? ` ${c.args}` : ''}${ctx.s.gray(` - ${c.description}`)}`);
+      ctx.print(ctx.s.gray('  Enter sends · Alt-Enter or a trailing \\ adds a line · ↑ history · Ctrl-C stops an answer, twice exits'));
+      ctx.print(ctx.s.gray('  text sent while an answer streams waits in a queue and goes when it ends'));
+    },
+  },
+  {
+    name: 'model',
+    args: '[ID]',
+    description: 'list the models, or pick one for a new session',
+    async run(ctx, arg) {
+      const list = await ctx.api.json<{ default: string; models: { id: string }[] }>('GET', '/api/config/models');
+      const ids = list.models.map((m) => m.id);
+      const current = (ctx.chat.sessionId ? (await ctx.api.session(ctx.chat.sessionId)).model : ctx.chat.createWith.model) ?? list.default;
+      if (!arg) {
+        for (const id of ids) ctx.print(`  ${id === current ? ctx.s.green('●') : ' '} ${id}`);
+        return;
+      }
+      if (!ids.includes(arg)) return ctx.print(ctx.s.red(`unknown model ${arg}; one of: ${ids.join(', ')}`));
+      ctx.chat.createWith.model = arg;
+      if (ctx.chat.sessionId) ctx.print(ctx.s.gray(`a session keeps the model it was created with; /clear starts a new one with ${arg}`));
+      else ctx.print(ctx.s.gray(`model ${arg} for this new session`));
+    },
+  },
+  {
+    name: 'mode',
+    args: '[planning|executing]',
+    description: 'plan first without running tools, or act (sent with each message)',
+    run(ctx, arg) {
+      if (!arg) return ctx.print(`mode: ${ctx.mode ?? 'executing (the session default)'}`);
+      if (arg !== 'planning' && arg !== 'executing') return ctx.print(ctx.s.red('mode is planning or executing'));
+      ctx.setMode(arg);
+      ctx.print(ctx.s.gray(`mode ${arg} for the next messages`));
+    },
+  },
+  {
+    name: 'compact',
+    description: 'summarise the conversation so far to free context',
+    session: true,
+    async run(ctx) {
+      if (!ctx.chat.stream) return;
+      const ack = await ctx.chat.stream.request('chat:compact', { session_id: ctx.chat.sessionId });
+      if (!ack.ok) return ctx.print(ctx.s.red(`could not compact: ${ack.error.message}`));
+      ctx.print(ctx.s.gray(typeof ack.reason === 'string' ? `not compacted: ${ack.reason}` : 'compacting…'));
+    },
+  },
+  {
+    name: 'cost',
+    description: 'tokens of the last answer and of the context',
+    async run(ctx) {
+      const u = ctx.chat.usage;
+      ctx.print(`last answer: ${u.input_tokens} input, ${u.output_tokens} output tokens${u.cost != null ? `, cost ${u.cost}` : ''}`);
+      if (!ctx.chat.sessionId) return;
+      const st = await ctx.api.json<{ total_tokens: number; context_window: number; usage_ratio: number; total_output_tokens: number }>('GET', `/api/sessions/${ctx.chat.sessionId}/context-stats`);
+      ctx.print(`context: ${st.total_tokens} of ${st.context_window} tokens (${Math.round(st.usage_ratio * 100)}%) · ${st.total_output_tokens} output tokens in this session`);
+    },
+  },
+  {
+    name: 'rewind',
+    args: '[CHECKPOINT_ID]',
+    description: 'list checkpoints, or rewind the conversation and files to one',
+    session: true,
+    async run(ctx, arg, id) {
+      if (!arg) {
+        const cps = await ctx.api.json<{ checkpoint_id: string; created_at: string; label: string; files: number }[]>('GET', `/api/sessions/${id}/checkpoints`);
+        if (!cps.length) return ctx.print(ctx.s.gray('no checkpoints yet'));
+        for (const c of cps.slice(-10)) ctx.print(`  ${c.checkpoint_id}  ${c.created_at.replace('T', ' ').slice(0, 19)}  ${c.files} files  ${ctx.s.gray(c.label)}`);
+        return ctx.print(ctx.s.gray('  /rewind CHECKPOINT_ID rewinds to one'));
+      }
+      const r = await ctx.api.json<Record<string, unknown>>('POST', `/api/sessions/${id}/rewind`, { checkpoint_id: arg });
+      ctx.print(ctx.s.gray(`rewound to ${arg}${typeof r.turns === 'number' ? `: ${r.turns} turns kept` : ''}`));
+    },
+  },
+  {
+    name: 'share',
+    description: 'make a read-only share link',
+    session: true,
+    async run(ctx, _arg, id) {
+      const r = await ctx.api.json<{ url: string; expires_at: string }>('POST', `/api/sessions/${id}/share`, {});
+      ctx.print(`${r.url} ${ctx.s.gray(`(until ${r.expires_at.slice(0, 16).replace('T', ' ')} UTC)`)}`);
+    },
+  },
+  {
+    name: 'export',
+    args: '[FILE]',
+    description: 'download the session as a ZIP (default SESSION_ID.zip)',
+    session: true,
+    async run(ctx, arg, id) {
+      const file = arg || `${id}.zip`;
+      if (await access(file).then(() => true, () => false)) return ctx.print(ctx.s.red(`${file} exists; /export ANOTHER_FILE`));
+      const r = await downloadExport(ctx.api, id, file, new Progress({ write: () => true }, ''));
+      ctx.print(ctx.s.gray(`exported to ${file}: ${r.entries} entries, ${human(r.bytes)}`));
+    },
+  },
+  {
+    name: 'title',
+    args: '[TEXT]',
+    description: "show or set the session's title",
+    session: true,
+    async run(ctx, arg, id) {
+      const s = arg ? await ctx.api.json<{ intent: string }>('PATCH', `/api/sessions/${id}`, { intent: arg }) : await ctx.api.session(id);
+      ctx.print(`title: ${s.intent || '(no title)'}`);
+    },
+  },
+  { name: 'clear', description: 'start a new session', run: (ctx) => ctx.clear() },
+  { name: 'exit', description: 'quit (also /quit, Ctrl-D)', immediate: true, run: (ctx) => ctx.exit() },
+  { name: 'quit', description: 'quit', immediate: true, run: (ctx) => ctx.exit() },
+];
+
+/** The command a line names (`/help`, `/model gpt-4o`), or null when it is a message for the model. */
+export function parseSlash(line: string): { command: SlashCommand; arg: string } | { unknown: string } | null {
+  const m = /^\/([a-z]+)(?:\s+([\s\S]*))?$/.exec(line.trim());
+  if (!m) return null;
+  const command = SLASH_COMMANDS.find((c) => c.name === m[1]);
+  return command ? { command, arg: (m[2] ?? '').trim() } : { unknown: m[1] };
+}
