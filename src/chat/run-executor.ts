@@ -180,8 +180,12 @@ export class RunExecutor {
     const interrupted = state.signal.aborted;
     if (!interrupted) {
       const { code, message, internal } = describeFailure(e);
-      if (internal) this.deps.logger.error({ ...errField(e), session_id: state.sessionId }, 'run failed with an unexpected error');
-      if (code === 'INSUFFICIENT_STORAGE') this.storageFull.error({ ...errField(e), session_id: state.sessionId });
+      const who = { session_id: state.sessionId, user_id: state.userId, code };
+      // Every failed run is in the log (CONTRACT 17): a bug at error with its stack, a known cause
+      // (the model unreachable, a runner down) at warn with its message; a full disk once a minute.
+      if (internal) this.deps.logger.error({ ...errField(e), ...who }, 'run failed with an unexpected error');
+      else if (code === 'INSUFFICIENT_STORAGE') this.storageFull.error({ ...errField(e), ...who });
+      else this.deps.logger.warn({ ...who, cause: (e as Error)?.message ?? String(e) }, `run failed: ${message}`);
       try {
         state.emit('system:error', { code, message });
       } catch (err) {

@@ -1,0 +1,37 @@
+/**
+ * Every failed run is in the service log at warn or error with session_id, user_id, code and the
+ * cause (CONTRACT 17): a model that answers 500 used to leave only per-request info lines.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
+import { next, request } from '../helpers/socket.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'agentsvc-runlog-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const file = join(dir, 'agentsvc.log');
+process.env.AGENTSVC_TEST_LOG = file;
+
+t.test('a run the model fails is logged at warn with who, what and why', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const me = (await (await app.api('/api/auth/me')).json()).id;
+  const sid = await createSession(app);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const seen = record(sock);
+  await subscribe(sock, sid);
+  model.script({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'fail please' })).ok, true);
+  await untilEnd(seen, sid, 30_000);
+  t.equal(seen.find((e) => e.name === 'chat:end')?.payload.status, 'failed');
+  const deadline = Date.now() + 10_000;
+  let line: Record<string, unknown> | undefined;
+  while (!line && Date.now() < deadline) {
+    const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+    line = lines.find((l) => l.session_id === sid && /^run failed/.test(l.msg));
+    if (!line) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.match(line, { level: 40, session_id: sid, user_id: me, code: 'MODEL_ERROR', cause: /500/ }, 'one warn line says who, what and why');
+});
