@@ -50,6 +50,9 @@ const OPERATOR: Record<string, string> = {
   'src/client/options.ts': 'the CLI: config and key files of the person running it',
   'src/client/transfer.ts': 'the CLI: the archive the person names',
   'src/commands/export.ts': 'the CLI: the archive the person names',
+  'src/client/logs.ts': 'the CLI: reads the service log of AGENTSVC_HOME',
+  'src/client/slash.ts': 'the CLI: /export checks whether the archive the person names exists',
+  'src/commands/keys/delete.ts': "the CLI: reads admin.key so it does not delete the key it runs with",
   'plugins/skills/shipped/csv-insights/scripts/profile.mjs': 'a skill script: runs inside the computer',
   'plugins/skills/shipped/repo-map/scripts/map.mjs': 'a skill script: runs inside the computer',
 };
