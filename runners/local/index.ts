@@ -228,7 +228,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       let text = '';
       info.on('data', (d: Buffer) => {
         text += d.toString();
-        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        // The number must be complete: a read can end inside it ("child-pid": 1603|7).
+        const m = /"child-pid"\s*:\s*(\d+)\s*[,}\n]/.exec(text);
         if (m) done(Number(m[1]));
       });
       info.on('error', () => {});

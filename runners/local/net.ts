@@ -54,18 +54,32 @@ export async function attachNetwork(t: NetTools, pid: number, asRoot: boolean, s
   // first (the outer one bwrap made; the command's nested one has no rights over the network).
   if (asRoot) args.push('--runas', String(sandboxUid), '--netns', `/proc/${pid}/ns/net`, '--netns-only');
   else args.push('--userns', `/proc/${pid}/ns/user`, '--netns', `/proc/${pid}/ns/net`);
-  const pasta = spawn(t.pasta, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
-  let stderr = '';
-  pasta.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-  pasta.on('error', () => {});
-  // pasta has no readiness signal in foreground mode: wait until the namespace has its default route.
-  for (let i = 0; i < 100; i++) {
-    if (pasta.exitCode !== null || pasta.signalCode !== null) throw new Error(`pasta exited: ${stderr.trim() || `exit ${pasta.exitCode}`}`);
-    if (await routeShown(t, enter)) return pasta;
-    await new Promise((res) => setTimeout(res, 20));
+  // A pasta that exits at once (it could not open the namespace, the machine was busy) is
+  // started again, twice at most: the namespace is fenced already and stays so.
+  let last = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const pasta = spawn(t.pasta, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+    let stderr = '';
+    pasta.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    pasta.on('error', () => {});
+    // pasta has no readiness signal in foreground mode: wait until the namespace has its default route.
+    let exited = false;
+    for (let i = 0; i < 100; i++) {
+      if (pasta.exitCode !== null || pasta.signalCode !== null) {
+        exited = true;
+        break;
+      }
+      if (await routeShown(t, enter)) return pasta;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    if (!exited) {
+      pasta.kill('SIGKILL');
+      throw new Error(`pasta did not configure the sandbox network within 2 s: ${stderr.trim()}`);
+    }
+    last = stderr.trim() || `exit ${pasta.exitCode}`;
+    await new Promise((res) => setTimeout(res, 50 * (attempt + 1)));
   }
-  pasta.kill('SIGKILL');
-  throw new Error(`pasta did not configure the sandbox network within 2 s: ${stderr.trim()}`);
+  throw new Error(`pasta exited: ${last}`);
 }
 
 async function routeShown(t: NetTools, enter: string[]): Promise<boolean> {

@@ -138,7 +138,10 @@ export function sessionFs(root: string, userId: string, sessionId: string, owner
   return confinedFs(SessionFolder.of(root, userId, sessionId), owner);
 }
 
-/** A user's whole computer home (`.profile`, `.prod_agents`, every session folder). */
-export function homeFs(root: string, userId: string, owner?: Owner): WorkspaceFs {
-  return confinedFs(SessionFolder.home(root, userId), owner);
+/**
+ * A user's whole computer home (`.profile`, `.prod_agents`, every session folder). `computerDir`:
+ * the home as the computer's processes see it (`/workspace` on docker), for absolute paths.
+ */
+export function homeFs(root: string, userId: string, owner?: Owner, computerDir?: string): WorkspaceFs {
+  return confinedFs(SessionFolder.home(root, userId, computerDir), owner);
 }

@@ -44,9 +44,11 @@ export class RedisBus implements EventBus {
     return this.pub.status === 'ready' && this.sub.status === 'ready';
   }
 
-  /** Resolves once this node receives other nodes' events. */
+  /** Resolves once this node receives other nodes' events and its publishing connection is up. */
   async connected(): Promise<void> {
     await this.ready;
+    // The subscription can be ready before the publishing connection is: healthy() needs both.
+    if (this.pub.status !== 'ready') await new Promise<void>((resolve) => this.pub.once('ready', () => resolve()));
   }
 
   private deliver(ev: SessionEvent) {

@@ -22,7 +22,7 @@ export function hostRootOf(home: string, c: Computer): string {
 
 /** The computer's files as the service reaches them: the confined layer, new entries owned by its user. */
 export function filesOf(home: string, c: Computer) {
-  return homeFs(workspacesRoot({ home }), c.userId, c.owner);
+  return homeFs(workspacesRoot({ home }), c.userId, c.owner, c.root);
 }
 
 /** A runner plus the users a test acquired, all reset at teardown. */

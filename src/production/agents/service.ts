@@ -124,7 +124,7 @@ export class ProdAgents {
 
   /** The user's computer home, through the confined file layer (never by host path). */
   private homeOf(computer: Computer): WorkspaceFs {
-    return homeFs(this.deps.config.workspaces, computer.userId, computer.owner);
+    return homeFs(this.deps.config.workspaces, computer.userId, computer.owner, computer.root);
   }
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
