@@ -235,7 +235,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       info.on('error', () => {});
       info.on('end', () => fail(new Error(`bubblewrap did not report its pid: ${text}`)));
     });
-    const pasta = await attachNetwork(p.net!, pid, id.root, 0);
+    const pasta = await attachNetwork(p.net!, pid, id.root);
     const block = child.stdio[FD.block] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
     block.on('error', () => {});
     block.end('1');

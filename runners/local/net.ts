@@ -8,6 +8,7 @@
  * addresses (cloud metadata at 169.254.169.254) unreachable before the command starts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 
 function run(file: string, args: string[], timeoutMs = 5000): Promise<{ code: number | null; stderr: string }> {
@@ -42,7 +43,7 @@ export interface NetTools {
  * Before the command runs (bwrap waits on --block-fd): routes, then pasta. Returns pasta, which the
  * caller kills when the command ends (pasta also quits by itself once the namespace is gone).
  */
-export async function attachNetwork(t: NetTools, pid: number, asRoot: boolean, sandboxUid: number): Promise<ChildProcess> {
+export async function attachNetwork(t: NetTools, pid: number, asRoot: boolean): Promise<ChildProcess> {
   // Root may act on any namespace; a non-root service enters the user namespace it owns.
   const enter = asRoot ? ['-t', String(pid), '-n'] : ['-t', String(pid), '-U', '-n', '--preserve-credentials'];
   for (const dest of blockedDestinations()) {
@@ -52,13 +53,28 @@ export async function attachNetwork(t: NetTools, pid: number, asRoot: boolean, s
   const args = ['--config-net', '-q', '-f', '-t', 'none', '-u', 'none', '-T', 'none', '-U', 'none', '--no-map-gw'];
   // Root joins the network namespace alone. A non-root service joins the user namespace it owns
   // first (the outer one bwrap made; the command's nested one has no rights over the network).
-  if (asRoot) args.push('--runas', String(sandboxUid), '--netns', `/proc/${pid}/ns/net`, '--netns-only');
-  else args.push('--userns', `/proc/${pid}/ns/user`, '--netns', `/proc/${pid}/ns/net`);
+  // A root service's sandbox runs as an unprivileged user (never root), and pasta, once it has
+  // dropped CAP_SYS_PTRACE, may not open that user's namespace by its /proc path: the service
+  // (root, all capabilities) opens it and hands pasta the descriptor as fd 3.
+  let nsFd: number | null = null;
+  if (asRoot) {
+    nsFd = openSync(`/proc/${pid}/ns/net`, constants.O_RDONLY);
+    args.push('--runas', '0', '--netns', '/proc/self/fd/3', '--netns-only');
+  } else args.push('--userns', `/proc/${pid}/ns/user`, '--netns', `/proc/${pid}/ns/net`);
+  try {
+    return await startPasta(t, args, enter, nsFd);
+  } finally {
+    if (nsFd !== null) closeSync(nsFd);
+  }
+}
+
+async function startPasta(t: NetTools, args: string[], enter: string[], nsFd: number | null): Promise<ChildProcess> {
   // A pasta that exits at once (it could not open the namespace, the machine was busy) is
   // started again, twice at most: the namespace is fenced already and stays so.
   let last = '';
   for (let attempt = 0; attempt < 3; attempt++) {
-    const pasta = spawn(t.pasta, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+    const stdio: ('ignore' | 'pipe' | number)[] = nsFd === null ? ['ignore', 'ignore', 'pipe'] : ['ignore', 'ignore', 'pipe', nsFd];
+    const pasta = spawn(t.pasta, args, { stdio, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
     let stderr = '';
     pasta.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     pasta.on('error', () => {});
