@@ -15,7 +15,7 @@
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join, posix, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -318,10 +318,6 @@ export class SessionFolder {
     return new SessionFolder(resolve(root), userId, null, computerDir);
   }
 
-  static fromHostDir(hostDir: string, computerDir?: string): SessionFolder {
-    const abs = resolve(hostDir);
-    return new SessionFolder(dirname(dirname(abs)), basename(dirname(abs)), basename(abs), computerDir);
-  }
 
   /*
    * Hints by plain path, for the run start's common case of a session that has no files yet: they

@@ -94,7 +94,7 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   t.equal(await answer.locator('pre.code code.hljs .hljs-keyword').first().textContent(), 'const', 'code is highlighted');
   t.equal(await answer.locator('script, img[onerror], [onerror]').count(), 0, 'raw HTML from the model is not markup');
   t.match(await answer.textContent(), /<script>window\.pwned = 1<\/script>/, 'it is shown as text');
-  t.equal(await page.evaluate(() => (window as any).pwned ?? null), null, 'nothing the model wrote ran');
+  t.equal(await page.evaluate(() => (window as { pwned?: unknown }).pwned ?? null), null, 'nothing the model wrote ran');
   t.equal(await answer.locator('a[href="https://example.com"]').getAttribute('rel'), 'noopener noreferrer nofollow', 'links open without an opener');
   const thinking = page.locator('details.thinking').first();
   t.equal(await thinking.getAttribute('open'), null, 'thinking is folded');

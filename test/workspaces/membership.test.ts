@@ -37,8 +37,8 @@ t.test('a member who leaves takes their agents along; their runs stop; nobody dr
   };
   /** What the agent's Bash call saw, from the run's session (read with its owner's key). */
   const seen = async (sessionId: string, key: string) => {
-    const turns = (await (await api(`/api/sessions/${sessionId}/messages`, key)).json()) as any[];
-    return turns.flatMap((x) => x.tool_calls).find((c: any) => c.tool_name === 'Bash')?.result as string;
+    const turns = (await (await api(`/api/sessions/${sessionId}/messages`, key)).json()) as { tool_calls: { tool_name: string; result: string }[] }[];
+    return turns.flatMap((x) => x.tool_calls).find((c) => c.tool_name === 'Bash')?.result as string;
   };
   const sessionsOf = async (key: string) => (await (await api('/api/sessions?limit=100', key)).json()).total as number;
 
