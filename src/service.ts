@@ -12,6 +12,7 @@ import { UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { EventLog } from './chat/events.js';
+import { Hooks } from './chat/hooks.js';
 import { EventStore } from './chat/event-store.js';
 import { MemoryBus } from './infra/event-bus.js';
 import { RedisBus } from './infra/redis-bus.js';
@@ -88,6 +89,8 @@ export interface Service {
   /** Solutions, roles, admins, production agents and solutions (src/production/index.ts). */
   business: Business;
   teams: Teams;
+  /** The run engine's seams: gates before model and tool calls, events after (src/chat/hooks.ts). */
+  hooks: Hooks;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -118,7 +121,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const removeLastResort = keepServing(logger);
   try {
     const users = new UserService(db.em);
+    const hooks = new Hooks(logger);
     const sessions = new SessionService(db.em, {
+      hooks,
       removeFolder: (userId, sessionId) => removeSessionFolder(config.workspaces, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
     const events = new EventStore(db);
     let lastRedisWarning = 0;
@@ -199,22 +204,22 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger });
+    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks });
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
-    sessions.onUnshare = (id) => revokeAll(db, id);
+    hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
     const memories = new MemoryStore(db);
     const recall = new Recall(db, memories, config.memoryTopK);
     prompt.add(recall.prompt);
     tools.addProvider(recall.tools);
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
     closers.push(() => snapshots.close());
-    sessions.onDelete = async (id, userId) => {
+    hooks.on('session.deleted', async ({ sessionId: id, userId }) => {
       await background.stopSession(id);
       await tools.endSession({ userId, sessionId: id });
       await snapshots.remove(userId, id).catch((e) => logger.warn({ ...errField(e), session_id: id }, 'could not remove the snapshots of a deleted session'));
-    };
+    });
     const timetravel = new TimeTravel({
       db,
       turns,
@@ -249,6 +254,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       tools,
       workspaces,
       prompt,
+      hooks,
       autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
       onUserTurn: (userId, sessionId, turn, text, canRecall) =>
@@ -380,6 +386,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       scheduled,
       business,
       teams,
+      hooks,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

@@ -10,7 +10,8 @@ import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
 import type { PromptContext, SystemPrompt } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
-import type { RunEnd, RunExecutor } from './run-executor.js';
+import type { RunEnd, RunExecutor, RunStart } from './run-executor.js';
+import type { Hooks } from './hooks.js';
 import { ChatSend, issues } from './send-schema.js';
 import type { StoredTurn, TurnStore } from './turn-store.js';
 import { hasOpenCalls, type Turn } from './turns.js';
@@ -27,6 +28,7 @@ export interface ChatDeps {
   tools: ToolRegistry;
   workspaces: Workspaces;
   prompt: SystemPrompt;
+  hooks: Hooks;
   /**
    * Called at each new user turn and awaited before the model is called (memory recall: the
    * prompt carries what it chose); `recall` as the run's claim read it (memory_enabled, and the
@@ -113,6 +115,7 @@ export class ChatService {
     from: string[],
     prepare: (state: RunState, claimed: Claimed, started: () => void) => Promise<T>,
     body: (state: RunState, claimed: Claimed, started: () => void) => Promise<RunEnd>,
+    how: RunStart,
   ): Promise<T> {
     const started = await this.starts.enter();
     try {
@@ -122,6 +125,7 @@ export class ChatService {
         from,
         (state, claimed) => prepare(state, claimed, started),
         (state, claimed) => body(state, claimed, started).finally(started),
+        how,
       );
     } catch (e) {
       started();
@@ -129,8 +133,12 @@ export class ChatService {
     }
   }
 
-  /** chat:send: everything is validated before anything is stored; then the executor runs it. */
-  async send(userId: string, raw: unknown): Promise<{ turn_id: string | null }> {
+  /**
+   * chat:send: everything is validated before anything is stored; then the executor runs it.
+   * `origin` says who sent it when it is not a person at a client (scheduler, task runs, replay):
+   * those runs, and headless ones, are unattended (CONTRACT 15).
+   */
+  async send(userId: string, raw: unknown, origin: 'chat' | 'scheduled' | 'task' | 'replay' = 'chat'): Promise<{ turn_id: string | null }> {
     const parsed = ChatSend.safeParse(raw);
     if (!parsed.success) throw new AppError(422, 'VALIDATION_ERROR', issues(parsed.error));
     const p = parsed.data;
@@ -140,7 +148,7 @@ export class ChatService {
       if (!this.deps.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
       await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
     }
-    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer);
+    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin);
     if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
     if (p.output_schema) {
       try {
@@ -178,6 +186,7 @@ export class ChatService {
         return { turn_id: user.turn_id };
       },
       (state, claimed) => this.execute(state, claimed, opts),
+      { origin: origin === 'chat' && p.headless ? 'headless' : origin, unattended: origin !== 'chat' || !!p.headless },
     );
   }
 
@@ -185,7 +194,7 @@ export class ChatService {
    * chat:send with askuser_answer: validated against the pending question (nothing changes when it
    * is wrong), then the paused loop resumes: chat:start, tool_result on the paused turn, next turns.
    */
-  private async answer(userId: string, sessionId: string, a: Answer) {
+  private async answer(userId: string, sessionId: string, a: Answer, origin: 'chat' | 'scheduled' | 'task' | 'replay') {
     const status = await this.deps.executor.status(userId, sessionId);
     if (!status) throw Errors.notFound('session');
     if (status === 'running') throw Errors.sessionBusy();
@@ -209,6 +218,7 @@ export class ChatService {
         return { turn_id: null };
       },
       (state, claimed) => this.execute(state, claimed, opts),
+      { origin: origin === 'chat' ? 'answer' : origin, unattended: origin !== 'chat' },
     );
   }
 
@@ -234,6 +244,7 @@ export class ChatService {
     const checkpoint = opts.checkpoint;
     const deps: LoopDeps = {
       model: this.deps.model,
+      hooks: this.deps.hooks,
       registry: this.deps.tools,
       workspace: this.deps.workspaces.forSession(state.userId, state.sessionId),
       env: claimed.env ?? undefined,

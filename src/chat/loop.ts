@@ -7,6 +7,18 @@ import type { ModelMessage, ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
 import { isOpen, type ToolCall, type Turn } from './turns.js';
 import { executeTool } from './tool-exec.js';
+import type { Hooks } from './hooks.js';
+
+/** A gate ended the run on purpose (a spent budget): chat:end says `finish_reason`, not a failure. */
+export class RunStopped extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly finishReason: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface LoopSpec {
   loopId: string;
@@ -23,6 +35,8 @@ export type LoopOutcome = { kind: 'done'; text: string } | { kind: 'paused' } | 
 
 export interface LoopDeps {
   model: ModelPort;
+  /** Gates before model and tool calls, events after them (policy, budgets, usage, metrics). */
+  hooks: Hooks;
   registry: ToolRegistry;
   workspace: SessionWorkspace;
   env?: Record<string, string>;
@@ -61,6 +75,8 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
       if (compacted) spec.messages.splice(0, spec.messages.length, ...compacted);
     }
     await deps.retool?.(spec);
+    const stop = await deps.hooks.ask('model.before', { run: run.info, loopId: spec.loopId, model: run.model });
+    if (stop) throw new RunStopped(stop.code, stop.message, stop.finish_reason);
     run.modelCalls++;
     const turn = run.newTurn('assistant', spec.loopId, spec.parentCallId, 'streaming');
     const t0 = performance.now();
@@ -68,7 +84,7 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
     const started = run.startTurn(turn);
     started.catch(() => {});
     try {
-      const calls = await streamModel(run, deps, spec, turn, started);
+      const calls = await observedModelCall(run, deps, spec, turn, started);
       const paused = await runTools(run, deps, spec, turn, calls);
       await run.endTurn(turn, paused ? 'paused' : 'completed', t0);
       spec.messages.push(...assistantMessages(turn));
@@ -83,8 +99,36 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
   }
 }
 
+/** streamModel, with `model.call` told how it went (after the call: nothing on the delta path). */
+async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>): Promise<PendingCall[]> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const first = { ms: null as number | null };
+  const report = (outcome: 'ok' | 'error' | 'aborted', error?: string) =>
+    void deps.hooks.emit('model.call', {
+      run: run.info,
+      loopId: spec.loopId,
+      turnId: turn.turn_id,
+      model: turn.model ?? run.model,
+      outcome,
+      usage: { ...turn.usage },
+      startedAt,
+      durationMs: performance.now() - t0,
+      ttftMs: first.ms,
+      error,
+    });
+  try {
+    const calls = await streamModel(run, deps, spec, turn, started, () => (first.ms ??= performance.now() - t0));
+    report('ok');
+    return calls;
+  } catch (e) {
+    report(run.signal.aborted ? 'aborted' : 'error', (e as Error)?.message ?? String(e));
+    throw e;
+  }
+}
+
 /** Stream one model call into `turn`; nothing is sent for the turn before `started` (its turn:start). */
-async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>): Promise<PendingCall[]> {
+async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, firstDelta: () => void): Promise<PendingCall[]> {
   const calls: PendingCall[] = [];
   let isStarted = false;
   const stream = deps.model.stream({
@@ -96,6 +140,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
   });
   for await (const d of stream) {
     if (!isStarted) {
+      firstDelta();
       await started;
       isStarted = true;
     }
@@ -139,7 +184,10 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     const id = newId('tc');
     // A well-formed question pauses the loop; a malformed one gets the schema error like any tool.
     const offered = spec.tools.find((t) => t.name === p.name);
-    const question = !error && !!offered?.pauses && !deps.registry.validate(offered, args);
+    const valid = !error && !!offered && !deps.registry.validate(offered, args);
+    const question = valid && !!offered?.pauses;
+    // Policy: asked only of calls that would run (unknown tools and bad arguments fail anyway).
+    const decision = valid && !question ? await deps.hooks.ask('tool.before', { run: run.info, loopId: spec.loopId, callId: id, tool: offered!, args: args as Record<string, unknown>, workspace: deps.workspace }) : undefined;
     // What cannot be parsed is not stored as the call's arguments: the turn list stays valid for
     // any model it is sent to (the error result quotes it).
     let shownArgs = error ? '{}' : p.args || '{}';
@@ -148,11 +196,21 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
       args = { ...(args as object), source_loop: { loop_id: spec.loopId, parent_fork_tool_call_id: spec.parentCallId, depth: spec.depth } };
       shownArgs = JSON.stringify(args);
     }
+    const awaiting = question || decision?.action === 'ask';
     run.patch(turn, {
       patch_type: 'add_tool_call',
-      data: { id, tool_name: p.name, display_name: displayName(spec.tools, p.name), arguments: shownArgs, status: question ? 'awaiting_answer' : 'pending' },
+      data: {
+        id,
+        tool_name: p.name,
+        display_name: displayName(spec.tools, p.name),
+        arguments: shownArgs,
+        status: awaiting ? 'awaiting_answer' : 'pending',
+        ...(decision?.action === 'ask' ? { question: { ...decision.question, type: 'approval' as const, tool_call_id: id } } : {}),
+      },
     });
     const call = turn.tool_calls.find((c) => c.id === id)!;
+    if (decision?.action === 'deny') error = decision.message;
+    if (decision) void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: id, tool: p.name, status: decision.action === 'deny' ? 'denied' : 'paused', durationMs: 0 });
     if (error) run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: id, result: error, status: 'error', duration_ms: 0 } });
     else calls.push({ call, args });
   }
@@ -202,6 +260,7 @@ async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn,
   };
   const r = await executeTool(deps.registry, spec.tools, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;
+  void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: call.id, tool: call.tool_name, status: r === 'paused' ? 'paused' : r.status, durationMs: performance.now() - t0 });
   if (r === 'paused') return 'paused';
   if (call.status !== 'pending') return 'done'; // closed meanwhile (e.g. cancelled)
   run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: r.output, status: r.status, duration_ms: Math.round(performance.now() - t0) } });

@@ -4,7 +4,8 @@ import { errField, type Logger } from '../lib/logger.js';
 import { Errors } from '../server/errors.js';
 import type { EventLog, SeqStart, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
-import { closeTurn } from './loop.js';
+import type { Hooks, RunOrigin } from './hooks.js';
+import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from './run-failure.js';
 import { RunState, TurnJournal } from './run-state.js';
 import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
@@ -26,6 +27,13 @@ export interface ExecutorDeps {
   log: EventLog;
   turns: TurnStore;
   logger: Logger;
+  hooks: Hooks;
+}
+
+/** What started a run, as hooks are told (src/chat/hooks.ts). */
+export interface RunStart {
+  origin: RunOrigin;
+  unattended: boolean;
 }
 
 interface ActiveRun {
@@ -124,6 +132,7 @@ export class RunExecutor {
     from: string[],
     prepare: (state: RunState, claimed: Claimed) => Promise<T>,
     body: (state: RunState, claimed: Claimed, prepared: T) => Promise<RunEnd>,
+    how: RunStart = { origin: 'chat', unattended: false },
   ): Promise<T> {
     if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
     const { state, claimed, entry, settle } = await this.exclusive(sessionId, async () => {
@@ -138,7 +147,7 @@ export class RunExecutor {
           const abort = new AbortController();
           const model = claimed.model ?? this.deps.config.model.default;
           const sequence = claimed.next_sequence;
-          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled }, this.deps.config, this.journal(sessionId));
+          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, ...how }, this.deps.config, this.journal(sessionId));
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
           this.active.set(sessionId, entry);
@@ -154,6 +163,7 @@ export class RunExecutor {
         this.claiming.delete(sessionId);
       }
     });
+    void this.deps.hooks.emit('run.started', { run: state.info });
     let prepared: T;
     try {
       prepared = await prepare(state, claimed);
@@ -177,6 +187,7 @@ export class RunExecutor {
 
   /** A run that threw: system:error (unless it was stopped), every live turn closed. Never throws. */
   private async failed(state: RunState, e: unknown): Promise<RunEnd> {
+    if (e instanceof RunStopped && !state.signal.aborted) return this.stopped(state, e);
     const interrupted = state.signal.aborted;
     if (!interrupted) {
       const { code, message, internal } = describeFailure(e);
@@ -198,6 +209,20 @@ export class RunExecutor {
       );
     }
     return interrupted ? interruptedEnd : { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed' };
+  }
+
+  /**
+   * A gate ended the run on purpose (a spent budget, CONTRACT 16): system:error says why, open turns
+   * close, and the run ends `completed` with the gate's finish_reason.
+   */
+  private async stopped(state: RunState, e: RunStopped): Promise<RunEnd> {
+    try {
+      state.emit('system:error', { code: e.code, message: e.message });
+    } catch (err) {
+      this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not send system:error');
+    }
+    for (const t of [...state.live.values()]) await closeTurn(state, t, 'interrupted').catch(() => {});
+    return { status: 'completed', finish_reason: e.finishReason, result: null, sessionStatus: 'completed' };
   }
 
   /**
@@ -226,6 +251,7 @@ export class RunExecutor {
       if (ev) this.deps.log.publish(ev);
       if (this.active.get(state.sessionId) === entry) this.active.delete(state.sessionId);
       this.deps.log.release(state.sessionId);
+      void this.deps.hooks.emit('run.ended', { run: state.info, status: end.status, finish_reason: end.finish_reason });
     });
   }
 

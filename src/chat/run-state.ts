@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import { newId } from '../lib/ids.js';
+import type { RunInfo, RunOrigin } from './hooks.js';
 import type { EventLog } from './events.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, COMPACTION_FIELDS, type Patch, type Turn } from './turns.js';
@@ -119,6 +120,9 @@ export interface RunIdentity {
   sequence: number;
   /** The session's memory_enabled as the claim read it (tool providers read it from the run). */
   memoryEnabled?: boolean;
+  /** What started the run (default a person's message) and whether anyone is there to answer. */
+  origin?: RunOrigin;
+  unattended?: boolean;
 }
 
 /** The state one run (one chat:send) shares across its loops and sub-agents; writes go through its journal. */
@@ -130,6 +134,8 @@ export class RunState {
   readonly model: string;
   readonly signal: AbortSignal;
   readonly memoryEnabled?: boolean;
+  /** What hooks are told about this run. */
+  readonly info: RunInfo;
   private sequence: number;
 
   constructor(
@@ -138,6 +144,15 @@ export class RunState {
     private readonly journal: TurnJournal,
   ) {
     ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled } = id);
+    this.info = {
+      runId: newId('run'),
+      userId: id.userId,
+      sessionId: id.sessionId,
+      model: id.model,
+      origin: id.origin ?? 'chat',
+      unattended: id.unattended ?? false,
+      signal: id.signal,
+    };
   }
 
   emit(name: string, data: Record<string, unknown> = {}) {

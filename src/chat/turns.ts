@@ -23,8 +23,15 @@ export interface ToolCall {
   status: ToolCallStatus;
   result: string | null;
   duration_ms: number;
-  pending_question_ref: string | null;
+  /**
+   * What the call waits for: its own id for an AskUserQuestion (SPEC), or a policy approval
+   * `{type: "approval", ...}` (CONTRACT 15).
+   */
+  pending_question_ref: string | PendingApproval | null;
 }
+
+/** An `ask` of the tool policy: the call waits for a person's Allow once / for this session / Deny. */
+export type PendingApproval = { type: 'approval'; tool_call_id: string } & Record<string, unknown>;
 
 export interface Usage {
   input_tokens: number;
@@ -64,7 +71,7 @@ export interface Turn {
 export type Patch =
   | { patch_type: 'add_content'; data: { text_delta: string } }
   | { patch_type: 'add_thinking'; data: { text_delta: string } }
-  | { patch_type: 'add_tool_call'; data: { id: string; tool_name: string; display_name: string; arguments: string; status: ToolCallStatus } }
+  | { patch_type: 'add_tool_call'; data: { id: string; tool_name: string; display_name: string; arguments: string; status: ToolCallStatus; question?: PendingApproval } }
   /** `progress`: a note from a long tool (e.g. "Fetching <url>") for clients; not part of the projection. */
   | { patch_type: 'update_tool_call'; data: { id: string; status: ToolCallStatus; progress?: string } }
   | { patch_type: 'tool_result'; data: { tool_call_id: string; result: string; status: ToolCallStatus; duration_ms: number } }
@@ -98,8 +105,8 @@ export function applyPatch(turn: Turn, patch: Patch): void {
       return;
     }
     case 'add_tool_call': {
-      const d = patch.data;
-      turn.tool_calls.push({ ...d, result: null, duration_ms: 0, pending_question_ref: d.status === 'awaiting_answer' ? d.id : null });
+      const { question, ...d } = patch.data;
+      turn.tool_calls.push({ ...d, result: null, duration_ms: 0, pending_question_ref: d.status === 'awaiting_answer' ? (question ?? d.id) : null });
       turn.blocks.push(block('tool_use', d.arguments, d));
       return;
     }

@@ -14,7 +14,7 @@ export function randomToken(length: number): string {
   return out;
 }
 
-export type IdPrefix = 'user' | 'sess' | 'turn' | 'entry' | 'tc' | 'cp' | 'cmp' | 'br' | 'key' | 'share' | 'task' | 'trun' | 'bg' | 'loop';
+export type IdPrefix = 'user' | 'sess' | 'turn' | 'entry' | 'tc' | 'cp' | 'cmp' | 'br' | 'key' | 'share' | 'task' | 'trun' | 'bg' | 'loop' | 'run';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomToken(20)}`;

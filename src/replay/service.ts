@@ -25,7 +25,7 @@ export interface ReplayDeps {
     getOwned(userId: string, id: string): Promise<{ id: string; intent: string; model: string | null }>;
     create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean }): Promise<string>;
   };
-  chat: { send(userId: string, raw: unknown): Promise<unknown> };
+  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown> };
   logger: Logger;
 }
 
@@ -253,7 +253,7 @@ export class Replays {
         await this.until(sessionId, (s) => s !== 'running');
         const status = (await this.sql<{ status: string }>('select status from sessions where id = ?', [sessionId]))[0]?.status;
         if (status === 'waiting_for_input' || status === undefined) break;
-        await this.d.chat.send(userId, { session_id: sessionId, message });
+        await this.d.chat.send(userId, { session_id: sessionId, message }, 'replay');
         await this.until(sessionId, (s) => s !== 'running');
       }
     } catch (e) {

@@ -8,7 +8,7 @@ import type { TaskStore } from './store.js';
 export interface LauncherDeps {
   store: TaskStore;
   sessions: { create(userId: string, input: CreateSessionInput): Promise<string> };
-  chat: { send(userId: string, raw: unknown): Promise<unknown> };
+  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown> };
   conversation: { turns(sessionId: string): Promise<Turn[]> };
   bus: EventBus;
   logger: Logger;
@@ -56,7 +56,7 @@ export class TaskLauncher {
       sessionId = await this.deps.sessions.create(task.user_id, { intent: task.title, model: task.model, is_persistent: false });
       await store.setRunSession(runId, sessionId);
       this.mine.set(sessionId, { runId, userId: task.user_id, skip: task.skip_confirmations });
-      await this.deps.chat.send(task.user_id, { session_id: sessionId, message: task.prompt });
+      await this.deps.chat.send(task.user_id, { session_id: sessionId, message: task.prompt }, 'scheduled');
       logger.info({ task_id: taskId, session_id: sessionId, scheduled_for: at.toISOString() }, 'scheduled task started');
     } catch (e) {
       if (sessionId) this.mine.delete(sessionId);
@@ -92,7 +92,7 @@ export class TaskLauncher {
       if (!call) return;
       const questions = (JSON.parse(call.arguments) as { questions: Question[] }).questions;
       const selections = Object.fromEntries(questions.map((_, i) => [String(i), [0]]));
-      await this.deps.chat.send(userId, { session_id: sessionId, message: '', askuser_answer: { tool_call_id: call.id, selections, custom: {} } });
+      await this.deps.chat.send(userId, { session_id: sessionId, message: '', askuser_answer: { tool_call_id: call.id, selections, custom: {} } }, 'scheduled');
     } catch (e) {
       // Another node answered first, or the session went away: the sweep looks again.
       this.deps.logger.info({ ...errField(e), session_id: sessionId }, 'scheduled task: could not answer a question');

@@ -1,3 +1,4 @@
+import type { Hooks } from '../chat/hooks.js';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from '../db/entities.js';
@@ -18,6 +19,8 @@ export interface SessionPlan {
 }
 
 export interface SessionServiceOptions {
+  /** Told (and awaited) when a session is deleted or stops being shared (src/chat/hooks.ts). */
+  hooks?: Hooks;
   /** Removes a deleted session's folder (the files module's confined rm -rf). */
   removeFolder?: (userId: string, sessionId: string) => Promise<void>;
   defaultModel: string;
@@ -90,10 +93,6 @@ const toExtra = (r: ExtraRow): ExtraInfoT => ({
 
 /** Sessions of one user; another user's session is NOT_FOUND (its existence is not revealed). */
 export class SessionService {
-  /** Called after a session's row is deleted, before its folder goes (stops its background tasks). */
-  onDelete?: (sessionId: string, userId: string) => Promise<void>;
-  /** Sharing turned off: every share link of the session is revoked (src/sharing). */
-  onUnshare?: (sessionId: string) => Promise<void>;
   /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403). */
   beforeCreate?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
   /** Whether the user may name this team workspace in a session (its member; src/workspaces). Unset: none may be named. */
@@ -209,7 +208,7 @@ export class SessionService {
 
   async setShared(userId: string, id: string, shared: boolean): Promise<boolean> {
     const r = (await this.change(userId, id, (s) => (s.shared = shared))).shared;
-    if (!shared) await this.onUnshare?.(id);
+    if (!shared) await this.opts?.hooks?.emit('session.unshared', { userId, sessionId: id });
     return r;
   }
 
@@ -232,7 +231,8 @@ export class SessionService {
       await this.getOwned(userId, id, em);
       throw Errors.sessionBusy();
     }
-    await this.onDelete?.(id, userId);
+    // Listeners run after the row is gone and before the folder goes (background tasks stop first).
+    await this.opts?.hooks?.emit('session.deleted', { userId, sessionId: id });
     try {
       await this.opts?.removeFolder?.(userId, id);
       return { folderError: null };

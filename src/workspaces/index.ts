@@ -17,7 +17,7 @@ export interface WorkspacesDeps {
   bus: EventBus;
   logger: Logger;
   sessions: SessionsPort;
-  chat: { send(userId: string, raw: unknown): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
+  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
   conversation: { turns(sessionId: string): Promise<Turn[]> };
   prodAgents: ProdAgents;
   catalog: SolutionCatalog;

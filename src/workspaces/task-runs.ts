@@ -20,7 +20,7 @@ export interface TaskRunDeps {
   db: Database;
   issues: IssueStore;
   agents: AgentPort;
-  chat: { send(userId: string, raw: unknown): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
+  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
   /** Whether the agent still works in the workspace (its owner a member): checked again as the run starts. */
   stillThere(workspaceId: string, agentId: string): Promise<boolean>;
   conversation: { turns(sessionId: string): Promise<Turn[]> };
@@ -129,7 +129,7 @@ export class TaskRuns {
       const claimed = await this.sql(`update issue_task_runs set session_id = ?, status = 'running' where id = ? and status = 'starting' returning id`, [sessionId, row.id]);
       if (!claimed.length || !(await this.d.stillThere(row.workspace_id, row.agent_id))) throw new Error('the agent no longer works in this workspace');
       this.mine.set(sessionId, { runId: row.id });
-      await this.d.chat.send(row.user_id, { session_id: sessionId, message: issuePrompt(issue, workspaceName) });
+      await this.d.chat.send(row.user_id, { session_id: sessionId, message: issuePrompt(issue, workspaceName) }, 'task');
       if (!(await this.isOpen(row.id))) {
         this.mine.delete(sessionId);
         await this.d.chat.stop(row.user_id, sessionId);
