@@ -38,6 +38,7 @@ import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
 import { createScheduling, type Scheduling } from './scheduling/index.js';
+import { createRetention, type Retention } from './retention/index.js';
 import { Snapshots } from './timetravel/snapshots.js';
 import { TimeTravel } from './timetravel/service.js';
 import { timeTravelRoutes } from './timetravel/routes.js';
@@ -86,6 +87,8 @@ export interface Service {
   background: BackgroundTasks;
   log: EventLog;
   scheduled: Scheduling;
+  /** The daily retention sweep (AGENTSVC_RETENTION_DAYS, AGENTSVC_CHECKPOINT_KEEP). */
+  retention: Retention;
   /** Solutions, roles, admins, production agents and solutions (src/production/index.ts). */
   business: Business;
   teams: Teams;
@@ -362,6 +365,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.push(async () => subs.close());
     await scheduled.start();
     teams.start();
+    const retention = createRetention({ db, sessions, logger, days: config.retention.days, checkpointKeep: config.retention.checkpointKeep });
+    retention.start();
+    closers.unshift(() => retention.close());
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
     closers.push(() => listener.close());
     const addr = app.server.address();
@@ -384,6 +390,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       background,
       log,
       scheduled,
+      retention,
       business,
       teams,
       hooks,
