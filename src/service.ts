@@ -7,6 +7,7 @@ import { buildApp } from './server/app.js';
 import { createGateway, type AppServer } from './server/gateway.js';
 import { watchRevocations } from './users/revocations.js';
 import { userRoutes } from './users/routes.js';
+import { storageQuota } from './files/quota.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
@@ -125,6 +126,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   try {
     const users = new UserService(db.em);
     const hooks = new Hooks(logger);
+    storageQuota.limit = config.userQuotaBytes;
     const sessions = new SessionService(db.em, {
       hooks,
       removeFolder: (userId, sessionId) => removeSessionFolder(config.workspaces, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
@@ -302,7 +304,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       },
       logger: logStream ? { level: config.logLevel, stream: logStream } : false,
       routes: [
-        { plugin: userRoutes, opts: { users } },
+        { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
         { plugin: sessionRoutes, opts: { config, sessions } },
         { plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools } },
         { plugin: fileRoutes, opts: { config, sessions } },

@@ -20,6 +20,7 @@ const LAYER: Record<string, string> = {
   'src/files/upload.ts': 'receives into a private temp folder, then renames onto walked entries',
   'src/files/zip.ts': 'zips a walked folder through descriptors',
   'src/files/read-lines.ts': 'reads an already opened FileHandle (type import)',
+  'src/files/quota.ts': "counts a user's bytes by a descriptor walk of their folder (lstat, links never followed)",
   'src/files/tree-io.ts': "a user's whole tree for backup and restore, through descriptors; links kept as links",
   'src/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
   'src/tools/files/grep-worker.mjs': 'reads kernel paths given by the walk, O_NOFOLLOW',
