@@ -8,6 +8,7 @@ import { createGateway, type AppServer } from './server/gateway.js';
 import { watchRevocations } from './users/revocations.js';
 import { userRoutes } from './users/routes.js';
 import { storageQuota } from './files/quota.js';
+import { startTracing } from './telemetry/traces.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
@@ -127,6 +128,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const users = new UserService(db.em);
     const hooks = new Hooks(logger);
     storageQuota.limit = config.userQuotaBytes;
+    const tracing = await startTracing(hooks, logger);
+    // Last to close: the runs' spans end before the exporter flushes.
+    if (tracing) closers.push(() => tracing.close());
     const sessions = new SessionService(db.em, {
       hooks,
       removeFolder: (userId, sessionId) => removeSessionFolder(config.workspaces, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
