@@ -7,6 +7,8 @@ import { buildApp } from './server/app.js';
 import { createGateway, type AppServer } from './server/gateway.js';
 import { watchRevocations } from './users/revocations.js';
 import { userRoutes } from './users/routes.js';
+import { storageQuota } from './files/quota.js';
+import { startTracing } from './telemetry/traces.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { UserService } from './users/service.js';
 import { SessionService } from './sessions/service.js';
@@ -39,6 +41,7 @@ import { RunExecutor } from './chat/run-executor.js';
 import { RunStore } from './chat/run-store.js';
 import { ChatService } from './chat/chat-service.js';
 import { createScheduling, type Scheduling } from './scheduling/index.js';
+import { createRetention, type Retention } from './retention/index.js';
 import { Snapshots } from './timetravel/snapshots.js';
 import { TimeTravel } from './timetravel/service.js';
 import { timeTravelRoutes } from './timetravel/routes.js';
@@ -88,6 +91,8 @@ export interface Service {
   background: BackgroundTasks;
   log: EventLog;
   scheduled: Scheduling;
+  /** The daily retention sweep (AGENTSVC_RETENTION_DAYS, AGENTSVC_CHECKPOINT_KEEP). */
+  retention: Retention;
   /** Solutions, roles, admins, production agents and solutions (src/production/index.ts). */
   business: Business;
   teams: Teams;
@@ -126,6 +131,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   try {
     const users = new UserService(db.em);
     const hooks = new Hooks(logger);
+    storageQuota.limit = config.userQuotaBytes;
+    const tracing = await startTracing(hooks, logger);
+    // Last to close: the runs' spans end before the exporter flushes.
+    if (tracing) shutdown.add('infrastructure', 'traces', () => tracing.close());
     const sessions = new SessionService(db.em, {
       hooks,
       removeFolder: (userId, sessionId) => removeSessionFolder(config.workspaces, userId, sessionId), defaultModel: config.model.default, models: config.model.models, memoryEnabled: config.memoryEnabled });
@@ -306,7 +315,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       },
       logger: logStream ? { level: config.logLevel, stream: logStream } : false,
       routes: [
-        { plugin: userRoutes, opts: { users } },
+        { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
         { plugin: sessionRoutes, opts: { config, sessions } },
         { plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools } },
         { plugin: fileRoutes, opts: { config, sessions } },
@@ -369,6 +378,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     shutdown.add('infrastructure', 'subscriptions', async () => subs.close());
     await scheduled.start();
     teams.start();
+    const retention = createRetention({ db, sessions, logger, days: config.retention.days, checkpointKeep: config.retention.checkpointKeep });
+    retention.start();
+    shutdown.add('intake', 'retention', () => retention.close());
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
     shutdown.add('infrastructure', 'revocation listener', () => listener.close());
     const addr = app.server.address();
@@ -391,6 +403,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       background,
       log,
       scheduled,
+      retention,
       business,
       teams,
       hooks,

@@ -111,6 +111,9 @@ const settings = {
   AGENTSVC_IMPORT_MAX_BYTES: int(1024).default(1024 * MiB),
   AGENTSVC_PUBLIC_URL: url(['http:', 'https:']).optional(),
   AGENTSVC_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  AGENTSVC_RETENTION_DAYS: int(0, 36500).default(0),
+  AGENTSVC_CHECKPOINT_KEEP: int(0).default(0),
+  AGENTSVC_USER_QUOTA_BYTES: int(0).default(0),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
   AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
@@ -197,6 +200,10 @@ export interface Config {
   publicSharing: boolean;
   /** A bearer token that may read GET /metrics besides admin keys (a scraper needs no user). */
   metricsToken?: string;
+  /** Sessions unpinned and untouched this many days are deleted (0: never); newest checkpoints kept per branch (0: all). */
+  retention: { days: number; checkpointKeep: number };
+  /** Bytes of workspaces per user (0: no quota). */
+  userQuotaBytes: number;
   /** Default lifetime of a share link, and the origin its url starts with (else the request's). */
   share: { ttlSeconds: number; publicUrl?: string };
   /** Bounds on an imported archive: entries and unpacked bytes. */
@@ -351,6 +358,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     skills: { promptTokens: v.AGENTSVC_SKILLS_PROMPT_TOKENS, uploadBytes: v.AGENTSVC_SKILL_UPLOAD_LIMIT },
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
     metricsToken: v.AGENTSVC_METRICS_TOKEN,
+    retention: { days: v.AGENTSVC_RETENTION_DAYS, checkpointKeep: v.AGENTSVC_CHECKPOINT_KEEP },
+    userQuotaBytes: v.AGENTSVC_USER_QUOTA_BYTES,
     importLimits: { entries: v.AGENTSVC_IMPORT_MAX_ENTRIES, bytes: v.AGENTSVC_IMPORT_MAX_BYTES },
     share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,

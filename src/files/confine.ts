@@ -93,6 +93,8 @@ export interface Entry {
   readonly rel: string;
   /** Kernel path of the entry through `dir`'s descriptor: safe to pass to fs calls (lstat it with statEntry). */
   readonly path: string;
+  /** Whose storage quota its bytes count against (quota.ts). */
+  readonly account?: { root: string; user: string };
   close(): Promise<void>;
 }
 
@@ -231,7 +233,7 @@ export class OpenSession {
       }
       const rel = names.join('/');
       const close = () => closeAll(mine);
-      return { dir, name, rel, path: at(dir, name), close };
+      return { dir, name, rel, path: at(dir, name), account: this.owner.account, close };
     } catch (e) {
       await closeAll(mine);
       throw e;
@@ -306,6 +308,11 @@ export class SessionFolder {
     for (const n of session === null ? [user] : [user, session])
       if (!SAFE_NAME.test(n)) throw new PathEscapeError(`invalid workspace name ${JSON.stringify(n)}`);
     this.hostDir = session === null ? join(base, user) : join(base, user, session);
+  }
+
+  /** Whose quota the folder's bytes count against. */
+  get account(): { root: string; user: string } {
+    return { root: this.base, user: this.user };
   }
 
   /** `root`: the workspaces root (config.workspaces). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,6 +9,7 @@ import { Errors } from '../server/errors.js';
 import type { Entry, SessionFolder } from './confine.js';
 import { copyBytes, replaceFile } from './entry-ops.js';
 import { fsError } from './session-files.js';
+import { storageQuota } from './quota.js';
 
 interface Received {
   tmp: string;
@@ -58,10 +59,16 @@ function parsePaths(raw: unknown, count: number): string[] | null {
   return value;
 }
 
-/** Move the temp file onto the walked entry (rename replaces a name, never follows it). */
+/**
+ * Move the temp file onto the walked entry (rename replaces a name, never follows it); the bytes
+ * it adds are counted against the quota (a copy across file systems is counted by replaceFile).
+ */
 async function moveInto(tmp: string, dest: Entry): Promise<void> {
+  const size = (await stat(tmp)).size;
+  const old = await lstat(dest.path).then((st) => (st.isFile() ? st.size : 0), () => 0);
   try {
     await rename(tmp, dest.path);
+    storageQuota.record(dest.account, size - old);
   } catch (e) {
     if (e.code !== 'EXDEV') throw e;
     const src = await open(tmp, 'r');
@@ -139,6 +146,10 @@ export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, 
         targets.push({ rel, name, tmp: r.tmp });
       }
 
+      // The whole upload against the quota before any file moves in: all of it, or nothing.
+      let total = 0;
+      for (const t of targets) total += (await stat(t.tmp)).size;
+      await storageQuota.check(folder.account, total);
       const out: UploadOutcome = { uploaded: [], failed: [] };
       for (const t of targets) {
         try {

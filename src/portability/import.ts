@@ -7,6 +7,7 @@ import { Transform } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Database } from '../db/index.js';
 import { at, SessionFolder } from '../files/confine.js';
+import { QuotaExceededError, storageQuota } from '../files/quota.js';
 import { randomToken } from '../lib/ids.js';
 import { AppError } from '../server/errors.js';
 import { FORMAT, type Manifest, VERSION } from './archive.js';
@@ -324,7 +325,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
     return sid;
   } catch (e) {
     await d.db.sql('delete from sessions where id = ?', [sid]).catch(() => {});
-    if (e instanceof AppError) throw e;
+    if (e instanceof AppError || e instanceof QuotaExceededError) throw e;
     // The database's reason, without the statement the driver puts before it (internals).
     const msg = (e as Error).message;
     const at = msg.lastIndexOf(' - ');
@@ -344,6 +345,9 @@ async function placeFiles(workspaces: string, userId: string, sid: string, from:
   );
   if (!exists) return;
   const folder = SessionFolder.of(workspaces, userId, sid);
+  // The whole import against the quota before anything moves in (the session is removed on failure).
+  const bytes = await stagedBytes(from);
+  await storageQuota.check(folder.account, bytes);
   const s = (await folder.open(true))!;
   try {
     const owner = await s.fh.stat();
@@ -357,9 +361,20 @@ async function placeFiles(workspaces: string, userId: string, sid: string, from:
       await walk(from);
     }
     for (const name of await readdir(from)) await rename(join(from, name), at(s.fh, name));
+    storageQuota.record(folder.account, bytes);
   } finally {
     await s.close();
   }
+}
+
+/** Bytes of the regular files staged below `dir` (the service's private staging folder). */
+async function stagedBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) total += await stagedBytes(join(dir, e.name));
+    else if (e.isFile()) total += (await stat(join(dir, e.name))).size;
+  }
+  return total;
 }
 
 export async function cleanup(dir: string) {

@@ -4,12 +4,15 @@ import { me } from '../server/auth.js';
 import { ApiKeyPublic, KeyCreated, KeyName, KeyParams, Me } from './schemas.js';
 import type { UserService } from './service.js';
 
-export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (app, { users }) => {
+/** A user's storage for /api/auth/me (the file layer's count, src/files/quota.ts). */
+export type StorageOf = (userId: string) => Promise<{ used_bytes: number; quota_bytes: number }>;
+
+export const userRoutes: FastifyPluginAsyncZod<{ users: UserService; storage: StorageOf }> = async (app, { users, storage }) => {
   const tags = ['keys'];
 
   app.get('/api/auth/me', { schema: { tags: ['auth'], response: { 200: Me } } }, async (req) => {
     const u = me(req);
-    return { id: u.id, username: u.username, avatar_url: u.avatarUrl, created_at: u.createdAt.toISOString(), is_admin: u.isAdmin };
+    return { id: u.id, username: u.username, avatar_url: u.avatarUrl, created_at: u.createdAt.toISOString(), is_admin: u.isAdmin, storage: await storage(u.id) };
   });
 
   app.get('/api/user/api-keys/', { schema: { tags, response: { 200: z.array(ApiKeyPublic) } } }, async (req) => users.listKeys(me(req).id));

@@ -33,6 +33,8 @@ function toolError(e: unknown, file_path: string): unknown {
     case 'ENOSPC':
     case 'EDQUOT':
       return new ToolError(`no space left on the disk to write ${file_path}; the file was left as it was`);
+    case 'QUOTA_EXCEEDED':
+      return new ToolError(`${file_path}: ${(e as Error).message}; the file was left as it was. Remove files you no longer need first`);
   }
   return e;
 }

@@ -1,0 +1,99 @@
+// `agentsvc backup` and `agentsvc restore` of an install with G GiB of workspace files (files of
+// 1 MiB of random bytes in sessions of 100 files, written by the bench straight into the session
+// folders) while `up` runs: wall time, throughput and the CLI process's peak RSS (VmHWM: it must
+// not grow with the install), for a plain tar and a gzip archive. The disk's own speed for the same
+// bytes (`cat` of the files to /dev/null, then cp -r) is printed beside it.
+// Usage: npx tsx bench/backup.ts [GiB=1]
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const GIB = Number(process.argv[2] ?? 1);
+const FILE = 1024 * 1024;
+const FILES = Math.round((GIB * 1024 ** 3) / FILE);
+const PER_SESSION = 100;
+const BIN = join(import.meta.dirname, '..', 'bin', 'run.js');
+const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-backup-'));
+const home = join(tmp, 'home');
+const env = { ...process.env, AGENTSVC_HOME: home, OPENAI_API_KEY: 'none', AGENTSVC_LOG_LEVEL: 'warn' };
+
+const up = spawn(process.execPath, [BIN, 'up', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise<string>((resolve, reject) => {
+  let out = '';
+  up.once('exit', (c) => reject(new Error(`up exited ${c}: ${out}`)));
+  up.stdout!.on('data', (c) => {
+    out += c;
+    const m = /listening on (\S+)/.exec(out);
+    if (m) resolve(m[1]);
+  });
+});
+const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
+const api = async (path: string, body?: unknown) => {
+  const r = await fetch(url + path, { method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  return r.json() as Promise<any>;
+};
+const me = await api('/api/auth/me');
+
+const t0 = Date.now();
+const block = randomBytes(FILE);
+for (let i = 0; i < FILES; i += PER_SESSION) {
+  const { session_id } = await api('/api/sessions', { intent: `bench ${i}` });
+  const dir = join(home, 'workspaces', me.id, session_id, 'data');
+  mkdirSync(dir, { recursive: true });
+  for (let j = i; j < Math.min(FILES, i + PER_SESSION); j++) {
+    block.writeUInt32LE(j, 0); // every file distinct
+    writeFileSync(join(dir, `f${j}.bin`), block);
+  }
+}
+console.log(`install: ${FILES} files of 1 MiB in ${Math.ceil(FILES / PER_SESSION)} sessions, written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+spawnSync('sync');
+
+/** Runs the CLI; wall time and its peak RSS (VmHWM, read until it exits). */
+async function timed(args: string[], extraEnv: Record<string, string> = {}): Promise<{ s: number; peakMiB: number; out: string }> {
+  const start = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  let peak = 0;
+  const sample = setInterval(() => {
+    try {
+      peak = Math.max(peak, Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024);
+    } catch {}
+  }, 20);
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  clearInterval(sample);
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${code}: ${out}`);
+  return { s: (Date.now() - start) / 1000, peakMiB: peak, out };
+}
+
+const mibs = (bytes: number, s: number) => `${(bytes / 1024 ** 2 / s).toFixed(0)} MiB/s`;
+const bytes = FILES * FILE;
+const disk = Date.now();
+spawnSync('sh', ['-c', `cp -r ${join(home, 'workspaces')} ${join(tmp, 'copy')} && sync`]);
+const diskS = (Date.now() - disk) / 1000;
+rmSync(join(tmp, 'copy'), { recursive: true, force: true });
+console.log(`disk: cp -r of the workspaces + sync ${diskS.toFixed(1)} s (${mibs(bytes, diskS)})`);
+
+// What the CLI takes before it moves a byte (oclif, the store, a database connection): the baseline of the peaks below.
+const idle = await timed(['keys', 'list']);
+const rows: string[] = [`baseline: agentsvc keys list peak RSS ${idle.peakMiB.toFixed(0)} MiB`];
+for (const name of ['install.tar', 'install.tar.gz']) {
+  const archive = join(tmp, name);
+  const b = await timed(['backup', '-o', archive, '--json']);
+  const size = statSync(archive).size;
+  const target = join(tmp, `restored-${name}`);
+  const r = await timed(['restore', archive, '--home', target, '--json'], { AGENTSVC_HOME: target });
+  rows.push(
+    `${name.padEnd(15)} backup ${b.s.toFixed(1).padStart(5)} s (${mibs(bytes, b.s)}), peak RSS ${b.peakMiB.toFixed(0)} MiB, archive ${(size / 1024 ** 2).toFixed(0)} MiB | ` +
+      `restore ${r.s.toFixed(1).padStart(5)} s (${mibs(bytes, r.s)}), peak RSS ${r.peakMiB.toFixed(0)} MiB`,
+  );
+  rmSync(archive, { force: true });
+  rmSync(target, { recursive: true, force: true });
+}
+console.log(rows.join('\n'));
+up.kill('SIGTERM');
+await new Promise((r) => up.once('exit', r));
+rmSync(tmp, { recursive: true, force: true });

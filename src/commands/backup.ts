@@ -1,0 +1,51 @@
+import { createWriteStream } from 'node:fs';
+import { access, rename, rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
+import { createGzip, constants as zlib } from 'node:zlib';
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../cli/base.js';
+import { human, Progress } from '../client/progress.js';
+import { writeBackup } from '../backup/backup.js';
+
+const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+
+export default class Backup extends BaseCommand<typeof Backup> {
+  static summary = 'Back up the whole install (database, workspaces, checkpoints, skills, config) into one archive';
+  static description =
+    'Works while `up` runs: the rows come from one database snapshot (REPEATABLE READ), then the files follow. The archive is a tar, gzip-compressed when the name ends in .gz or .tgz; it is written as FILE.part and renamed when complete. Restore it with `agentsvc restore`.';
+  static examples = ['<%= config.bin %> backup', '<%= config.bin %> backup -o /backups/agentsvc.tar.gz --json', '<%= config.bin %> backup -o agentsvc.tar'];
+  static flags = {
+    output: Flags.string({ char: 'o', description: 'archive to write (default agentsvc-backup-<UTC time>.tar.gz)' }),
+    force: Flags.boolean({ char: 'f', description: 'overwrite the file when it exists' }),
+    json: Flags.boolean({ description: 'print the result as JSON' }),
+  };
+
+  async run(): Promise<void> {
+    const file = this.flags.output ?? `agentsvc-backup-${stamp()}.tar.gz`;
+    if (!this.flags.force && (await access(file).then(() => true, () => false))) this.fail(new Error(`${file} exists; pass --force to overwrite, or -o another file`));
+    const part = `${file}.part`;
+    const progress = new Progress(process.stderr, 'backing up');
+    const started = Date.now();
+    const out = createWriteStream(part, { mode: 0o600 });
+    // Level 1: most of an install is already-compressed or random bytes; a higher level costs CPU, not size.
+    const gzip = /\.(t?gz)$/.test(file) ? createGzip({ level: 1, memLevel: zlib.Z_DEFAULT_MEMLEVEL }) : null;
+    if (gzip) gzip.pipe(out);
+    const removePart = () => rm(part, { force: true });
+    process.once('SIGINT', () => void removePart().then(() => process.exit(130)));
+    let r: Awaited<ReturnType<typeof writeBackup>>;
+    try {
+      r = await writeBackup(this.cfg, gzip ?? out, (s) => progress.update({ bytes: s.bytes, entries: s.entries, phase: s.phase }));
+      if (gzip) await finished(out);
+      await rename(part, file);
+    } catch (e) {
+      progress.clear();
+      await removePart();
+      this.fail(e);
+    }
+    progress.finish();
+    const seconds = (Date.now() - started) / 1000;
+    const rows = Object.values(r.rows).reduce((a, b) => a + b, 0);
+    if (this.flags.json) return this.log(JSON.stringify({ file, ...r, seconds }, null, 2));
+    this.log(`backed up to ${file}: ${r.tables} tables (${rows} rows), ${r.users} users' files, ${r.entries} entries, ${human(r.bytes)} in ${seconds.toFixed(1)} s`);
+  }
+}
