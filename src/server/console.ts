@@ -17,7 +17,7 @@ import { AppError } from './errors.js';
  */
 
 /** Paths the app routes itself (history API); each answers index.html. */
-export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/keys'];
+export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/usage', '/users', '/keys', '/audit'];
 
 /**
  * Everything is bundled and served from this origin: no inline script or style, no CDN. The
