@@ -147,10 +147,11 @@ function BlockView({ b, turn, ctx }: { b: Block; turn: Turn; ctx: TurnContext })
   return null; // tool_result: shown inside its call
 }
 
-export function TurnView({ turn, ctx }: { turn: Turn; ctx: TurnContext }) {
+/** `index` and `measure` place a root turn in the virtualised list (src/virtual.ts measures it). */
+export function TurnView({ turn, ctx, index, measure }: { turn: Turn; ctx: TurnContext; index?: number; measure?: (el: HTMLElement | null) => void }) {
   if (turn.kind === 'compaction') {
     return (
-      <article class="turn system">
+      <article class="turn system" data-index={index} ref={measure}>
         <details>
           <summary>Earlier turns summarised{turn.archived_count ? ` (${turn.archived_count})` : ''}</summary>
           <Markdown text={turn.summary_full ?? turn.summary_preview ?? turn.failure_reason ?? ''} />
@@ -160,7 +161,7 @@ export function TurnView({ turn, ctx }: { turn: Turn; ctx: TurnContext }) {
   }
   const label = turn.role === 'user' ? 'You' : turn.parent_fork_tool_call_id ? 'Sub-agent' : 'Agent';
   return (
-    <article class={`turn ${turn.role} ts-${turn.status}`} data-turn={turn.turn_id} aria-label={label}>
+    <article class={`turn ${turn.role} ts-${turn.status}`} data-turn={turn.turn_id} aria-label={label} data-index={index} ref={measure}>
       <div class="who">
         {label}
         {turn.status === 'streaming' && (

@@ -1,0 +1,108 @@
+// The console's chat view on a long session, virtualised (only the turns near the viewport in the
+// DOM) against the baseline that draws every turn (sessionStorage 'agentsvc.render-all'), in the
+// same run, same service, same browser: time from navigation to the newest turn shown, JS heap
+// after a GC, DOM nodes, and a scroll from the newest turn to the oldest one viewport per frame
+// (long tasks over 50 ms, worst frame). Headless Debian chromium through playwright-core.
+// Usage: npx tsx bench/console.ts [turns=5000] [runs=3]
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { importLongSession } from '../test/helpers/long-session.js';
+import { startUp } from './lib/up.js';
+
+const TURNS = Number(process.argv[2] ?? 5000);
+const RUNS = Number(process.argv[3] ?? 3);
+const chromiumPath = spawnSync('sh', ['-c', 'command -v chromium']).stdout.toString().trim();
+if (!chromiumPath) {
+  console.log('skipped: chromium is not installed (apt-get install chromium)');
+  process.exit(0);
+}
+const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-console-'));
+const pg = await startEmbeddedPostgres(join(tmp, 'pg'), { database: 'postgres' });
+const home = join(tmp, 'home');
+const env = { ...process.env, AGENTSVC_HOME: home, DATABASE_URL: pg.url, OPENAI_API_KEY: 'none', AGENTSVC_LOG_LEVEL: 'warn' };
+const service = await startUp(env);
+const url = service.url;
+const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
+const sid = await importLongSession(url, key, TURNS, 'bench');
+
+interface Figures {
+  openMs: number;
+  heapMiB: number;
+  nodes: number;
+  turnsInDom: number;
+  longTasks: number;
+  worstFrameMs: number;
+  scrollMs: number;
+}
+
+async function measure(browser: Browser, renderAll: boolean): Promise<Figures> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  await page.goto(`${url}/`);
+  await page.evaluate(
+    ([k, all]) => {
+      sessionStorage.setItem('agentsvc.key', k);
+      if (all) sessionStorage.setItem('agentsvc.render-all', '1');
+    },
+    [key, renderAll] as const,
+  );
+  const t0 = performance.now();
+  await page.goto(`${url}/sessions/${sid}`);
+  await page.getByText(`Answer ${TURNS - 1}.`).first().waitFor({ timeout: 300_000 });
+  const openMs = performance.now() - t0;
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Performance.enable');
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const metric = (n: string) => metrics.find((m) => m.name === n)?.value ?? 0;
+  const turnsInDom = await page.locator('.turns > article.turn').count();
+  // Scroll to the oldest turn, one viewport per frame, watching long tasks and frame gaps.
+  const scroll = await page.evaluate(async () => {
+    const el = document.querySelector('.turns') as HTMLElement;
+    const long: number[] = [];
+    const obs = new PerformanceObserver((l) => l.getEntries().forEach((e) => long.push(e.duration)));
+    obs.observe({ type: 'longtask', buffered: false });
+    let worst = 0;
+    let last = performance.now();
+    const start = last;
+    while (el.scrollTop > 0) {
+      el.scrollBy(0, -el.clientHeight);
+      await new Promise(requestAnimationFrame);
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    obs.disconnect();
+    return { longTasks: long.filter((d) => d > 50).length, worstFrameMs: worst, scrollMs: performance.now() - start };
+  });
+  await context.close();
+  return { openMs, heapMiB: metric('JSHeapUsedSize') / 1048576, nodes: metric('Nodes'), turnsInDom, ...scroll };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+try {
+  console.log(`chat view, ${TURNS} turns, median of ${RUNS} runs each (virtualised and baseline alternate)`);
+  const runs: Record<string, Figures[]> = { virtualised: [], 'draw every turn': [] };
+  for (let i = 0; i < RUNS; i++) {
+    runs.virtualised.push(await measure(browser, false));
+    runs['draw every turn'].push(await measure(browser, true));
+  }
+  console.log('view            | open (ms) | JS heap (MiB) | DOM nodes | turns in DOM | scroll to top: long tasks >50ms, worst frame (ms), total (ms)');
+  for (const [name, r] of Object.entries(runs)) {
+    const m = (k: keyof Figures) => median(r.map((x) => x[k]));
+    console.log(
+      `${name.padEnd(15)} | ${m('openMs').toFixed(0).padStart(9)} | ${m('heapMiB').toFixed(1).padStart(13)} | ${String(m('nodes')).padStart(9)} | ${String(m('turnsInDom')).padStart(12)} | ${m('longTasks')}, ${m('worstFrameMs').toFixed(0)}, ${m('scrollMs').toFixed(0)}`,
+    );
+  }
+} finally {
+  await browser.close();
+  await service.stop();
+  await pg.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
