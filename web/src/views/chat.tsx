@@ -136,6 +136,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   const ctx: TurnContext = {
     model,
     question: model.question(),
+    approval: model.approval(),
     onAnswer: async (tool_call_id, selections, custom) => {
       const ack = await conn.request('chat:send', { session_id: id, message: '', askuser_answer: { tool_call_id, selections, custom } });
       return ackError(ack);
@@ -169,7 +170,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
         <textarea
           id="message"
           rows={2}
-          placeholder={ctx.question ? 'Answer the question above, or write a message' : 'Message the agent (Enter sends, Shift+Enter for a new line)'}
+          placeholder={ctx.question ? 'Answer the question above, or write a message' : ctx.approval ? 'Answer the approval above first' : 'Message the agent (Enter sends, Shift+Enter for a new line)'}
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={(e) => {

@@ -1,13 +1,14 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { Block, ToolCall, Turn } from '../../../src/chat/turns.js';
-import type { ChatModel, Question } from '../chat-model.js';
+import type { Approval, ChatModel, Question } from '../chat-model.js';
 import { renderMarkdown } from '../markdown.js';
+import { ApprovalForm } from './approval.js';
 import { Notice } from './notice.js';
 
 /**
  * One turn as a person reads it: text as markdown, thinking folded, each tool call folded with
  * its arguments and result, a sub-agent's turns nested under the call that started them, a
- * question as buttons.
+ * question or a policy approval as buttons.
  */
 
 function Markdown({ text }: { text: string }) {
@@ -89,6 +90,7 @@ function QuestionForm({ q, onAnswer }: { q: Question; onAnswer: (toolCallId: str
 export interface TurnContext {
   model: ChatModel;
   question: Question | null;
+  approval: Approval | null;
   onAnswer: (toolCallId: string, selections: Record<string, number[]>, custom: Record<string, string>) => Promise<string | null>;
 }
 
@@ -126,6 +128,7 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
         </div>
       </details>
       {asking && ctx.question && <QuestionForm q={ctx.question} onAnswer={ctx.onAnswer} />}
+      {ctx.approval?.call.id === call.id && <ApprovalForm a={ctx.approval} onAnswer={ctx.onAnswer} />}
     </div>
   );
 }

@@ -3,7 +3,7 @@ export function Unavailable({ what, route }: { what: string; route: string }) {
   return (
     <div class="unavailable" role="status">
       <p>
-        <strong>{what} is not available on this server.</strong>
+        <strong>{what}: not available on this server.</strong>
       </p>
       <p class="muted">
         It does not answer <code>{route}</code>. A newer agentsvc serves it; nothing is wrong with your key.

@@ -53,7 +53,7 @@ export function UsageView({ admin }: { admin: boolean }) {
   }, []);
   const total = usage?.available ? usage.body.total : undefined;
   return (
-    <section class="page usage" aria-labelledby="usage-title">
+    <section class="page usage-page" aria-labelledby="usage-title">
       <h1 id="usage-title">Usage and budgets</h1>
       <Notice error={error} />
       <h2>Budgets</h2>
