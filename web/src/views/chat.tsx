@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, rest } from '../api.js';
 import { ChatModel, SESSION_EVENTS } from '../chat-model.js';
 import type { Ack, Connection } from '../connection.js';
@@ -84,10 +84,15 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   const [renderAll] = useState(() => sessionStorage.getItem('agentsvc.render-all') === '1');
   const list = useRef<HTMLDivElement>(null);
   // Until the stored list said which turns are on the branch, the replay may hold rewound ones.
-  const roots = ready ? model.roots() : [];
+  // Read once per applied event, not once per redraw: measuring turns while scrolling redraws often.
+  const roots = useMemo(() => (ready ? model.roots() : []), [ready, model, model.version]);
+  const rootsRef = useRef(roots);
+  rootsRef.current = roots;
+  // One key function for the list's life: a new one makes the virtualiser lay out every turn again.
+  const key = useCallback((i: number) => rootsRef.current[i].turn_id, []);
   const { virtualizer, before, after } = useVirtualList({
     count: roots.length,
-    key: (i) => roots[i].turn_id,
+    key,
     getScrollElement: () => list.current,
     gap: GAP,
     padding: GAP,
@@ -142,7 +147,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
       return ackError(ack);
     },
   };
-  const used = roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 });
+  const used = useMemo(() => roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 }), [roots]);
   return (
     <section class="chat" aria-label="Chat">
       <div
