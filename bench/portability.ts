@@ -2,7 +2,6 @@
 // REST interface of a real `agentsvc up` (its own process): time and the service's peak RSS for
 // several archive sizes (memory must not grow with the archive), and the share page render time
 // for those 1,000 turns. Usage: npx tsx bench/portability.ts [sizes MB, comma separated=10,50,200]
-import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,8 @@ import { Api } from '../src/client/api.js';
 import { Progress } from '../src/client/progress.js';
 import { downloadExport, uploadArchive } from '../src/client/transfer.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { archivedTurn } from '../test/helpers/long-session.js';
+import { startUp } from './lib/up.js';
 
 const SIZES = (process.argv[2] ?? '10,50,200').split(',').map(Number);
 const TURNS = 1000;
@@ -20,16 +21,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-port-'));
 const pg = await startEmbeddedPostgres(join(tmp, 'pg'), { database: 'postgres' });
 const home = join(tmp, 'home');
 const env: NodeJS.ProcessEnv = { ...process.env, AGENTSVC_HOME: home, DATABASE_URL: pg.url, OPENAI_API_KEY: 'none', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_IMPORT_MAX_BYTES: String(2 * 1024 ** 3) };
-const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'run.js'), 'up', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise<string>((resolve, reject) => {
-  let out = '';
-  child.once('exit', (c) => reject(new Error(`up exited ${c}: ${out}`)));
-  child.stdout!.on('data', (c) => {
-    out += c;
-    const m = /listening on (\S+)/.exec(out);
-    if (m) resolve(m[1].replace('0.0.0.0', '127.0.0.1'));
-  });
-});
+const { child, url, stop } = await startUp(env);
 const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
 const api = new Api({ url, urlFrom: 'bench', key, keyFrom: 'bench', home });
 const quiet = new Progress({ write: () => true, isTTY: false }, '');
@@ -53,28 +45,8 @@ async function makeArchive(mb: number, file: string) {
   const started = Date.now() - TURNS * 60_000;
   const turns = Array.from({ length: TURNS }, (_, i) => {
     const user = i % 2 === 0;
-    const call = !user && i % 4 === 1;
-    return {
-      id: `entry_${String(i).padStart(20, '0')}`,
-      sequence: i + 1,
-      turn_id: `turn_${String(i).padStart(20, '0')}`,
-      loop_id: 'root',
-      kind: 'message',
-      role: user ? 'user' : 'assistant',
-      status: 'completed',
-      blocks: [{ type: 'text', content: `${user ? 'Please look at' : 'I looked at'} part ${i} of the report. `.repeat(8) }],
-      tool_calls: call ? [{ id: `tc_${String(i).padStart(20, '0')}`, tool_name: 'Read', display_name: 'Read', provider: 'file_ops', arguments: JSON.stringify({ file_path: `data/part${i}.bin` }), status: 'completed', result: 'x'.repeat(600), duration_ms: 12 }] : [],
-      content: null,
-      model: user ? null : 'fake-model',
-      usage: { input_tokens: 100, output_tokens: 50 },
-      duration_ms: 900,
-      started_at: new Date(started + i * 60_000).toISOString(),
-      context_window: 0,
-      memory_refs: null,
-      parent_fork_tool_call_id: null,
-      extra: null,
-      branch_id: 'main',
-    };
+    const text = `${user ? 'Please look at' : 'I looked at'} part ${i} of the report. `.repeat(8);
+    return archivedTurn(i, started, text, !user && i % 4 === 1 ? { path: `data/part${i}.bin`, result: 'x'.repeat(600) } : undefined);
   });
   const manifest = { format: 'agentsvc-session', version: 1, exported_at: new Date().toISOString(), session: { intent: `bench ${mb} MB`, model: null, mode: 'executing', created_at: new Date(started).toISOString(), memory_enabled: false, is_persistent: false, disable_tools: [], active_branch: 'main' }, counts: { turns: TURNS, branches: 0, checkpoints: 0, tasks: 0, memories: 0 } };
   zip.addBuffer(Buffer.from(JSON.stringify(manifest)), 'manifest.json');
@@ -128,9 +100,6 @@ for (let i = 0; i < 7; i++) {
 json.sort((a, b) => a - b);
 console.log(`GET /api/share/{token}, ${TURNS} turns: p50 ${json[3].toFixed(0)} ms`);
 
-await new Promise((r) => {
-  child.once('exit', r);
-  child.kill('SIGTERM');
-});
+await stop();
 await pg.stop();
 rmSync(tmp, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { startFakeModel } from '../test/fixtures/fake-model.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { startUp } from './lib/up.js';
 
 const K = Number(process.argv[2] ?? 200);
 const N = Number(process.argv[3] ?? 100);
@@ -63,16 +64,7 @@ async function up(env: Record<string, string>): Promise<Node> {
   const full: NodeJS.ProcessEnv = { ...process.env, OPENAI_BASE_URL: model.baseUrl, AGENTSVC_MODEL: 'fake-model', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_MAX_RUNS_PER_USER: String(K + 10) };
   delete full.DATABASE_URL;
   Object.assign(full, env);
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'run.js'), 'up', '--port', '0'], { env: full, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.once('exit', (c) => reject(new Error(`up exited ${c}: ${out}`)));
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-  });
+  const { child, url } = await startUp(full);
   return { child, url };
 }
 const stop = (n: Node) =>

@@ -24,5 +24,7 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
     reportCompressedSize: false,
+    // Two pages: the console, and the API reference served at /api/docs.
+    rollupOptions: { input: { main: fileURLToPath(new URL('index.html', import.meta.url)), docs: fileURLToPath(new URL('docs.html', import.meta.url)) } },
   },
 });

@@ -1,6 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
@@ -42,15 +41,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installBodyGuards(app);
 
   await app.register(swagger, openapiOptions());
-  // The docs page is public on purpose (CONTRACT.md section 2): every route of the swagger-ui
-  // plugin, and only those, is marked public where it is registered.
-  await app.register(async (docs) => {
-    docs.addHook('onRoute', (route) => {
-      route.config = { ...route.config, ...publicRoute };
-    });
-    await docs.register(swaggerUi, { routePrefix: '/api/docs' });
-  });
-  app.get('/api/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger());
+  // The document and its page (/api/docs, served by consoleRoutes) are public (CONTRACT.md
+  // section 2). /api/docs/json is where the earlier swagger-ui page served it; kept for clients
+  // that read it there.
+  for (const url of ['/api/openapi.json', '/api/docs/json']) app.get(url, { config: publicRoute, schema: { hide: true } }, async () => app.swagger());
 
   await app.register(authPlugin, { users: deps.users, limiter: new RateLimiter(deps.config.limits.ratePerMinute) });
   await app.register(metaRoutes, { config: deps.config, health: deps.health });

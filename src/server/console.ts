@@ -17,7 +17,9 @@ import { AppError } from './errors.js';
  */
 
 /** Paths the app routes itself (history API); each answers index.html. */
-export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/keys'];
+export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/usage', '/users', '/keys', '/audit'];
+/** The API reference page (web/docs.html): the OpenAPI document rendered, public (CONTRACT.md section 2). */
+export const DOCS_ROUTE = '/api/docs';
 
 /**
  * Everything is bundled and served from this origin: no inline script or style, no CDN. The
@@ -53,7 +55,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string }
   if (!existsSync(join(dir, 'index.html'))) {
     // A checkout that was not built (`npm run build` builds the console): say so at `/` rather
     // than answering the key-only 401 of an unknown path.
-    for (const url of CONSOLE_ROUTES) {
+    for (const url of [...CONSOLE_ROUTES, DOCS_ROUTE]) {
       app.get(url, { config: publicRoute, schema: { hide: true } }, async () => {
         throw new AppError(503, 'CONSOLE_NOT_BUILT', 'the web console is not built: run `npm run build`');
       });
@@ -88,5 +90,9 @@ export async function consoleRoutes(app: FastifyInstance, opts: { dir?: string }
         return reply.sendFile('index.html', dir);
       });
     }
+    scope.get(DOCS_ROUTE, async (_req, reply) => {
+      secure(reply);
+      return reply.sendFile('docs.html', dir);
+    });
   });
 }

@@ -133,7 +133,7 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
 
   // Stop: the run ends within moments, its turn marked interrupted.
   await send(page, 'long run');
-  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-child .md')?.textContent ?? '').includes('word word'));
+  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-of-type .md')?.textContent ?? '').includes('word word'));
   const t0 = Date.now();
   await page.getByRole('button', { name: 'Stop' }).click();
   await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 5_000 });
@@ -144,13 +144,13 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
 
   // A dropped connection mid-stream: "Reconnecting…", then the view catches up from its last seq.
   await send(page, 'drop test');
-  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-child .md')?.textContent ?? '').includes('w3 '));
+  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-of-type .md')?.textContent ?? '').includes('w3 '));
   for (const s of app.service.io.sockets.sockets.values()) s.conn.close();
   await page.getByText('Reconnecting…').waitFor();
   await shot(page, '05-reconnecting-desktop');
   await page.getByText('Reconnecting…').waitFor({ state: 'detached' });
   await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 20_000 });
-  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-child .md')?.textContent ?? '').includes('w39'));
+  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-of-type .md')?.textContent ?? '').includes('w39'));
   const stored = (await (await app.api(`/api/sessions/${sid}/messages`)).json()).filter((x: any) => x.role === 'assistant' && !x.parent_fork_tool_call_id);
   const shown = await shownAgentText(page);
   t.equal(shown.at(-1)?.trim(), turnText(stored.at(-1)).trim(), 'the last answer matches GET .../messages: nothing lost or repeated');

@@ -26,7 +26,7 @@ t.test('console: a service restart mid-stream', { timeout: 240_000 }, async (t) 
   await page.getByLabel('Message', { exact: true }).fill('slow please');
   await page.getByLabel('Message', { exact: true }).press('Enter');
   const last = page.locator('.turns > article.turn.assistant').last();
-  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-child .md')?.textContent ?? '').includes('n5 '));
+  await page.waitForFunction(() => (document.querySelector('.turns > article.turn.assistant:last-of-type .md')?.textContent ?? '').includes('n5 '));
 
   // Stop the service mid-stream (its run ends interrupted) and start it again on the same port.
   const port = Number(new URL(app.url).port);

@@ -27,7 +27,7 @@ t.test('console: public page and assets, nothing else opened', async (t) => {
   const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]);
   t.ok(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css')), `index.html names its bundle and stylesheet: ${assets.join(', ')}`);
 
-  for (const path of ['/sessions', '/sessions/sess_x', '/sessions/sess_x/files', '/sessions/sess_x/checkpoints/', '/keys']) {
+  for (const path of ['/sessions', '/sessions/sess_x', '/sessions/sess_x/files', '/sessions/sess_x/checkpoints/', '/sessions/sess_x/policy', '/usage', '/users', '/keys', '/audit']) {
     const r = await get(path);
     t.equal(r.status, 200, `${path}: an app route answers index.html`);
     t.equal(await r.text(), html);

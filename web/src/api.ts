@@ -1,6 +1,7 @@
 import type { z } from 'zod';
+import type { AdminItem, ProdUser, TokenStatus } from '../../src/admin/schemas.js';
 import type { SessionPublic } from '../../src/sessions/schemas.js';
-import type { ApiKeyPublic, KeyCreated } from '../../src/users/schemas.js';
+import type { ApiKeyPublic, KeyCreated, Me as MeSchema } from '../../src/users/schemas.js';
 import type { Turn } from '../../src/chat/turns.js';
 
 /**
@@ -10,6 +11,9 @@ import type { Turn } from '../../src/chat/turns.js';
 
 export type Session = z.output<typeof SessionPublic>;
 export type ApiKey = z.output<typeof ApiKeyPublic>;
+export type User = z.output<typeof ProdUser>;
+export type Admin = z.output<typeof AdminItem>;
+export type Me = z.output<typeof MeSchema>;
 export type { Turn };
 export interface SessionList {
   items: Session[];
@@ -122,7 +126,7 @@ export async function api<T>(path: string, init: RequestInit & { json?: unknown;
 const sid = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
 
 export const rest = {
-  me: (key?: string) => api<{ id: string; username: string }>('/api/auth/me', { key }),
+  me: (key?: string) => api<Me>('/api/auth/me', { key }),
   models: () => api<Models>('/api/config/models'),
   sessions: (q: string, limit = 50) => api<SessionList>(`/api/sessions?limit=${limit}${q ? `&q=${encodeURIComponent(q)}` : ''}`),
   session: (id: string) => api<Session>(sid(id)),
@@ -141,6 +145,14 @@ export const rest = {
   keys: () => api<ApiKey[]>('/api/user/api-keys/'),
   createKey: (name: string) => api<z.output<typeof KeyCreated>>('/api/user/api-keys/', { method: 'POST', json: { name } }),
   deleteKey: (keyId: string) => api<void>(`/api/user/api-keys/${encodeURIComponent(keyId)}`, { method: 'DELETE' }),
+  // Admins only (the service answers 403 to anyone else).
+  users: () => api<{ items: User[] }>('/api/prod_users'),
+  admins: () => api<{ items: Admin[] }>('/api/admin/admins'),
+  grantAdmin: (user_id: string) => api<{ ok: boolean }>('/api/admin/admins', { method: 'POST', json: { user_id } }),
+  revokeAdmin: (user_id: string) => api<{ ok: boolean }>(`/api/admin/admins/${encodeURIComponent(user_id)}`, { method: 'DELETE' }),
+  /** The REST way to add a user: SPEC's SSO sync, which creates a user for an unknown subject. */
+  addUser: (u: { sub: string; name: string; email?: string }) =>
+    api<z.output<typeof TokenStatus>>('/api/prod_users/token-status', { method: 'POST', json: { users: [u] } }),
   checkpoints: (id: string) => api<Checkpoint[]>(`${sid(id)}/checkpoints`),
   rewind: (id: string, checkpoint_id: string) => api<{ message: string; removed_turns: number; restored_files: number }>(`${sid(id)}/rewind`, { method: 'POST', json: { checkpoint_id } }),
   share: (id: string) => api<ShareLink>(`${sid(id)}/share`, { method: 'POST', json: {} }),

@@ -1,4 +1,4 @@
-import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type ToolCall, type Turn } from '../../src/chat/turns.js';
+import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type PendingApproval, type ToolCall, type Turn } from '../../src/chat/turns.js';
 
 /**
  * One session's conversation as the console shows it, built from the event stream with the
@@ -19,6 +19,20 @@ import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type ToolCall,
 type Payload = any;
 
 export const SESSION_EVENTS = new Set(['chat:start', 'turn:start', 'turn:patch', 'turn:end', 'chat:end', 'system:error', 'session:resync']);
+
+/** A tool call the policy holds for a person's decision (CONTRACT.md section 15). */
+export interface Approval {
+  call: ToolCall;
+  tool_name: string;
+  arguments: unknown;
+  rule: unknown;
+  source: string | null;
+  options: string[];
+}
+
+const APPROVAL_OPTIONS = ['Allow once', 'Allow for this session', 'Deny'];
+const approvalRef = (c: ToolCall): PendingApproval | null =>
+  c.pending_question_ref && typeof c.pending_question_ref === 'object' && c.pending_question_ref.type === 'approval' ? c.pending_question_ref : null;
 
 export interface Question {
   call: ToolCall;
@@ -149,7 +163,7 @@ export class ChatModel {
   question(): Question | null {
     for (let i = this.order.length - 1; i >= 0; i--) {
       const t = this.turns.get(this.order[i]);
-      const call = t?.tool_calls.find((c) => c.status === 'awaiting_answer');
+      const call = t?.tool_calls.find((c) => c.status === 'awaiting_answer' && !approvalRef(c));
       if (call) {
         try {
           const args = JSON.parse(call.arguments || '{}');
@@ -157,6 +171,19 @@ export class ChatModel {
         } catch {
           return { call, questions: [] };
         }
+      }
+    }
+    return null;
+  }
+
+  /** The approval the session waits on: the first held call of the newest turn that holds one (asked in order). */
+  approval(): Approval | null {
+    for (let i = this.order.length - 1; i >= 0; i--) {
+      const call = this.turns.get(this.order[i])?.tool_calls.find((c) => c.status === 'awaiting_answer' && approvalRef(c));
+      const ref = call && approvalRef(call);
+      if (call && ref) {
+        const options = Array.isArray(ref.options) && ref.options.every((o) => typeof o === 'string') ? (ref.options as string[]) : APPROVAL_OPTIONS;
+        return { call, tool_name: String(ref.tool_name ?? call.tool_name), arguments: ref.arguments ?? call.arguments, rule: ref.rule ?? null, source: typeof ref.source === 'string' ? ref.source : null, options };
       }
     }
     return null;

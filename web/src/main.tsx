@@ -2,16 +2,21 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, keyStore, rest } from './api.js';
 import { Connection, type LinkStatus } from './connection.js';
-import { href, navigate, onLink, useRoute } from './router.js';
+import { ADMIN_PAGES, href, navigate, onLink, type Page, useRoute } from './router.js';
+import { AuditView } from './views/audit.js';
 import { KeysView } from './views/keys.js';
 import { SessionView } from './views/session.js';
 import { Sessions } from './views/sessions.js';
 import './styles.css';
 import { Notice } from './views/notice.js';
+import { UsageView } from './views/usage.js';
+import { UsersView } from './views/users.js';
 
 interface Signed {
   key: string;
   username: string;
+  /** An admin key: the admin pages are offered (the service checks again on every request). */
+  admin: boolean;
   conn: Connection;
 }
 
@@ -26,7 +31,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Signed) => void; notic
     try {
       const me = await rest.me(key.trim());
       keyStore.set(key.trim());
-      onSignedIn({ key: key.trim(), username: me.username, conn: new Connection(key.trim()) });
+      onSignedIn({ key: key.trim(), username: me.username, admin: me.is_admin, conn: new Connection(key.trim()) });
     } catch (err) {
       setError(err instanceof ApiError ? err.message : String(err));
     } finally {
@@ -83,7 +88,7 @@ function App() {
     if (!key) return;
     rest
       .me(key)
-      .then((me) => setSigned({ key, username: me.username, conn: new Connection(key) }))
+      .then((me) => setSigned({ key, username: me.username, admin: me.is_admin, conn: new Connection(key) }))
       .catch((e) => {
         keyStore.clear();
         setNotice(e instanceof ApiError ? e.message : String(e));
@@ -108,10 +113,17 @@ function App() {
     return () => window.removeEventListener('agentsvc:signed-out', on);
   }, [signOut]);
 
+  // Admin rights changed (granted or revoked on the Users page): read them again.
+  const refreshMe = useCallback(() => {
+    if (!signed) return;
+    rest.me().then((me) => setSigned((s) => (s ? { ...s, admin: me.is_admin } : s)));
+  }, [signed]);
+
   if (checking) return <p class="loading">Loading…</p>;
   if (!signed) return <SignIn onSignedIn={setSigned} notice={notice} />;
+  const pages = PAGE_LINKS.filter((p) => signed.admin || !ADMIN_PAGES.has(p.page));
   return (
-    <div class={`shell ${route.sessionId || route.keys ? 'has-session' : 'no-session'}`}>
+    <div class={`shell ${route.sessionId || route.page ? 'has-session' : 'no-session'}`}>
       <a class="skip" href="#main">
         Skip to content
       </a>
@@ -119,11 +131,18 @@ function App() {
         <a class="brand" href={href(null)} onClick={onLink}>
           agentsvc
         </a>
-        <a href="/keys" onClick={onLink} aria-current={route.keys ? 'page' : undefined}>
-          Keys
-        </a>
+        <nav class="pages" aria-label="Pages">
+          {pages.map((p) => (
+            <a key={p.page} href={`/${p.page}`} onClick={onLink} aria-current={route.page === p.page ? 'page' : undefined}>
+              {p.label}
+            </a>
+          ))}
+          {/* The service's own page (not part of the app): the REST interface, grouped by area. */}
+          <a href="/api/docs">API docs</a>
+        </nav>
         <span class="who" title="signed in as">
           {signed.username}
+          {signed.admin && <span class="badge">admin</span>}
         </span>
         <button type="button" onClick={() => signOut()}>
           Sign out
@@ -134,8 +153,8 @@ function App() {
         <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} />
       </nav>
       <main id="main" class="main" tabIndex={-1}>
-        {route.keys ? (
-          <KeysView />
+        {route.page ? (
+          <PageView page={route.page} signed={signed} onAdminsChanged={refreshMe} />
         ) : route.sessionId ? (
           <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
         ) : (
@@ -147,6 +166,28 @@ function App() {
       </main>
     </div>
   );
+}
+
+const PAGE_LINKS: { page: Page; label: string }[] = [
+  { page: 'usage', label: 'Usage' },
+  { page: 'users', label: 'Users' },
+  { page: 'keys', label: 'Keys' },
+  { page: 'audit', label: 'Audit' },
+];
+
+/** A page of the header; an admin page asked for by someone else is refused here without a request. */
+function PageView({ page, signed, onAdminsChanged }: { page: Page; signed: Signed; onAdminsChanged: () => void }) {
+  if (ADMIN_PAGES.has(page) && !signed.admin)
+    return (
+      <div class="empty" role="alert">
+        <h2>For administrators</h2>
+        <p>This page is for admin keys. Ask an administrator if you need it.</p>
+      </div>
+    );
+  if (page === 'users') return <UsersView me={signed.username} onChanged={onAdminsChanged} />;
+  if (page === 'keys') return <KeysView />;
+  if (page === 'audit') return <AuditView />;
+  return <UsageView admin={signed.admin} />;
 }
 
 render(<App />, document.getElementById('app')!);

@@ -1,25 +1,34 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /**
- * The console's few routes, on the history API (the service answers index.html for `/` and
- * `/sessions/...`): `/`, `/sessions/:id` and `/sessions/:id/{files,checkpoints,share}`.
+ * The console's routes, on the history API (the service answers index.html for each, see
+ * CONSOLE_ROUTES in src/server/console.ts): `/`, `/sessions/:id` and
+ * `/sessions/:id/{files,checkpoints,share,policy}`, and the pages of the header: `/usage`, and for
+ * admins `/users`, `/keys`, `/audit`.
  */
 
-export type Tab = 'chat' | 'files' | 'checkpoints' | 'share';
+export type Tab = 'chat' | 'files' | 'checkpoints' | 'share' | 'policy';
+export type Page = 'usage' | 'users' | 'keys' | 'audit';
 export interface Route {
   sessionId: string | null;
   tab: Tab;
-  /** The API keys page, `/keys`. */
-  keys: boolean;
+  /** A page of the header instead of a session. */
+  page: Page | null;
 }
 
-const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share'];
+const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share', 'policy'];
+export const PAGES: Page[] = ['usage', 'users', 'keys', 'audit'];
+/** Pages only an admin key sees (CONTRACT.md section 18). */
+export const ADMIN_PAGES: ReadonlySet<Page> = new Set(['users', 'keys', 'audit']);
 
 export function parse(path: string): Route {
   const m = /^\/sessions\/([^/]+)(?:\/([a-z]+))?\/?$/.exec(path);
-  if (!m) return { sessionId: null, tab: 'chat', keys: /^\/keys\/?$/.test(path) };
+  if (!m) {
+    const p = /^\/([a-z]+)\/?$/.exec(path)?.[1] as Page | undefined;
+    return { sessionId: null, tab: 'chat', page: p && PAGES.includes(p) ? p : null };
+  }
   const tab = TABS.includes(m[2] as Tab) ? (m[2] as Tab) : 'chat';
-  return { sessionId: decodeURIComponent(m[1]), tab, keys: false };
+  return { sessionId: decodeURIComponent(m[1]), tab, page: null };
 }
 
 export function href(sessionId: string | null, tab: Tab = 'chat'): string {

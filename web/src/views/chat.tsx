@@ -1,16 +1,21 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, rest } from '../api.js';
 import { ChatModel, SESSION_EVENTS } from '../chat-model.js';
 import type { Ack, Connection } from '../connection.js';
+import { useVirtualList } from '../virtual.js';
 import { TurnView, type TurnContext } from './turns.js';
 import { Notice } from './notice.js';
 
 /**
  * The chat of one session: its turns live from the event stream, a composer, stop. Drawing is
- * batched per animation frame, so a fast stream of deltas costs one render per frame.
+ * batched per animation frame, so a fast stream of deltas costs one render per frame, and only
+ * the turns near the viewport are in the DOM (virtual.ts), so a long session costs what a short
+ * one does. `sessionStorage['agentsvc.render-all'] = '1'` draws every turn instead: the baseline
+ * of bench/console.ts.
  */
 
-const PAGE = 200;
+/** Space between turns and around the list, in px: `.turns` gap and padding (0.8rem of 15px). */
+const GAP = 12;
 const draftKey = (id: string) => `agentsvc.draft.${id}`;
 const ackError = (a: Ack) => (a.ok ? null : a.error.message || a.error.code);
 
@@ -76,15 +81,39 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   const [mode, setMode] = useState<'executing' | 'planning'>('executing');
   const [error, setError] = useState<string | null>(null);
   const [stopping, setStopping] = useState(false);
-  const [shown, setShown] = useState(PAGE);
+  const [renderAll] = useState(() => sessionStorage.getItem('agentsvc.render-all') === '1');
   const list = useRef<HTMLDivElement>(null);
-  const stick = useRef(true);
+  // Until the stored list said which turns are on the branch, the replay may hold rewound ones.
+  // Read once per applied event, not once per redraw: measuring turns while scrolling redraws often.
+  const roots = useMemo(() => (ready ? model.roots() : []), [ready, model, model.version]);
+  const rootsRef = useRef(roots);
+  rootsRef.current = roots;
+  // One key function for the list's life: a new one makes the virtualiser lay out every turn again.
+  const key = useCallback((i: number) => rootsRef.current[i].turn_id, []);
+  const { virtualizer, before, after } = useVirtualList({
+    count: roots.length,
+    key,
+    getScrollElement: () => list.current,
+    gap: GAP,
+    padding: GAP,
+    enabled: !renderAll,
+  });
+  const shown = renderAll ? roots.map((_, index) => ({ index })) : virtualizer.getVirtualItems();
 
+  const stick = useRef(true);
   useEffect(() => sessionStorage.setItem(draftKey(id), text), [id, text]);
   // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
   useEffect(() => {
     const el = list.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
+  });
+  // The room of the turns not drawn, as spacer heights (set through the CSSOM: the CSP allows no
+  // inline style attribute).
+  const top = useRef<HTMLDivElement>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (top.current) top.current.style.height = `${before}px`;
+    if (bottom.current) bottom.current.style.height = `${after}px`;
   });
   useEffect(() => {
     if (!model.running) setStopping(false);
@@ -112,16 +141,13 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   const ctx: TurnContext = {
     model,
     question: model.question(),
+    approval: model.approval(),
     onAnswer: async (tool_call_id, selections, custom) => {
       const ack = await conn.request('chat:send', { session_id: id, message: '', askuser_answer: { tool_call_id, selections, custom } });
       return ackError(ack);
     },
   };
-  // Until the stored list said which turns are on the branch, the replay may hold rewound ones.
-  const roots = ready ? model.roots() : [];
-  // A long session draws its newest turns; older ones on request (each costs a markdown render).
-  const earlier = Math.max(0, roots.length - shown);
-  const used = roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 });
+  const used = useMemo(() => roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 }), [roots]);
   return (
     <section class="chat" aria-label="Chat">
       <div
@@ -135,14 +161,11 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
       >
         {!ready && !loadError && <p class="muted">Loading the conversation…</p>}
         {ready && roots.length === 0 && <p class="muted">No messages yet. Write the first one below.</p>}
-        {earlier > 0 && (
-          <button type="button" class="earlier" onClick={() => setShown((n) => n + PAGE)}>
-            Show {Math.min(PAGE, earlier)} earlier turns ({earlier} hidden)
-          </button>
-        )}
-        {roots.slice(earlier).map((t) => (
-          <TurnView key={t.turn_id} turn={t} ctx={ctx} />
+        {before > 0 && <div class="vspace" ref={top} aria-hidden="true" />}
+        {shown.map(({ index }) => (
+          <TurnView key={roots[index].turn_id} turn={roots[index]} ctx={ctx} index={index} measure={renderAll ? undefined : virtualizer.measureElement} />
         ))}
+        {after > 0 && <div class="vspace" ref={bottom} aria-hidden="true" />}
       </div>
       <Notice error={loadError ?? error ?? model.error} />
       <form class="composer" onSubmit={send}>
@@ -152,7 +175,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
         <textarea
           id="message"
           rows={2}
-          placeholder={ctx.question ? 'Answer the question above, or write a message' : 'Message the agent (Enter sends, Shift+Enter for a new line)'}
+          placeholder={ctx.question ? 'Answer the question above, or write a message' : ctx.approval ? 'Answer the approval above first' : 'Message the agent (Enter sends, Shift+Enter for a new line)'}
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={(e) => {

@@ -3,8 +3,9 @@ import { type ApiKey, ApiError, rest } from '../api.js';
 import { Notice } from './notice.js';
 
 /**
- * The signed-in user's API keys (SPEC "API keys"): list (masked), create (the key is shown once,
- * the service keeps only its hash), delete (its sockets are disconnected).
+ * The signed-in admin's API keys (SPEC "API keys"; an admin page, CONTRACT.md section 18): list
+ * (masked), create (the key is shown once, in this component's state only: the service keeps only
+ * its hash, and leaving the page or "Done" forgets it), delete (its sockets are disconnected).
  */
 
 const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
@@ -41,7 +42,7 @@ export function KeysView() {
     }
   };
   return (
-    <section class="keys" aria-labelledby="keys-title">
+    <section class="page keys" aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
       <form class="row" onSubmit={create}>
         <label for="key-name" class="sr-only">
@@ -55,7 +56,15 @@ export function KeysView() {
       {made && (
         <div class="made" role="status">
           <p>Copy this key now: it is not shown again.</p>
-          <input class="share-url" aria-label="New key" readOnly value={made} onFocus={(e) => e.currentTarget.select()} />
+          <div class="row">
+            <input class="share-url" aria-label="New key" readOnly value={made} onFocus={(e) => e.currentTarget.select()} />
+            <button type="button" onClick={() => navigator.clipboard.writeText(made).catch(() => setError('Copy was refused by the browser: select the key and copy it.'))}>
+              Copy
+            </button>
+            <button type="button" onClick={() => setMade(null)}>
+              Done
+            </button>
+          </div>
         </div>
       )}
       <Notice error={error} />

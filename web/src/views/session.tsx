@@ -5,8 +5,9 @@ import { href, navigate, onLink, type Tab } from '../router.js';
 import { ChatPane } from './chat.js';
 import { FilesPane } from './files.js';
 import { Notice } from './notice.js';
+import { PolicyPane } from './policy.js';
 
-/** One open session: its title and status, and tabs for the chat, files, checkpoints and share links. */
+/** One open session: its title and status, and tabs for the chat, files, checkpoints, share links and tool policy. */
 
 const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 const TABS: { tab: Tab; label: string }[] = [
@@ -14,6 +15,7 @@ const TABS: { tab: Tab; label: string }[] = [
   { tab: 'files', label: 'Files' },
   { tab: 'checkpoints', label: 'Checkpoints' },
   { tab: 'share', label: 'Share' },
+  { tab: 'policy', label: 'Policy' },
 ];
 
 function CheckpointsPane({ id, onRewound }: { id: string; onRewound: () => void }) {
@@ -171,6 +173,7 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
       {tab === 'files' && <FilesPane id={id} />}
       {tab === 'checkpoints' && <CheckpointsPane id={id} onRewound={rewound} />}
       {tab === 'share' && <SharePane id={id} />}
+      {tab === 'policy' && <PolicyPane id={id} />}
     </div>
   );
 }

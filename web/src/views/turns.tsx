@@ -1,13 +1,14 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { Block, ToolCall, Turn } from '../../../src/chat/turns.js';
-import type { ChatModel, Question } from '../chat-model.js';
+import type { Approval, ChatModel, Question } from '../chat-model.js';
 import { renderMarkdown } from '../markdown.js';
+import { ApprovalForm } from './approval.js';
 import { Notice } from './notice.js';
 
 /**
  * One turn as a person reads it: text as markdown, thinking folded, each tool call folded with
  * its arguments and result, a sub-agent's turns nested under the call that started them, a
- * question as buttons.
+ * question or a policy approval as buttons.
  */
 
 function Markdown({ text }: { text: string }) {
@@ -89,6 +90,7 @@ function QuestionForm({ q, onAnswer }: { q: Question; onAnswer: (toolCallId: str
 export interface TurnContext {
   model: ChatModel;
   question: Question | null;
+  approval: Approval | null;
   onAnswer: (toolCallId: string, selections: Record<string, number[]>, custom: Record<string, string>) => Promise<string | null>;
 }
 
@@ -126,6 +128,7 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
         </div>
       </details>
       {asking && ctx.question && <QuestionForm q={ctx.question} onAnswer={ctx.onAnswer} />}
+      {ctx.approval?.call.id === call.id && <ApprovalForm a={ctx.approval} onAnswer={ctx.onAnswer} />}
     </div>
   );
 }
@@ -147,10 +150,11 @@ function BlockView({ b, turn, ctx }: { b: Block; turn: Turn; ctx: TurnContext })
   return null; // tool_result: shown inside its call
 }
 
-export function TurnView({ turn, ctx }: { turn: Turn; ctx: TurnContext }) {
+/** `index` and `measure` place a root turn in the virtualised list (src/virtual.ts measures it). */
+export function TurnView({ turn, ctx, index, measure }: { turn: Turn; ctx: TurnContext; index?: number; measure?: (el: HTMLElement | null) => void }) {
   if (turn.kind === 'compaction') {
     return (
-      <article class="turn system">
+      <article class="turn system" data-index={index} ref={measure}>
         <details>
           <summary>Earlier turns summarised{turn.archived_count ? ` (${turn.archived_count})` : ''}</summary>
           <Markdown text={turn.summary_full ?? turn.summary_preview ?? turn.failure_reason ?? ''} />
@@ -160,7 +164,7 @@ export function TurnView({ turn, ctx }: { turn: Turn; ctx: TurnContext }) {
   }
   const label = turn.role === 'user' ? 'You' : turn.parent_fork_tool_call_id ? 'Sub-agent' : 'Agent';
   return (
-    <article class={`turn ${turn.role} ts-${turn.status}`} data-turn={turn.turn_id} aria-label={label}>
+    <article class={`turn ${turn.role} ts-${turn.status}`} data-turn={turn.turn_id} aria-label={label} data-index={index} ref={measure}>
       <div class="who">
         {label}
         {turn.status === 'streaming' && (
