@@ -71,6 +71,8 @@ import { createWorkspaces, type Teams } from './workspaces/index.js';
 import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
 import { openLogStream } from './lib/log-file.js';
 import { metricsRoutes } from './telemetry/routes.js';
+import { PolicyService } from './policy/service.js';
+import { policyRoutes } from './policy/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -208,6 +210,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
+    const policy = await PolicyService.create({ db, install: config.policy, logger, count: (a) => metrics.approval(a), roleRules: (id) => business.roles.policy(id) });
+    policy.attach(hooks);
     hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
     const memories = new MemoryStore(db);
     const recall = new Recall(db, memories, config.memoryTopK);
@@ -255,6 +259,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       workspaces,
       prompt,
       hooks,
+      approvals: policy,
       autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
       onUserTurn: (userId, sessionId, turn, text, canRecall) =>
@@ -332,6 +337,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins, solutions: () => business.catalog.list() } },
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
         { plugin: metricsRoutes, opts: { metrics, users, token: config.metricsToken } },
+        { plugin: policyRoutes, opts: { policy, sessions, isAdmin: (u: string) => business.admin.isAdmin(u), userExists: (u: string) => business.admin.userExists(u) } },
       ],
     });
     logger.bind(app.log);

@@ -236,7 +236,8 @@ function badArguments(tool: string, raw: string, why: string): string {
   return `Error: the arguments of this ${tool} call are not a valid JSON object (${why}), so it did not run. They were: ${quoted}\nCall ${tool} again with a JSON object that matches its schema.`;
 }
 
-async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
+/** One call run to its result (exported for an approved call, run when its answer comes). */
+export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
   if (run.signal.aborted) throw run.signal.reason;
   const t0 = performance.now();
   let lastProgress = 0;
