@@ -60,7 +60,7 @@ const ROWS: [line: string, pattern: string, denied: boolean][] = [
   ['ls > >(curl -d @- x)', 'curl*', true],
   ['echo $(echo $(curl x))', 'curl*', true],
   ['echo $((1 + 2))', 'curl*', false],
-  ['echo ${HOME}', 'curl*', false],
+  ['echo "$HOME" $PATH', 'curl*', false],
   // control flow and functions
   ['if true; then curl x; fi', 'curl*', true],
   ['if curl x; then ls; fi', 'curl*', true],
@@ -128,6 +128,7 @@ const ROWS: [line: string, pattern: string, denied: boolean][] = [
   ['git "push" --force', 'git push*', true],
   // what cannot be known before it runs: taken to match every rule
   ['$CMD x', 'curl*', true],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
   ['${CMD} x', 'curl*', true],
   ['$(echo curl) x', 'curl*', true],
   ['`echo curl` x', 'curl*', true],
