@@ -77,31 +77,41 @@ export function textGlob(glob: string): RegExp {
 
 const escapeRe = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
+/**
+ * textGlob as a test, cheap for the usual shapes: the literal text before the first wildcard is
+ * compared first (200 rules are mostly `git push*`-like prefixes), and a prefix followed by one
+ * trailing `*` needs nothing more.
+ */
+function textMatcher(glob: string): (s: string) => boolean {
+  const wild = glob.search(/[*?\\]/);
+  if (wild < 0) return (s) => s === glob;
+  const prefix = glob.slice(0, wild);
+  if (wild === glob.length - 1 && glob.endsWith('*')) return (s) => s.startsWith(prefix);
+  const re = textGlob(glob);
+  return prefix ? (s) => s.startsWith(prefix) && re.test(s) : (s) => re.test(s);
+}
+
 /** The exact text as a pattern of the given kind (what "Allow for this session" stores for a rule without one). */
 export function exactPattern(target: string, kind: CallFacts['kind']): string {
   return kind === 'path' ? target.replace(/[*?[\]{}()!+@\\]/g, '\\$&') : target.replace(/[*?\\]/g, '\\$&');
 }
 
 // Compiled globs are kept: a policy of 200 rules is assembled for every call.
-const compiled = new Map<string, (s: string) => boolean>();
+const compiled = { text: new Map<string, (s: string) => boolean>(), path: new Map<string, (s: string) => boolean>() };
 function matcher(glob: string, kind: 'text' | 'path'): (s: string) => boolean {
-  const key = `${kind}\0${glob}`;
-  let m = compiled.get(key);
+  const cache = compiled[kind];
+  let m = cache.get(glob);
   if (!m) {
-    if (kind === 'path') m = picomatch(glob, { dot: true });
-    else {
-      const re = textGlob(glob);
-      m = (s) => re.test(s);
-    }
-    if (compiled.size >= 20_000) compiled.clear();
-    compiled.set(key, m);
+    m = kind === 'path' ? picomatch(glob, { dot: true }) : textMatcher(glob);
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(glob, m);
   }
   return m;
 }
 
 /** `tool` of a rule names this call's tool: exactly, by provider, or as a glob over tool names. */
 export function toolMatches(rule: Pick<Rule, 'tool'>, tool: string, provider: string): boolean {
-  return rule.tool === tool || rule.tool === provider || (/[*?]/.test(rule.tool) && matcher(rule.tool, 'text')(tool));
+  return rule.tool === tool || rule.tool === provider || ((rule.tool.includes('*') || rule.tool.includes('?')) && matcher(rule.tool, 'text')(tool));
 }
 
 /** A rule's pattern matches a target (no pattern: every target; an unsplittable call: every pattern). */
