@@ -258,6 +258,13 @@ export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn
     env: deps.env,
     llm: deps.model,
     fork: deps.forks?.(run, deps, spec, call),
+    recheck: async (again) => {
+      const tool = spec.tools.find((t) => t.name === call.tool_name);
+      const d = tool && (await deps.hooks.ask('tool.before', { run: run.info, loopId: spec.loopId, callId: call.id, tool, args: again, workspace: deps.workspace }));
+      // Mid-call nobody can be asked: an `ask` stops it like a deny.
+      if (!d) return null;
+      return d.action === 'deny' ? d.message : `it needs a person's approval; call ${call.tool_name} with it directly to be asked`;
+    },
   };
   const r = await executeTool(deps.registry, spec.tools, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;

@@ -196,3 +196,28 @@ t.test('audit arguments are masked as in shares', async (t) => {
   const audit = await (await app.api(`/api/audit?session_id=${sid}`)).json();
   t.match(audit.items, [{ action: 'denied', arguments: '{"say":"use ****"}', rule: { tool: 'Echo', action: 'deny' }, source: 'install', decided_by: 'policy' }]);
 });
+
+t.test('WebFetch host rules hold for every redirect hop', async (t) => {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    const port = (server.address() as { port: number }).port;
+    if (req.url === '/hop') res.writeHead(302, { location: `http://localhost:${port}/final` }).end();
+    else res.writeHead(200, { 'content-type': 'text/plain' }).end('the final page');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  const port = (server.address() as { port: number }).port;
+  const { app, model } = await buildWithModel(t, {
+    AGENTSVC_WEBFETCH_ALLOW_PRIVATE: 'true',
+    AGENTSVC_POLICY: JSON.stringify({ rules: [{ tool: 'WebFetch', pattern: 'localhost', action: 'deny' }] }),
+  });
+  const sid = await createSession(app);
+  const { sock, seen } = await connected(app, sid);
+  model.script({ toolCalls: [{ name: 'WebFetch', args: { url: `http://127.0.0.1:${port}/hop`, prompt: 'read' } }] }, { text: ['blocked'] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'fetch' });
+  await untilEnd(seen, sid);
+  const call = (await messages(app, sid))[1].tool_calls[0];
+  t.match(call, { status: 'error', result: new RegExp(`redirect to http://localhost:${port}/final was not followed: denied by policy: WebFetch localhost \\(install\\)`) });
+  const audit = await (await app.api(`/api/audit?session_id=${sid}`)).json();
+  t.same(audit.items.map((r: { action: string; arguments: string }) => `${r.action} ${JSON.parse(r.arguments).url}`), [`denied http://localhost:${port}/final`]);
+});
