@@ -28,7 +28,8 @@ const ToolCall = z.object({
   status: z.string(),
   result: z.string().nullable(),
   duration_ms: z.number().int(),
-  pending_question_ref: z.union([z.string(), z.object({ type: z.literal('approval'), tool_call_id: z.string() }).passthrough()]).nullable(),
+  // Each member nullable (not the union): OpenAPI 3.0 wants `nullable` beside a `type`.
+  pending_question_ref: z.union([z.string().nullable(), z.object({ type: z.literal('approval'), tool_call_id: z.string() }).passthrough().nullable()]),
 });
 export const TurnSchema = z.object({
   id: z.string(),

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { type McpServers, parseMcpServers } from '../../plugins/mcp/config.js';
 import { type Integrations, parseIntegrations } from '../../plugins/integrations/config.js';
-import { type InstallPolicy, parseInstallPolicy } from '../policy/install.js';
+import { type InstallPolicy, parseInstallPolicy } from './policy.js';
 
 /**
  * One typed config, read once at start from the environment and AGENTSVC_HOME/config.json

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { me } from '../server/auth.js';
 import { Errors } from '../server/errors.js';
 import type { AuditAction } from './audit-store.js';
-import { normalRules } from './install.js';
+import { normalRules } from '../config/policy.js';
 import { AuditList, AuditQuerySchema, EffectivePolicy, RulesBody, SessionParams, UserParams, UserPolicy } from './schemas.js';
 import type { PolicyService } from './service.js';
 

@@ -16,7 +16,6 @@ import picomatch from 'picomatch';
 
 export type Action = 'allow' | 'ask' | 'deny';
 export type Source = 'install' | 'user' | 'role' | 'session';
-export const ACTIONS: readonly Action[] = ['allow', 'ask', 'deny'];
 
 export interface Rule {
   tool: string;
@@ -178,21 +177,4 @@ export function approvalRules(call: CallFacts, d: Decision): Rule[] {
 /** How a decision reads in a tool result and in the audit: `Bash git push* (install)`. */
 export function describeRule(rule: Rule, source: Source): string {
   return `${rule.tool}${rule.pattern !== undefined ? ` ${rule.pattern}` : ''} (${source})`;
-}
-
-/** Problems of a list of rules, each naming the rule (`rules[2].action: ...`); empty when valid. */
-export function ruleErrors(rules: unknown, at = 'rules'): string[] {
-  if (!Array.isArray(rules)) return [`${at}: must be a list of rules`];
-  if (rules.length > 1000) return [`${at}: at most 1000 rules`];
-  const errors: string[] = [];
-  rules.forEach((r, i) => {
-    const name = `${at}[${i}]`;
-    if (!r || typeof r !== 'object' || Array.isArray(r)) return void errors.push(`${name}: must be an object {tool, pattern?, action}`);
-    const { tool, pattern, action, ...rest } = r as Record<string, unknown>;
-    for (const k of Object.keys(rest)) errors.push(`${name}.${k}: unknown field (a rule has tool, pattern, action)`);
-    if (typeof tool !== 'string' || !tool.trim() || tool.length > 200) errors.push(`${name}.tool: must be a tool name, provider name or glob of 1-200 characters`);
-    if (pattern !== undefined && (typeof pattern !== 'string' || !pattern || pattern.length > 2000)) errors.push(`${name}.pattern: must be a glob of 1-2000 characters`);
-    if (!ACTIONS.includes(action as Action)) errors.push(`${name}.action: must be allow, ask or deny (got ${JSON.stringify(action)})`);
-  });
-  return errors;
 }

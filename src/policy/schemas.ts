@@ -1,14 +1,9 @@
 import { z } from 'zod';
+import { RuleSchema } from '../config/policy.js';
 import { AUDIT_ACTIONS } from './audit-store.js';
 
 /** A rule (CONTRACT 15); a bad one is 422 naming it (`body.rules.2.action`). */
-export const RuleSchema = z
-  .object({
-    tool: z.string().trim().min(1).max(200).describe('a tool name, a provider name or a glob over tool names'),
-    pattern: z.string().min(1).max(2000).optional().describe('Bash: glob over each simple command; file tools: glob over the workspace path; WebFetch: glob over the host; else over the arguments JSON'),
-    action: z.enum(['allow', 'ask', 'deny']),
-  })
-  .strict();
+export { RuleSchema };
 
 export const RulesBody = z.object({ rules: z.array(RuleSchema).max(1000) }).strict();
 

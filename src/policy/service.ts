@@ -5,7 +5,7 @@ import type { ApprovalChoice, ApprovalPort } from '../chat/approval.js';
 import { errField, type Logger } from '../lib/logger.js';
 import { redactor, sessionSecrets } from '../sharing/redact.js';
 import { type AuditAction, AuditStore } from './audit-store.js';
-import type { InstallPolicy } from './install.js';
+import type { InstallPolicy } from '../config/policy.js';
 import { approvalRules, type Decision, decide, describeRule, type PolicySet, type Rule, type Source, type SourcedRule, toolMatches } from './rules.js';
 import { ShellParser } from './shell.js';
 import { PolicyStore } from './store.js';

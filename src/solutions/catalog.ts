@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { ROOT } from '../lib/assets.js';
-import { RuleSchema } from '../policy/schemas.js';
+import { RuleSchema } from '../config/policy.js';
 
 /**
  * The solutions catalogue (CONTRACT 13): packages `templates/solutions/<id>/solution.json` shipped
