@@ -221,3 +221,24 @@ t.test('WebFetch host rules hold for every redirect hop', async (t) => {
   const audit = await (await app.api(`/api/audit?session_id=${sid}`)).json();
   t.same(audit.items.map((r: { action: string; arguments: string }) => `${r.action} ${JSON.parse(r.arguments).url}`), [`denied http://localhost:${port}/final`]);
 });
+
+t.test("a solution role's policy applies to its sessions; decisions are counted in /metrics", async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const sid = await createSession(app, app.adminKey, { solution_id: 'code-reviewer', biz_role_id: 'fixer' });
+  const eff = await (await app.api(`/api/sessions/${sid}/policy`)).json();
+  t.same(eff.rules, [
+    { tool: 'Bash', pattern: 'git push*', action: 'ask', source: 'role' },
+    { tool: 'Bash', pattern: 'npm publish*', action: 'deny', source: 'role' },
+  ]);
+  const { sock, seen } = await connected(app, sid);
+  model.script({ toolCalls: [{ name: 'Bash', args: { command: 'npm publish' } }, { name: 'Bash', args: { command: 'git push' } }] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'release' });
+  await untilEnd(seen, sid);
+  t.match((await messages(app, sid))[1].tool_calls, [
+    { status: 'error', result: 'denied by policy: Bash npm publish* (role)' },
+    { status: 'awaiting_answer', pending_question_ref: { source: 'role' } },
+  ]);
+  const metrics = await (await app.api('/metrics')).text();
+  t.match(metrics, /agentsvc_approvals_total\{action="denied"\} 1\n/);
+  t.match(metrics, /agentsvc_approvals_total\{action="asked"\} 1\n/);
+});
