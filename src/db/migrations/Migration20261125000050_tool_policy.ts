@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261125000040_tool_policy extends Migration {
+export class Migration20261125000050_tool_policy extends Migration {
   override async up(): Promise<void> {
     // A user's rules, set by an admin (CONTRACT 15).
     this.addSql(`create table user_policies (
