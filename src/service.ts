@@ -76,6 +76,8 @@ import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
 import { openLogStream } from './lib/log-file.js';
 import { Shutdown } from './lib/shutdown.js';
 import { metricsRoutes } from './telemetry/routes.js';
+import { PolicyService } from './policy/service.js';
+import { policyRoutes } from './policy/routes.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -223,6 +225,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     // What listeners do with the runs' ends (task and scheduled run records) before anything closes.
     shutdown.add('runs', 'hook listeners', () => hooks.settled());
     const conversation = new Conversation(turns, executor);
+    const policy = await PolicyService.create({ db, install: config.policy, logger, count: (a) => metrics.approval(a), roleRules: (id) => business.roles.policy(id) });
+    policy.attach(hooks);
     hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
     const memories = new MemoryStore(db);
     const recall = new Recall(db, memories, config.memoryTopK);
@@ -270,6 +274,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       workspaces,
       prompt,
       hooks,
+      approvals: policy,
       autoCompact: (state, messages) => compaction.auto(state, messages),
       whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
       onUserTurn: (userId, sessionId, turn, text, canRecall) =>
@@ -348,6 +353,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins, solutions: () => business.catalog.list() } },
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
         { plugin: metricsRoutes, opts: { metrics, users, token: config.metricsToken } },
+        { plugin: policyRoutes, opts: { policy, sessions, isAdmin: (u: string) => business.admin.isAdmin(u), userExists: (u: string) => business.admin.userExists(u) } },
       ],
     });
     logger.bind(app.log);

@@ -67,7 +67,7 @@ export const PATCHES = {
     '{id, tool_name, display_name, arguments, status, question?}',
     '`arguments` is a JSON string; `status` `pending`, or `awaiting_answer` for a question or an approval (then `question` is the approval, CONTRACT 15)',
   ),
-  update_tool_call: entry(z.object({ id: z.string(), status: z.string(), progress: z.string().optional() }), '{id, status, progress?}', '`progress`: a note from a long tool'),
+  update_tool_call: entry(z.object({ id: z.string(), status: z.string(), progress: z.string().optional() }), '{id, status, progress?}', '`progress`: a note from a long tool; `pending` again: an approved call starts running'),
   tool_result: entry(
     z.object({ tool_call_id: z.string(), result: z.string(), status: z.enum(['done', 'error', 'cancelled']), duration_ms: z.number().int() }),
     '{tool_call_id, result, status, duration_ms}',

@@ -2,10 +2,11 @@ import { Ajv } from 'ajv';
 import type { Config } from '../config/index.js';
 import { AppError, Errors } from '../server/errors.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { Tool } from '../tools/types.js';
 import type { Workspaces } from '../files/workspace.js';
 import { toModelMessages } from './history.js';
 import type { Conversation } from './conversation.js';
-import { runLoop, type LoopDeps, type LoopOutcome } from './loop.js';
+import { runLoop, runOne, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
 import type { PromptContext, SystemPrompt } from './system-prompt.js';
@@ -16,7 +17,8 @@ import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
 const runStart = (origin: RunOrigin): RunStart => ({ origin, unattended: isUnattended(origin) });
 import { ChatSend, issues } from './send-schema.js';
 import type { StoredTurn, TurnStore } from './turn-store.js';
-import { hasOpenCalls, type Turn } from './turns.js';
+import { hasOpenCalls, type ToolCall, type Turn } from './turns.js';
+import { type ApprovalPort, approvalChoice, firstApproval, isApproval, rejectionText } from './approval.js';
 import { answerText, type Question } from '../agents/question.js';
 import { forkResult, forkService, subagentMessages, toolsAtDepth } from './forks.js';
 import { Gate } from '../lib/gate.js';
@@ -47,6 +49,8 @@ export interface ChatDeps {
   whatif?: WhatIfPort;
   /** Automatic compaction between model calls (src/compaction). */
   autoCompact?: LoopDeps['autoCompact'];
+  /** Records answers to policy approvals (src/policy). */
+  approvals?: ApprovalPort;
 }
 
 export interface WhatIf {
@@ -100,6 +104,8 @@ interface RunOptions {
   firstMessage?: boolean;
   /** The checkpoint of the new message, being taken. */
   checkpoint?: Promise<void>;
+  /** A call of `resumeFrom` whose approval allowed it: it runs before the loop goes on. */
+  approved?: ToolCall;
 }
 
 type Answer = { tool_call_id: string; selections: Record<string, number[]>; custom: Record<string, string> };
@@ -205,8 +211,11 @@ export class ChatService {
     const turn = stored.find((t) => t.tool_calls.some((c) => c.id === a.tool_call_id && c.status === 'awaiting_answer'));
     if (status !== 'waiting_for_input' || !turn) throw new AppError(409, 'NO_PENDING_QUESTION', `no pending question with tool_call_id ${a.tool_call_id}`);
     const call = turn.tool_calls.find((c) => c.id === a.tool_call_id)!;
-    const questions = (JSON.parse(call.arguments) as { questions: Question[] }).questions;
-    const text = answerText(questions, a);
+    const ref = call.pending_question_ref;
+    const approval = isApproval(ref) ? { ref, ...approvalChoice(a) } : null;
+    const first = approval && firstApproval(turn);
+    if (first && first.id !== call.id) throw new AppError(409, 'NO_PENDING_QUESTION', `approvals are answered in the order they were asked: answer ${first.id} first`);
+    const text = approval ? rejectionText(approval.ref, approval.reason) : answerText((JSON.parse(call.arguments) as { questions: Question[] }).questions, a);
     let opts!: RunOptions;
     return this.gated(
       userId,
@@ -216,7 +225,12 @@ export class ChatService {
         onRun?.(state.info.runId);
         opts = { started, mode: claimed.mode, headless: false, resumeFrom: turn };
         state.emit('chat:start', { mode: claimed.mode, headless: false });
-        state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: 'done', duration_ms: 0 } });
+        if (approval) await this.deps.approvals?.answered(userId, sessionId, call, approval.ref, approval.choice);
+        if (approval && approval.choice !== 'deny') {
+          // Allowed: the call runs once the run's body starts (announced as running meanwhile).
+          state.patch(turn, { patch_type: 'update_tool_call', data: { id: call.id, status: 'pending' } });
+          opts.approved = call;
+        } else state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: approval ? 'error' : 'done', duration_ms: 0 } });
         if (!hasOpenCalls(turn)) turn.status = 'completed';
         await this.deps.turns.update(turn);
         return { turn_id: null };
@@ -269,13 +283,13 @@ export class ChatService {
     ]);
     const messages: ModelMessage[] = [{ role: 'system', content: prompt }];
     opts.started();
-    if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom);
+    if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom, opts.approved);
     else {
       messages.push(...history);
       out = await runLoop(state, deps, { loopId: 'root', parentCallId: null, depth: 0, messages, tools, jsonSchema: opts.schema });
     }
     if (out.kind === 'done' && opts.schema) out = { kind: 'done', text: JSON.stringify(await this.structured(state, deps, messages, out.text, opts.schema)) };
-    if (out.kind === 'paused') return { status: 'completed', finish_reason: 'tool_question', result: null, sessionStatus: 'waiting_for_input' };
+    if (out.kind === 'paused') return { status: 'completed', finish_reason: await this.pauseReason(state.sessionId), result: null, sessionStatus: 'waiting_for_input' };
     let result: unknown = null;
     if (opts.headless) result = opts.schema ? { output: JSON.parse(out.text), schema: opts.schema } : { output: out.text };
     return { status: 'completed', finish_reason: out.kind === 'max_turns' ? 'max_turns' : 'stop', result, sessionStatus: 'completed' };
@@ -302,16 +316,18 @@ export class ChatService {
    * Continue from a turn whose question was answered: run its loop on; when a sub-agent loop
    * finishes, its answer becomes the parent fork call's result and the parent loop continues.
    */
-  private async resumeChain(state: RunState, deps: LoopDeps, claimed: Claimed, from: Turn): Promise<LoopOutcome> {
+  private async resumeChain(state: RunState, deps: LoopDeps, claimed: Claimed, from: Turn, approved?: ToolCall): Promise<LoopOutcome> {
     const max = this.deps.config.model.maxForkDepth;
     const allowed = await this.deps.tools.forSession(state, claimed.disable_tools);
     let turn = from;
+    if (approved) {
+      const { depth } = loopDepth(await this.deps.conversation.stored(state.sessionId), turn);
+      await this.runApproved(state, deps, turn, approved, depth, toolsAtDepth(allowed, depth, max));
+    }
     for (;;) {
       if (hasOpenCalls(turn)) return { kind: 'paused' };
       const stored = await this.deps.conversation.stored(state.sessionId);
-      const owner = (callId: string) => stored.find((s) => s.turn.tool_calls.some((c) => c.id === callId))?.turn;
-      let depth = 0;
-      for (let t: Turn | undefined = turn; t?.parent_fork_tool_call_id; t = owner(t.parent_fork_tool_call_id)) depth++;
+      const { owner, depth } = loopDepth(stored, turn);
       const history = toModelMessages(stored, turn.loop_id);
       let messages: ModelMessage[];
       if (turn.loop_id === 'root') messages = [{ role: 'system', content: await this.systemPrompt(state.userId, state.sessionId, claimed.mode) }, ...history];
@@ -328,6 +344,29 @@ export class ChatService {
       await this.deps.turns.update(parent);
       turn = parent;
     }
+  }
+
+  /**
+   * Run a call a person allowed on its paused turn (the policy is not asked again), then store the
+   * turn: completed when nothing else waits in it. Stopped meanwhile, the call is closed cancelled.
+   */
+  private async runApproved(state: RunState, deps: LoopDeps, turn: Turn, call: ToolCall, depth: number, tools: Tool[]) {
+    const spec = { loopId: turn.loop_id, parentCallId: turn.parent_fork_tool_call_id, depth, messages: [], tools };
+    try {
+      await runOne(state, deps, spec, turn, call, JSON.parse(call.arguments));
+    } catch (e) {
+      if (call.status === 'pending') state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: 'cancelled: the run was stopped before this tool call finished', status: 'cancelled', duration_ms: 0 } });
+      throw e;
+    } finally {
+      if (!hasOpenCalls(turn)) turn.status = 'completed';
+      await this.deps.turns.update(turn);
+    }
+  }
+
+  /** Why a run paused: every open call waits for an approval (`tool_approval`), else a question. */
+  private async pauseReason(sessionId: string): Promise<'tool_approval' | 'tool_question'> {
+    const waiting = (await this.deps.conversation.turns(sessionId)).flatMap((t) => t.tool_calls.filter((c) => c.status === 'awaiting_answer'));
+    return waiting.length && waiting.every((c) => isApproval(c.pending_question_ref)) ? 'tool_approval' : 'tool_question';
   }
 
   /** Validate structured output; one repair round with the validator's message, then fail. */
@@ -353,4 +392,12 @@ export class ChatService {
     }
     throw new ModelError('OUTPUT_SCHEMA_INVALID', `the model's output does not match output_schema: ${r.ok ? 'no answer' : r.why}`);
   }
+}
+
+/** A loop's nesting depth, counted up the chain of fork calls from its turn. */
+function loopDepth(stored: StoredTurn[], turn: Turn): { owner: (callId: string) => Turn | undefined; depth: number } {
+  const owner = (callId: string) => stored.find((s) => s.turn.tool_calls.some((c) => c.id === callId))?.turn;
+  let depth = 0;
+  for (let t: Turn | undefined = turn; t?.parent_fork_tool_call_id; t = owner(t.parent_fork_tool_call_id)) depth++;
+  return { owner, depth };
 }

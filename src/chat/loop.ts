@@ -236,7 +236,8 @@ function badArguments(tool: string, raw: string, why: string): string {
   return `Error: the arguments of this ${tool} call are not a valid JSON object (${why}), so it did not run. They were: ${quoted}\nCall ${tool} again with a JSON object that matches its schema.`;
 }
 
-async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
+/** One call run to its result (exported for an approved call, run when its answer comes). */
+export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
   if (run.signal.aborted) throw run.signal.reason;
   const t0 = performance.now();
   let lastProgress = 0;
@@ -257,6 +258,13 @@ async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn,
     env: deps.env,
     llm: deps.model,
     fork: deps.forks?.(run, deps, spec, call),
+    recheck: async (again) => {
+      const tool = spec.tools.find((t) => t.name === call.tool_name);
+      const d = tool && (await deps.hooks.ask('tool.before', { run: run.info, loopId: spec.loopId, callId: call.id, tool, args: again, workspace: deps.workspace }));
+      // Mid-call nobody can be asked: an `ask` stops it like a deny.
+      if (!d) return null;
+      return d.action === 'deny' ? d.message : `it needs a person's approval; call ${call.tool_name} with it directly to be asked`;
+    },
   };
   const r = await executeTool(deps.registry, spec.tools, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;

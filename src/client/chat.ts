@@ -1,5 +1,6 @@
 import { type Api, ClientError, type Turn } from './api.js';
 import type { Answer } from './question.js';
+import { asApproval, type Approval, firstPending } from './approval.js';
 import { type Payload, type ServerEvent, SessionStream, type StreamOptions } from './stream.js';
 
 /**
@@ -11,6 +12,8 @@ import { type Payload, type ServerEvent, SessionStream, type StreamOptions } fro
 export interface Pending {
   toolCallId: string;
   arguments: string;
+  /** A policy approval rather than a question (src/client/approval.ts). */
+  approval?: Approval;
 }
 
 export interface Usage {
@@ -107,13 +110,14 @@ export class ChatSession {
       this.usage.input_tokens += Number(p.data?.input_tokens ?? 0);
       this.usage.output_tokens += Number(p.data?.output_tokens ?? 0);
     }
-    if (p.patch_type === 'add_tool_call' && p.data?.status === 'awaiting_answer') this.pending = { toolCallId: p.data.id, arguments: p.data.arguments ?? '{}' };
+    // Approvals are answered in the order asked: the first one stays pending.
+    if (p.patch_type === 'add_tool_call' && p.data?.status === 'awaiting_answer' && !this.pending?.approval) this.pending = { toolCallId: p.data.id, arguments: p.data.arguments ?? '{}', approval: asApproval(p.data.question) ?? undefined };
     if (p.patch_type === 'tool_result' && p.data?.tool_call_id === this.pending?.toolCallId) this.pending = null;
   }
 
   /** The question a stored conversation waits on (a session in waiting_for_input). */
   pendingFrom(turns: Turn[]) {
-    for (const t of turns) for (const c of t.tool_calls ?? []) if (c.status === 'awaiting_answer') this.pending = { toolCallId: c.id, arguments: c.arguments };
+    this.pending = firstPending(turns);
   }
 
   /** Send a message or an answer; resolves with the chat:end of the run it starts. */

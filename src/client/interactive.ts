@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Api } from './api.js';
 import { type ChatEnd, ChatSession } from './chat.js';
 import { askQuestions, parseQuestions } from './question.js';
+import { askApproval } from './approval.js';
 import { Renderer } from './render.js';
 import { ChatScreen } from './screen.js';
 import { parseSlash, runSlash, SLASH_COMMANDS, type SlashContext } from './slash.js';
@@ -228,7 +229,7 @@ export class ChatClient {
   }
 
   private async answerQuestion(): Promise<boolean> {
-    const { toolCallId, arguments: args } = this.chat.pending as NonNullable<ChatSession['pending']>;
+    const { toolCallId, arguments: args, approval } = this.chat.pending as NonNullable<ChatSession['pending']>;
     const ask = () =>
       new Promise<string | null>((resolve) => {
         this.asking = (reply) => {
@@ -236,9 +237,12 @@ export class ChatClient {
           resolve(reply);
         };
       });
-    const answer = await askQuestions(toolCallId, parseQuestions(args), { ask, print: (l) => this.note(l) }, this.renderer.s);
+    const io = { ask, print: (l: string) => this.note(l) };
+    const answer = approval ? await askApproval(toolCallId, approval, io, this.renderer.s) : await askQuestions(toolCallId, parseQuestions(args), io, this.renderer.s);
     if (!answer) return false;
     await this.run(() => this.chat.send('', answer));
+    // The next approval of the same turn was announced in an earlier run: read it from the session.
+    if (!this.chat.pending && approval && this.chat.sessionId) this.chat.pendingFrom(await this.o.api.messages(this.chat.sessionId));
     return true;
   }
 

@@ -49,7 +49,8 @@ export default class Chat extends ClientCommand<typeof Chat> {
       });
       if (oneShot) {
         const end = await client.oneShot(message);
-        if (json) this.json({ ...end, text: client.chat.answer, usage: end.usage ?? client.chat.usage });
+        if (json) this.json({ ...end, text: client.chat.answer, usage: end.usage ?? client.chat.usage, ...(client.chat.pending?.approval ? { approval: client.chat.pending.approval } : {}) });
+        else if (end.finish_reason === 'tool_approval') this.logToStderr(`agentsvc: a tool call waits for your approval; answer it with: agentsvc chat ${end.session_id}`);
         else if (end.finish_reason === 'tool_question') this.logToStderr(`agentsvc: the agent asks a question; answer it with: agentsvc chat ${end.session_id}`);
         this.exit(end.status === 'completed' ? 0 : 1);
       }

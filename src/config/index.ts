@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { type McpServers, parseMcpServers } from '../../plugins/mcp/config.js';
 import { type Integrations, parseIntegrations } from '../../plugins/integrations/config.js';
+import { type InstallPolicy, parseInstallPolicy } from './policy.js';
 
 /**
  * One typed config, read once at start from the environment and AGENTSVC_HOME/config.json
@@ -45,7 +46,7 @@ const anyObject = (v: unknown): Record<string, Record<string, unknown>> => {
 };
 
 /** config.json keys that name a setting by a shorter name (CONTRACT 12: `mcp`, `integrations`). */
-const FILE_ALIASES: Record<string, string> = { mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS' };
+const FILE_ALIASES: Record<string, string> = { mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS', policy: 'AGENTSVC_POLICY' };
 
 /** Setting name (environment variable) -> schema and default. */
 const settings = {
@@ -103,6 +104,7 @@ const settings = {
   AGENTSVC_MCP_SERVERS: jsonObject(parseMcpServers),
   AGENTSVC_MCP_TIMEOUT_MS: int(100, 3_600_000).default(60_000),
   AGENTSVC_INTEGRATIONS: jsonObject(parseIntegrations),
+  AGENTSVC_POLICY: jsonObject(parseInstallPolicy),
   AGENTSVC_SKILLS_PROMPT_TOKENS: int(0, 100_000).default(2000),
   AGENTSVC_SKILL_UPLOAD_LIMIT: int(1024).default(5 * MiB),
   AGENTSVC_PUBLIC_SHARING: bool.default(true),
@@ -196,6 +198,8 @@ export interface Config {
   pluginOptions: Record<string, Record<string, unknown>>;
   mcp: { servers: McpServers; timeoutMs: number };
   integrations: Integrations;
+  /** The install's tool policy (CONTRACT 15): default, rules, unattended. */
+  policy: InstallPolicy;
   skills: { promptTokens: number; uploadBytes: number };
   publicSharing: boolean;
   /** A bearer token that may read GET /metrics besides admin keys (a scraper needs no user). */
@@ -355,6 +359,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     pluginOptions: v.AGENTSVC_PLUGIN_OPTIONS,
     mcp: { servers: v.AGENTSVC_MCP_SERVERS, timeoutMs: v.AGENTSVC_MCP_TIMEOUT_MS },
     integrations: v.AGENTSVC_INTEGRATIONS,
+    policy: v.AGENTSVC_POLICY,
     skills: { promptTokens: v.AGENTSVC_SKILLS_PROMPT_TOKENS, uploadBytes: v.AGENTSVC_SKILL_UPLOAD_LIMIT },
     publicSharing: v.AGENTSVC_PUBLIC_SHARING,
     metricsToken: v.AGENTSVC_METRICS_TOKEN,

@@ -217,7 +217,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
       let turns = 0;
       for await (const t of jsonLines(part('turns.jsonl'), 'turns.jsonl') as AsyncIterable<Json>) {
         turns++;
-        const calls = ((t.tool_calls as Json[]) ?? []).map((c) => ({ ...c, id: remap(c.id, 'tc'), pending_question_ref: c.pending_question_ref ? remap(c.pending_question_ref, 'tc') : null }));
+        const calls = ((t.tool_calls as Json[]) ?? []).map((c) => ({ ...c, id: remap(c.id, 'tc'), pending_question_ref: pendingRef(c.pending_question_ref, remap) }));
         const blocks = ((t.blocks as Json[]) ?? []).map((b) => ({ ...b, tool_call_id: b.tool_call_id ? remap(b.tool_call_id, 'tc') : null }));
         const text = blocks.filter((b) => b.type === 'text').map((b) => b.content).join('\n');
         await q(
@@ -379,4 +379,11 @@ async function stagedBytes(dir: string): Promise<number> {
 
 export async function cleanup(dir: string) {
   await rm(dir, { recursive: true, force: true });
+}
+
+/** A question's ref is its call id; an approval's is an object naming it (CONTRACT 15): both get the new id. */
+function pendingRef(ref: unknown, remap: (id: unknown, prefix: 'tc') => unknown): unknown {
+  if (typeof ref === 'string' && ref) return remap(ref, 'tc');
+  if (ref && typeof ref === 'object' && typeof (ref as { tool_call_id?: unknown }).tool_call_id === 'string') return { ...ref, tool_call_id: remap((ref as { tool_call_id: unknown }).tool_call_id, 'tc') };
+  return null;
 }

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { ROOT } from '../lib/assets.js';
+import { RuleSchema } from '../config/policy.js';
 
 /**
  * The solutions catalogue (CONTRACT 13): packages `templates/solutions/<id>/solution.json` shipped
@@ -23,6 +24,8 @@ export const RoleSchema = z
     tools: z.array(z.string().min(1).max(200)).max(500).nullable().default(null),
     initial_mode: z.enum(['planning', 'executing']).nullable().default(null),
     skills: z.array(z.string().regex(SKILL, 'skill names are 1-64 of [a-z0-9-]')).max(200).default([]),
+    /** Tool policy rules of sessions with this role (CONTRACT 15); a bad rule skips the solution. */
+    policy: z.array(RuleSchema).max(1000).default([]),
   })
   .strict();
 

@@ -5,6 +5,7 @@ import type { Workspaces } from '../files/workspace.js';
 import { AppError, Errors } from '../server/errors.js';
 import type { SessionPlan } from '../sessions/service.js';
 import type { Tool, ToolScope } from '../tools/types.js';
+import type { Rule } from '../policy/rules.js';
 import type { Role, Solution, SolutionCatalog } from './catalog.js';
 
 /** Which roles of a solution a user may use (src/admin's grants; every role when none were set). */
@@ -114,6 +115,12 @@ export class Roles {
 
   private forget(sessionId: string, read: Promise<SessionRoleRow | null>) {
     if (this.cache.get(sessionId) === read) this.cache.delete(sessionId);
+  }
+
+  /** The tool policy rules of the session's role (none without a role). */
+  async policy(sessionId: string): Promise<Rule[]> {
+    const setup = (await this.row(sessionId))?.session_setup?.role as RoleSetup | undefined;
+    return (setup && this.deps.catalog.role(setup.solution_id, setup.biz_role_id)?.role.policy) ?? [];
   }
 
   /** ToolRegistry filter: a role session is offered (and may run) only its role's tools. */

@@ -40,6 +40,7 @@ export class ServiceMetrics {
   private readonly toolCalls: Counter<'tool' | 'status'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly events: Counter<'event'>;
+  private readonly approvals: Counter<'action'>;
   private readonly runs = new Map<string, OpenRun>();
   private readonly tools = new Map<string, string>();
 
@@ -86,6 +87,12 @@ export class ServiceMetrics {
     this.toolCalls = new Counter({ name: 'agentsvc_tool_calls_total', help: 'Tool calls by tool and final status', labelNames: ['tool', 'status'], registers });
     this.toolDuration = new Histogram({ name: 'agentsvc_tool_call_duration_seconds', help: 'Tool call duration', labelNames: ['tool'], buckets: SECONDS, registers });
     this.events = new Counter({ name: 'agentsvc_events_published_total', help: 'Session events published by this node', labelNames: ['event'], registers });
+    this.approvals = new Counter({ name: 'agentsvc_approvals_total', help: 'Tool policy decisions by action (allowed, denied, asked, approved, rejected)', labelNames: ['action'], registers });
+  }
+
+  /** One decision of the tool policy (CONTRACT 15). */
+  approval(action: string): void {
+    this.approvals.inc({ action });
   }
 
   /** One HTTP request answered: `route` is fastify's route template (`unmatched` for a 404 of no route). */

@@ -38,6 +38,11 @@ export interface ToolContext {
   llm: CompletionPort;
   /** Sub-agents: set for the Agent tool's calls while forking is allowed at this depth. */
   fork?: ForkService;
+  /**
+   * Ask the tool policy again about this call with other arguments (a WebFetch redirect to
+   * another URL): a message when it may not go on, null when it may.
+   */
+  recheck?: (args: Record<string, unknown>) => Promise<string | null>;
 }
 
 /** Runs a sub-agent loop nested under the current tool call (the Agent tool). */

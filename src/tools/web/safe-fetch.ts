@@ -63,6 +63,8 @@ export interface SafeFetchOptions extends AddressPolicy {
   method?: string;
   /** Request body (integrations' POST/PUT calls). */
   body?: string | Buffer;
+  /** Asked before each redirect is followed; throws to refuse it (the tool policy's host rules). */
+  beforeRedirect?: (next: URL) => Promise<void>;
 }
 
 export interface SafeFetchResult {
@@ -298,6 +300,7 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
       if (REDIRECTS.has(res.status) && res.headers.location && (method === 'GET' || method === 'HEAD')) {
         if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `too many redirects (more than ${maxRedirects}) starting from ${String(input)}`);
         const next = parseHttpUrl(res.headers.location, current);
+        await opts.beforeRedirect?.(next);
         if (next.origin !== current.origin) for (const h of ORIGIN_BOUND_HEADERS) delete headers[h];
         current = next;
         continue;

@@ -93,6 +93,13 @@ export function createWebFetchTool(cfg: WebFetchConfig): Tool<WebFetchArgs> {
           maxBytes,
           timeoutMs,
           signal: ctx.signal,
+          // Host rules hold for every hop: a redirect is followed only where the URL itself would be.
+          beforeRedirect: ctx.recheck
+            ? async (next) => {
+                const refused = await ctx.recheck!({ ...args, url: next.href });
+                if (refused) throw new ToolError(`the redirect to ${next.href} was not followed: ${refused}`);
+              }
+            : undefined,
         });
       } catch (e) {
         if (ctx.signal?.aborted) throw e; // a stop is the loop's business, not the model's

@@ -1,0 +1,227 @@
+import { createRequire } from 'node:module';
+import { Language, type Node, Parser } from 'web-tree-sitter';
+
+/**
+ * The simple commands of a Bash command line, for Bash rules (CONTRACT 15). The line is parsed by
+ * tree-sitter's bash grammar (the parser opencode's permission rules use; web-tree-sitter runs it
+ * as WebAssembly, so nothing is compiled at install): every `command` node of the tree is one
+ * simple command, wherever it sits (`&&`, `||`, `;`, `|`, `&`, newlines, subshells, `$(...)`,
+ * backquotes, process substitutions, function bodies, loops). A regular expression cannot tell
+ * `echo "a && b"` from `a && b`; a grammar can.
+ *
+ * Then wrappers are seen through, each adding the command it runs as one more simple command:
+ * `sh -c '...'` and `bash -c` (the script is parsed in turn), `eval`, `env X=1 cmd`, `sudo`,
+ * `xargs`, `nice`, `nohup`, `timeout`, `find -exec`, ... and `/usr/bin/curl` also reads as `curl`.
+ * Words are unquoted as the shell would (`c'u'rl` is `curl`). A line that does not parse, or whose
+ * command name is only known when it runs (`$CMD x`, `$(echo curl) x`), answers null: the caller
+ * then takes it to match every rule.
+ */
+
+const require = createRequire(import.meta.url);
+/** How deep `sh -c "sh -c '...'"` is followed before the line counts as unparseable. */
+const MAX_DEPTH = 8;
+/** Longer lines are not parsed (null: every rule matches them). */
+const MAX_LINE = 100_000;
+/**
+ * Lines remembered with their commands: agents run the same lines again and again (`npm test`,
+ * `git status`), and a compound line costs 0.1-0.3 ms of parsing (bench/policy.ts).
+ */
+const CACHED_LINES = 1000;
+const CACHED_LENGTH = 4096;
+
+class Unparseable extends Error {}
+
+export class ShellParser {
+  private readonly seen = new Map<string, string[] | null>();
+
+  private constructor(private readonly parser: Parser) {}
+
+  /** Load the grammar once (a few ms); parsing is synchronous after. */
+  static async load(): Promise<ShellParser> {
+    await Parser.init();
+    const language = await Language.load(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return new ShellParser(parser);
+  }
+
+  /** The simple commands of `line`, each as its words joined by one space; null when it cannot be split. */
+  commands(line: string): string[] | null {
+    const hit = this.seen.get(line);
+    if (hit !== undefined) return hit;
+    const found = this.split(line);
+    if (line.length <= CACHED_LENGTH) {
+      if (this.seen.size >= CACHED_LINES) this.seen.delete(this.seen.keys().next().value as string);
+      this.seen.set(line, found);
+    }
+    return found;
+  }
+
+  private split(line: string): string[] | null {
+    try {
+      const out: string[] = [];
+      this.collect(line, out, 0);
+      return [...new Set(out)];
+    } catch (e) {
+      if (e instanceof Unparseable) return null;
+      throw e;
+    }
+  }
+
+  private collect(line: string, out: string[], depth: number): void {
+    if (depth > MAX_DEPTH || line.length > MAX_LINE) throw new Unparseable();
+    const tree = this.parser.parse(line);
+    if (!tree) throw new Unparseable();
+    try {
+      if (tree.rootNode.hasError) throw new Unparseable();
+      // One call into the parser for every command node, in document order (no walk of the tree in JS).
+      for (const node of tree.rootNode.descendantsOfType('command')) if (node) this.command(node, out, depth);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  private command(node: Node, out: string[], depth: number): void {
+    const name = node.childForFieldName('name');
+    if (!name) return; // only assignments (`X=1`): their values' commands are walked on their own
+    if (dynamic(name)) throw new Unparseable();
+    const words = [word(name), ...node.childrenForFieldName('argument').map((a) => word(a!))];
+    this.expand(words, out, depth);
+  }
+
+  /** Record a simple command, then what it runs when it is a wrapper or a shell. */
+  private expand(words: string[], out: string[], depth: number): void {
+    if (!words.length) return;
+    if (depth > MAX_DEPTH) throw new Unparseable();
+    out.push(words.join(' '));
+    const base = words[0].includes('/') ? words[0].slice(words[0].lastIndexOf('/') + 1) : words[0];
+    if (base !== words[0]) out.push([base, ...words.slice(1)].join(' '));
+    const inner = unwrap(base, words.slice(1));
+    if (!inner) return;
+    if ('script' in inner) this.collect(inner.script, out, depth + 1);
+    else this.expand(inner.words, out, depth + 1);
+  }
+}
+
+/** A command name whose value is only known when the line runs. */
+function dynamic(node: Node): boolean {
+  const stack = [node];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'simple_expansion' || n.type === 'expansion' || n.type === 'command_substitution' || n.type === 'arithmetic_expansion' || n.type === 'process_substitution') return true;
+    for (let i = 0; i < n.childCount; i++) stack.push(n.child(i)!);
+  }
+  return false;
+}
+
+/** A word as the shell passes it on: quotes removed, backslash escapes resolved; expansions kept as written. */
+function word(node: Node): string {
+  switch (node.type) {
+    case 'command_name':
+      return node.namedChildCount === 1 ? word(node.namedChild(0)!) : node.text;
+    case 'word':
+      return node.text.replace(/\\(.)/gs, '$1');
+    case 'raw_string':
+      return node.text.slice(1, -1);
+    case 'ansi_c_string':
+      return node.text.slice(2, -1);
+    case 'string': {
+      const t = node.text;
+      const body = t.startsWith('$"') ? t.slice(2, -1) : t.slice(1, -1);
+      return body.replace(/\\([$`"\\\n])/g, '$1');
+    }
+    case 'concatenation': {
+      let s = '';
+      for (let i = 0; i < node.childCount; i++) s += word(node.child(i)!);
+      return s;
+    }
+    default:
+      return node.text;
+  }
+}
+
+type Inner = { words: string[] } | { script: string } | null;
+
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
+/** Wrappers that run the rest of their words after options, with the options that take a value. */
+const WRAPPERS: Record<string, Set<string>> = {
+  sudo: new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-T', '-U', '--user', '--group', '--host', '--prompt', '--chdir']),
+  doas: new Set(['-u', '-C']),
+  nice: new Set(['-n', '--adjustment']),
+  nohup: new Set(),
+  time: new Set(['-f', '-o', '--format', '--output']),
+  command: new Set(),
+  builtin: new Set(),
+  exec: new Set(['-a']),
+  setsid: new Set(),
+  stdbuf: new Set(['-i', '-o', '-e']),
+  ionice: new Set(['-c', '-n', '-p', '-P', '-u']),
+  chrt: new Set(),
+  unbuffer: new Set(),
+  xargs: new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines', '--max-chars', '--eof']),
+  timeout: new Set(['-s', '-k', '--signal', '--kill-after']),
+  watch: new Set(['-n', '-d', '--interval']),
+  flock: new Set(['-w', '-E', '--timeout', '--conflict-exit-code']),
+};
+
+/** What a wrapper runs: the words of the command, or a script to parse; null when it is no wrapper. */
+function unwrap(base: string, args: string[]): Inner {
+  if (SHELLS.has(base)) {
+    let i = 0;
+    if (base === 'busybox' && args[0] && SHELLS.has(args[0])) i = 1;
+    let script = false;
+    for (; i < args.length; i++) {
+      const a = args[i];
+      if (a === '--') break;
+      if (!a.startsWith('-') && !a.startsWith('+')) break;
+      if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(a)) script = true;
+      else if ((a === '-o' || a === '+o' || a === '-O' || a === '+O') && i + 1 < args.length) i++;
+    }
+    return script && i < args.length ? { script: args[i] } : null;
+  }
+  if (base === 'eval') return args.length ? { script: args.join(' ') } : null;
+  if (base === 'env') return envInner(args);
+  if (base === 'find') return findInner(args);
+  const valued = WRAPPERS[base];
+  if (!valued) return null;
+  let i = afterOptions(args, valued);
+  // `timeout 5 cmd`, `chrt 10 cmd`, `flock FILE cmd`: one positional before the command.
+  if ((base === 'timeout' || base === 'chrt' || base === 'flock') && i < args.length) i++;
+  const rest = args.slice(i);
+  if (!rest.length) return null;
+  // `watch 'curl x'` and `flock f 'cmd'` take a command line as one word.
+  if ((base === 'watch' || base === 'flock') && rest.length === 1) return { script: rest[0] };
+  return { words: rest };
+}
+
+/** Where a wrapper's own options end: at `--` (skipped), or the first word that is no option; `valued` options take the next word. */
+function afterOptions(args: string[], valued: Set<string>): number {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') return i + 1;
+    if (!a.startsWith('-') || a === '-') return i;
+    if (valued.has(a)) i++;
+  }
+  return args.length;
+}
+
+const ENV_VALUED = new Set(['-u', '-C', '--unset', '--chdir']);
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** `env [-i] [-u NAME] [NAME=value]... cmd`, and `env -S "cmd args"` (a command line in one word). */
+function envInner(args: string[]): Inner {
+  let i = afterOptions(args, ENV_VALUED);
+  const split = args.findIndex((a) => a === '-S' || a === '--split-string' || /^-S./.test(a));
+  if (split >= 0 && split < i) return { script: [...(args[split].length > 2 && !args[split].startsWith('--') ? [args[split].slice(2)] : []), ...args.slice(split + 1)].join(' ') };
+  while (i < args.length && ASSIGNMENT.test(args[i])) i++;
+  return i < args.length ? { words: args.slice(i) } : null;
+}
+
+/** `find . -exec rm {} \;`: the words after -exec (or -execdir, -ok, -okdir) up to `;` or `+`. */
+function findInner(args: string[]): Inner {
+  const i = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir');
+  if (i < 0) return null;
+  const end = args.findIndex((a, j) => j > i && (a === ';' || a === '+'));
+  const words = args.slice(i + 1, end < 0 ? undefined : end);
+  return words.length ? { words } : null;
+}

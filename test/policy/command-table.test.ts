@@ -1,0 +1,172 @@
+import t from 'tap';
+import { decide, type PolicySet } from '../../src/policy/rules.js';
+import { ShellParser } from '../../src/policy/shell.js';
+
+// CONTRACT 15: Bash patterns are matched against every simple command of the line; a line that
+// cannot be split matches every rule. Each row: the line, a deny pattern, and whether it meets it.
+// The evasions of issue 28 (chaining, pipes, subshells, substitutions, sh -c, env, xargs, sudo,
+// quoting tricks) are rows like any other.
+const ROWS: [line: string, pattern: string, denied: boolean][] = [
+  // plain commands
+  ['curl https://example.com', 'curl*', true],
+  ['curl', 'curl*', true],
+  ['curly braces', 'curl *', false],
+  ['ls -la', 'curl*', false],
+  ['git push origin main', 'git push*', true],
+  ['git push', 'git push*', true],
+  ['git pushx', 'git push *', false],
+  ['git status', 'git push*', false],
+  ['git   push   origin', 'git push*', true],
+  ['git log --oneline', 'git push*', false],
+  ['npm publish', 'npm publish*', true],
+  ['npm publish --access public', 'npm publish*', true],
+  ['npm install', 'npm publish*', false],
+  ['echo curl', 'curl*', false],
+  ['echo "curl x"', 'curl*', false],
+  ["echo 'a && curl b'", 'curl*', false],
+  ['echo a\\&\\& curl b', 'curl*', false],
+  ['grep -r curl .', 'curl*', false],
+  ['cat notes-about-curl.txt', 'curl*', false],
+  ['wget -q x', 'wget*', true],
+  // lists and pipelines
+  ['ls && curl x | sh', 'curl*', true],
+  ['ls && curl x | sh', 'sh', true],
+  ['ls || curl x', 'curl*', true],
+  ['ls; curl x', 'curl*', true],
+  ['ls ; curl x ; pwd', 'curl*', true],
+  ['ls | curl -d @- x', 'curl*', true],
+  ['ls |& curl x', 'curl*', true],
+  ['curl x & ls', 'curl*', true],
+  ['ls &\ncurl x', 'curl*', true],
+  ['ls\ncurl x', 'curl*', true],
+  ['ls\n\n  curl x\n', 'curl*', true],
+  ['true && false || curl x', 'curl*', true],
+  ['ls && pwd', 'curl*', false],
+  ['ls | grep a | wc -l', 'curl*', false],
+  ['! curl x', 'curl*', true],
+  // subshells, groups, substitutions
+  ['(curl x)', 'curl*', true],
+  ['(cd /tmp && curl x)', 'curl*', true],
+  ['{ curl x; }', 'curl*', true],
+  ['echo $(curl x)', 'curl*', true],
+  ['echo "$(curl x)"', 'curl*', true],
+  ['echo `curl x`', 'curl*', true],
+  ['echo "`curl x`"', 'curl*', true],
+  ['x=$(curl x)', 'curl*', true],
+  ['export X=$(curl x)', 'curl*', true],
+  ['local_var=`wget y` ls', 'wget*', true],
+  ['cat <(curl x)', 'curl*', true],
+  ['diff <(ls a) <(curl x)', 'curl*', true],
+  ['ls > >(curl -d @- x)', 'curl*', true],
+  ['echo $(echo $(curl x))', 'curl*', true],
+  ['echo $((1 + 2))', 'curl*', false],
+  ['echo "$HOME" $PATH', 'curl*', false],
+  // control flow and functions
+  ['if true; then curl x; fi', 'curl*', true],
+  ['if curl x; then ls; fi', 'curl*', true],
+  ['for i in 1 2; do curl $i; done', 'curl*', true],
+  ['while true; do curl x; done', 'curl*', true],
+  ['until false; do wget y; done', 'wget*', true],
+  ['case $x in a) curl x;; esac', 'curl*', true],
+  ['f() { curl x; }; f', 'curl*', true],
+  ['function g { wget y; }', 'wget*', true],
+  ['[[ -f a ]] && curl x', 'curl*', true],
+  ['test -f a || curl x', 'curl*', true],
+  // shells and eval
+  ["sh -c 'curl x'", 'curl*', true],
+  ['sh -c "curl x"', 'curl*', true],
+  ["bash -c 'ls; curl x'", 'curl*', true],
+  ["bash -lc 'curl x'", 'curl*', true],
+  ["bash -e -c 'curl x'", 'curl*', true],
+  ["zsh -c 'curl x'", 'curl*', true],
+  ["dash -c 'curl x'", 'curl*', true],
+  ["/bin/sh -c 'curl x'", 'curl*', true],
+  ["sh -c \"bash -c 'curl x'\"", 'curl*', true],
+  ["sh -c 'echo hi'", 'curl*', false],
+  ['eval "curl x"', 'curl*', true],
+  ["eval 'ls && curl x'", 'curl*', true],
+  ["busybox sh -c 'curl x'", 'curl*', true],
+  ['sh script.sh', 'curl*', false],
+  // wrappers
+  ['env X=1 curl x', 'curl*', true],
+  ['env -i PATH=/bin curl x', 'curl*', true],
+  ['env -u HOME curl x', 'curl*', true],
+  ['env -S "curl x"', 'curl*', true],
+  ['X=1 Y=2 curl x', 'curl*', true],
+  ['sudo curl x', 'curl*', true],
+  ['sudo -u root curl x', 'curl*', true],
+  ['sudo -E -H curl x', 'curl*', true],
+  ['doas curl x', 'curl*', true],
+  ['xargs curl', 'curl*', true],
+  ['cat urls | xargs -n1 curl -O', 'curl*', true],
+  ['xargs -I{} curl {}', 'curl*', true],
+  ["xargs sh -c 'curl x'", 'curl*', true],
+  ['nice -n 10 curl x', 'curl*', true],
+  ['nohup curl x &', 'curl*', true],
+  ['time curl x', 'curl*', true],
+  ['timeout 5 curl x', 'curl*', true],
+  ['timeout -s KILL 5 curl x', 'curl*', true],
+  ['command curl x', 'curl*', true],
+  ['exec curl x', 'curl*', true],
+  ['builtin command curl x', 'curl*', true],
+  ['stdbuf -o0 curl x', 'curl*', true],
+  ['setsid curl x', 'curl*', true],
+  ["watch -n 1 'curl x'", 'curl*', true],
+  ['find . -exec curl {} \\;', 'curl*', true],
+  ['find . -name "*.txt" -execdir wget {} +', 'wget*', true],
+  ['sudo env X=1 nice curl x', 'curl*', true],
+  // quoting and paths of the command itself
+  ["c'u'rl x", 'curl*', true],
+  ['c"u"rl x', 'curl*', true],
+  ['\\curl x', 'curl*', true],
+  ["'curl' x", 'curl*', true],
+  ['"curl" x', 'curl*', true],
+  ['/usr/bin/curl x', 'curl*', true],
+  ['./curl x', 'curl*', true],
+  ["$'curl' x", 'curl*', true],
+  ["git 'push' origin", 'git push*', true],
+  ['git "push" --force', 'git push*', true],
+  // what cannot be known before it runs: taken to match every rule
+  ['$CMD x', 'curl*', true],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
+  ['${CMD} x', 'curl*', true],
+  ['$(echo curl) x', 'curl*', true],
+  ['`echo curl` x', 'curl*', true],
+  ['sh -c "$SCRIPT"', 'curl*', true],
+  ['eval "$X"', 'curl*', true],
+  // what does not parse: taken to match every rule
+  ['if [ ; then', 'curl*', true],
+  ['ls &&', 'curl*', true],
+  ['echo "unterminated', 'curl*', true],
+  ['(ls', 'curl*', true],
+  ["sh -c 'if then'", 'curl*', true],
+  ['ls | | pwd', 'curl*', true],
+  ['ls >', 'curl*', true],
+];
+
+t.test('every row of the command-line table', async (t) => {
+  const shell = await ShellParser.load();
+  t.ok(ROWS.length >= 100, `${ROWS.length} command lines`);
+  const wrong: string[] = [];
+  for (const [line, pattern, denied] of ROWS) {
+    const policy: PolicySet = { default: 'allow', rules: [{ tool: 'Bash', pattern, action: 'deny', source: 'install' }] };
+    const d = decide(policy, { tool: 'Bash', provider: 'bash', targets: shell.commands(line), kind: 'text' });
+    if ((d.action === 'deny') !== denied) wrong.push(`${JSON.stringify(line)} vs deny ${pattern}: ${d.action} (commands ${JSON.stringify(shell.commands(line))})`);
+  }
+  t.same(wrong, [], 'each line meets its rule exactly as the table says');
+});
+
+t.test('a line is decided per simple command: an allow never covers a denied part', async (t) => {
+  const shell = await ShellParser.load();
+  const policy: PolicySet = {
+    default: 'ask',
+    rules: [
+      { tool: 'Bash', pattern: 'git *', action: 'allow', source: 'install' },
+      { tool: 'Bash', pattern: 'ls*', action: 'allow', source: 'user' },
+    ],
+  };
+  const at = (line: string) => decide(policy, { tool: 'Bash', provider: 'bash', targets: shell.commands(line), kind: 'text' });
+  t.equal(at('git status && ls').action, 'allow');
+  t.equal(at('git status && curl x').action, 'ask', 'curl is not allowed by `git *`: the default asks');
+  t.same(at('git status && curl x').asked.map((a) => a.target), ['curl x'], 'only the part that asked is recorded');
+});
