@@ -204,7 +204,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks });
+    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events }), events, log, turns, logger, hooks });
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);

@@ -96,8 +96,10 @@ export class EventLog {
   async open(sessionId: string, start?: SeqStart): Promise<number> {
     const known = this.seqs.get(sessionId);
     if (known !== undefined) return known.seq;
-    const last = start?.last ?? (await this.store.maxSeq(sessionId));
-    const seq = Math.max(last, this.seqs.get(sessionId)?.seq ?? 0, this.seen.get(sessionId) ?? 0);
+    // A start's `last` was read with the reservation, which bounds every seq sent before (by any
+    // node), and the claim that read it may have stored its first events right after it: it is
+    // taken as it is.
+    const seq = start ? start.last : Math.max(await this.store.maxSeq(sessionId), this.seen.get(sessionId) ?? 0);
     const reserved = start ? start.reserved : Number.POSITIVE_INFINITY;
     this.seqs.set(sessionId, { seq, reserved, extend: start?.extend, extending: null, held: [], lost: false });
     return seq;
@@ -122,24 +124,30 @@ export class EventLog {
 
   /**
    * `publish: false` stores the event without sending it: the caller makes its seq durable (the
-   * run's release records it) and publishes it later (`publish`).
+   * run's release records it) and publishes it later (`publish`). `stored`: the event is in the log
+   * already, with this seq (a run's first events, stored by its claim): it is only sent.
    */
-  emit(sessionId: string, name: string, data: Record<string, unknown> = {}, opts: { publish?: boolean } = {}): SessionEvent {
+  emit(sessionId: string, name: string, data: Record<string, unknown> = {}, opts: { publish?: boolean; stored?: boolean } = {}): SessionEvent {
     const c = this.seqs.get(sessionId);
     if (c === undefined) throw new Error(`event log not opened for ${sessionId}`);
     const seq = ++c.seq;
     const ev: SessionEvent = { name, payload: { session_id: sessionId, seq, ...data } };
     if (c.lost) return ev;
-    this.pending.push(ev);
-    this.pendingChars += textOf(data);
-    // A batch is one JSON text built at once: bounded in events and in text, so no flush stalls.
-    if (this.pending.length >= (this.opts.maxBatch ?? 500) || this.pendingChars >= MAX_BATCH_CHARS) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
+    if (!opts.stored) this.queue(ev, data);
     if (seq > c.reserved - SEQ_BLOCK / 2) this.reserveAhead(sessionId, c);
     if (opts.publish === false) return ev;
     if (seq > c.reserved || c.held.length) c.held.push(ev);
     else this.bus.publish(ev);
     return ev;
+  }
+
+  /** Into the next write batch. */
+  private queue(ev: SessionEvent, data: Record<string, unknown>) {
+    this.pending.push(ev);
+    this.pendingChars += textOf(data);
+    // A batch is one JSON text built at once: bounded in events and in text, so no flush stalls.
+    if (this.pending.length >= (this.opts.maxBatch ?? 500) || this.pendingChars >= MAX_BATCH_CHARS) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
   }
 
   /** Send an event emitted with `publish: false`, once its seq is durable (after what it waited behind). */

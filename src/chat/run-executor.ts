@@ -7,7 +7,7 @@ import type { EventStore } from './event-store.js';
 import type { Hooks, RunOrigin } from './hooks.js';
 import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from './run-failure.js';
-import { RunState, TurnJournal } from './run-state.js';
+import { openingEvents, type RunOpening, RunState, TurnJournal } from './run-state.js';
 import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, type Patch, type Turn } from './turns.js';
@@ -121,10 +121,11 @@ export class RunExecutor {
   }
 
   /**
-   * Start a run: claim the session (from one of `from`), open its event log, then `prepare` (e.g.
-   * store the user turn) and answer its result; `body` goes on in the background. Whatever
-   * `prepare` or `body` throws ends the run `failed` (or `interrupted` when stopped) and releases
-   * the session.
+   * Start a run: claim the session (from one of `from`), open its event log, then `prepare` and
+   * answer its result; `body` goes on in the background. Whatever `prepare` or `body` throws ends
+   * the run `failed` (or `interrupted` when stopped) and releases the session. `opening`: a new
+   * message's user turn and first events, stored by the claim's own statement and sent once it
+   * holds (a run start is one round trip).
    */
   async run<T>(
     userId: string,
@@ -133,21 +134,25 @@ export class RunExecutor {
     prepare: (state: RunState, claimed: Claimed) => Promise<T>,
     body: (state: RunState, claimed: Claimed, prepared: T) => Promise<RunEnd>,
     how: RunStart = { origin: 'chat', unattended: false },
+    opening?: RunOpening,
   ): Promise<T> {
     if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
     const { state, claimed, entry, settle } = await this.exclusive(sessionId, async () => {
       if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
       this.claiming.add(sessionId);
       try {
-        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser);
+        const defaultModel = this.deps.config.model.default;
+        const stored = opening && { turn: opening.turn, content: opening.content, events: openingEvents(opening), defaultModel };
+        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser, stored);
         try {
           // The claim read the session's last seq, reserved the first block and read the next turn
           // sequence: no round trip more.
           await this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
           const abort = new AbortController();
-          const model = claimed.model ?? this.deps.config.model.default;
+          const model = claimed.model ?? defaultModel;
           const sequence = claimed.next_sequence;
           const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, ...how }, this.deps.config, this.journal(sessionId));
+          if (opening) state.opened(opening, claimed.mode);
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
           this.active.set(sessionId, entry);

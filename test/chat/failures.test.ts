@@ -129,13 +129,16 @@ t.test('storage full mid-run: the run fails cleanly, system:error says so in pla
   t.equal(res.status, 507);
   t.same(await res.json(), { code: 'INSUFFICIENT_STORAGE', detail: 'storage is full: nothing was changed; retry once space is freed' });
   t.same((await (await app.api(`/api/payloads/${entry}/annotations`)).json()).items, [], 'nothing stored');
-  db.sql = sql;
-  const insert = turns.insert.bind(turns);
-  turns.insert = async () => {
-    throw full();
-  };
+  // The start's one statement (claim, user turn, first events) cannot store its turn: nothing of it is kept.
+  db.sql = (async (q: string, p?: unknown[]) => {
+    if (/insert into turns/i.test(q)) throw full();
+    return sql(q, p);
+  }) as typeof db.sql;
+  const count = (await (await app.api(`/api/sessions/${sid}/messages`)).json()).length;
   t.match(await request(sock, 'chat:send', { session_id: sid, message: 'full' }), { ok: false, error: { code: 'INSUFFICIENT_STORAGE' } });
-  turns.insert = insert;
+  db.sql = sql;
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'completed', 'the session as it was');
+  t.equal((await (await app.api(`/api/sessions/${sid}/messages`)).json()).length, count, 'no turn stored');
 });
 
 t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
