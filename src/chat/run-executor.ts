@@ -43,6 +43,9 @@ interface ActiveRun {
   ended: Promise<void>;
 }
 
+/** Bound on the turns kept for a closing write (a full disk that lasts): memory stays bounded. */
+const MAX_UNCLOSED = 10_000;
+
 const interruptedEnd: RunEnd = { status: 'interrupted', finish_reason: 'interrupted', result: null, sessionStatus: 'interrupted' };
 
 /**
@@ -61,6 +64,11 @@ export class RunExecutor {
   private offSignal: (() => void) | null = null;
   private closed = false;
   private readonly storageFull: EveryMinute;
+  /**
+   * Turns of failed runs whose closing write failed (a full disk), as they were closed: written
+   * again at each heartbeat until it works, so no turn stays `streaming` once space returns.
+   */
+  private unclosed = new Map<string, Turn>();
 
   constructor(private readonly deps: ExecutorDeps) {
     this.storageFull = new EveryMinute(deps.logger, 'runs fail: storage is full');
@@ -81,6 +89,7 @@ export class RunExecutor {
     this.heartbeat = setInterval(() => {
       void this.deps.store
         .heartbeat(this.instanceId)
+        .then(() => this.closeUnclosed())
         .then(() => this.recover())
         .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
     }, LEASE_RENEW_MS);
@@ -209,9 +218,11 @@ export class RunExecutor {
       }
     }
     for (const t of [...state.live.values()]) {
-      await closeTurn(state, t, interrupted ? 'interrupted' : 'failed').catch((err) =>
-        this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run'),
-      );
+      await closeTurn(state, t, interrupted ? 'interrupted' : 'failed').catch((err) => {
+        // Closed in memory (calls cancelled, status set); its row is written again later.
+        if (this.unclosed.size < MAX_UNCLOSED) this.unclosed.set(t.id, t);
+        this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run; retrying');
+      });
     }
     return interrupted ? interruptedEnd : { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed' };
   }
@@ -337,6 +348,18 @@ export class RunExecutor {
     return true;
   }
 
+  /** Write the closed turns of failed runs whose closing write failed; stops at the first that fails again. */
+  private async closeUnclosed() {
+    for (const [id, turn] of this.unclosed) {
+      try {
+        await this.deps.turns.update(turn);
+      } catch {
+        return;
+      }
+      this.unclosed.delete(id);
+    }
+  }
+
   /** Shutdown: stop every run (they end `interrupted`), then forget this instance. */
   async close() {
     this.closed = true;
@@ -345,6 +368,7 @@ export class RunExecutor {
     const runs = [...this.active.values()];
     for (const a of runs) a.abort.abort(new Error('service shutting down'));
     await Promise.all(runs.map((a) => a.ended));
+    await this.closeUnclosed();
     await this.deps.store.unregister(this.instanceId).catch(() => {});
   }
 }

@@ -236,3 +236,30 @@ t.test('bad chat:send input: error ack, nothing stored, socket stays usable', as
   t.ok(sock.connected);
   t.equal((await request(sock, 'session:subscribe', { session_id: sid, since_seq: -1 })).error.code, 'VALIDATION_ERROR');
 });
+
+t.test('a failed run whose turn could not be closed (disk full) closes it once writes work again', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  const turns = app.service.turns;
+  const update = turns.update.bind(turns);
+  let full = true;
+  turns.update = async (turn) => {
+    if (full) throw Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' });
+    return update(turn);
+  };
+  t.teardown(() => {
+    turns.update = update;
+  });
+  model.script({ text: ['half ', 'an answer'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'the disk fills' })).ok, true);
+  await untilEnd(seen, sid);
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'failed' } });
+  const statuses = async () => (await (await app.api(`/api/sessions/${sid}/messages`)).json()).map((m: { status: string }) => m.status);
+  t.same(await statuses(), ['completed', 'streaming'], 'the closing write failed too');
+
+  full = false;
+  const deadline = Date.now() + 20_000;
+  while ((await statuses()).includes('streaming') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.equal(msgs[1].status, 'failed', 'closed once space is back');
+  t.equal(msgs[1].blocks.map((b: { content: string }) => b.content).join(''), 'half an answer', 'with what had streamed');
+});
