@@ -70,6 +70,7 @@ export class EventLog {
   private seen = new Map<string, number>();
   private offBus: () => void;
   private readonly dropped: EveryMinute;
+  private lostListeners = new Set<(sessionId: string, error: unknown) => void>();
 
   constructor(
     private readonly store: EventStore,
@@ -260,6 +261,16 @@ export class EventLog {
   private onDropped(ev: SessionEvent, e: unknown) {
     if ((e as { code?: string }).code === '23503') return;
     this.dropped.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq });
+    for (const fn of this.lostListeners) fn(ev.payload.session_id, e);
+  }
+
+  /**
+   * Be told of events that could not be stored (not those of a deleted session): the run that
+   * sent them fails rather than going on with a log that has lost them. Answers the unsubscribe.
+   */
+  onLost(fn: (sessionId: string, error: unknown) => void): () => void {
+    this.lostListeners.add(fn);
+    return () => this.lostListeners.delete(fn);
   }
 
   async purge() {

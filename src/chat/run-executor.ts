@@ -62,6 +62,7 @@ export class RunExecutor {
   private lanes = new Map<string, Promise<unknown>>();
   private heartbeat: NodeJS.Timeout | null = null;
   private offSignal: (() => void) | null = null;
+  private offLost: (() => void) | null = null;
   private closed = false;
   private readonly storageFull: EveryMinute;
   /**
@@ -79,6 +80,14 @@ export class RunExecutor {
     // One node (no REDIS_URL): every run left running belongs to a predecessor that is gone, so it
     // is closed now, before the service listens (CONTRACT 5). Several nodes: leases decide.
     await this.recover(!this.deps.config.redisUrl);
+    // A run whose events cannot be stored (a full disk) fails now, its turns closed, instead of
+    // streaming on into a log with holes (CONTRACT 3); replay answers those holes with a resync.
+    this.offLost = this.deps.log.onLost((sessionId, error) => {
+      const a = this.active.get(sessionId);
+      if (!a || a.state.signal.aborted) return;
+      a.state.failure = error;
+      a.abort.abort(error);
+    });
     // chat:stop received by another node for a run this node owns.
     this.offSignal = this.deps.log.bus.onSignal((sig) => {
       if (sig.name !== 'stop') return;
@@ -200,9 +209,10 @@ export class RunExecutor {
   }
 
   /** A run that threw: system:error (unless it was stopped), every live turn closed. Never throws. */
-  private async failed(state: RunState, e: unknown): Promise<RunEnd> {
-    if (e instanceof RunStopped && !state.signal.aborted) return this.stopped(state, e);
-    const interrupted = state.signal.aborted;
+  private async failed(state: RunState, thrown: unknown): Promise<RunEnd> {
+    if (thrown instanceof RunStopped && !state.signal.aborted) return this.stopped(state, thrown);
+    const e = state.failure ?? thrown;
+    const interrupted = state.signal.aborted && !state.failure;
     if (!interrupted) {
       const { code, message, internal } = describeFailure(e);
       const who = { session_id: state.sessionId, user_id: state.userId, code };
@@ -365,6 +375,7 @@ export class RunExecutor {
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.offSignal?.();
+    this.offLost?.();
     const runs = [...this.active.values()];
     for (const a of runs) a.abort.abort(new Error('service shutting down'));
     await Promise.all(runs.map((a) => a.ended));

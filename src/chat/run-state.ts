@@ -182,6 +182,8 @@ export interface RunIdentity {
 export class RunState {
   readonly live = new Map<string, Turn>();
   modelCalls = 0;
+  /** Why the run was aborted when it failed from outside its body (its events could not be stored). */
+  failure: unknown = null;
   readonly sessionId: string;
   readonly userId: string;
   readonly model: string;
