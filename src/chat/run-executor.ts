@@ -165,7 +165,7 @@ export class RunExecutor {
         try {
           // The claim read the session's last seq, reserved the first block and read the next turn
           // sequence: no round trip more.
-          await this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
+          this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
           const abort = new AbortController();
           const model = claimed.model ?? defaultModel;
           const sequence = claimed.next_sequence;
@@ -334,7 +334,7 @@ export class RunExecutor {
     const marker = `recovering:${o.run_owner ?? 'none'}:${this.instanceId}:${Date.now()}`;
     const taken = await this.deps.store.takeOver(o, marker);
     if (!taken) return false;
-    await this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
+    this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
     try {
       const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0 };
       const state = new RunState(id, this.deps.config, this.journal(o.id));

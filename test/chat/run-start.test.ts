@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildWithModel, createSession, record, subscribe, untilEnd, type Recorded } from '../helpers/chat.js';
+import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 
 /**
@@ -15,13 +15,12 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
   const live = record(sock);
   await subscribe(sock, sid);
 
-  // Every statement from the chat:send to its ack.
+  // Every statement, with its parameters, while the messages are sent.
   const db = app.service.db;
   const sql = db.sql.bind(db);
-  let until: Recorded[] | null = null;
-  const before: string[] = [];
-  db.sql = (async (q: string, p?: unknown[]) => {
-    if (!until) before.push(q);
+  const statements: { q: string; p: unknown[] }[] = [];
+  db.sql = (async (q: string, p: unknown[] = []) => {
+    statements.push({ q, p });
     return sql(q, p);
   }) as typeof db.sql;
   t.teardown(() => {
@@ -29,16 +28,23 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
   });
 
   for (const [i, message] of ['first', 'second'].entries()) {
-    before.length = 0;
-    until = null;
+    statements.length = 0;
     model.script({ text: [`answer ${i}`] });
     const ack = await request(sock, 'chat:send', { session_id: sid, message });
-    until = live;
     t.equal(ack.ok, true);
-    const writes = before.filter((q) => /insert into (turns|session_events)|update sessions set status = 'running'/.test(q));
-    t.equal(writes.length, 1, `message ${i + 1}: one statement claims and stores before the ack`);
-    t.match(writes[0], /update sessions set status = 'running'[\s\S]*insert into turns[\s\S]*insert into session_events/);
     await untilEnd(live, sid, 20_000, i + 1);
+    const claims = statements.filter((s) => /update sessions set status = 'running'/.test(s.q));
+    t.equal(claims.length, 1, `message ${i + 1}: one claim`);
+    t.match(claims[0].q, /insert into turns[\s\S]*insert into session_events/, 'which stores the user turn and the first events');
+    t.ok(claims[0].p.includes(ack.turn_id), 'the user turn is in it');
+    // Nothing writes that turn or its events again (the events' batches are one JSON text).
+    const names = (v: unknown) => typeof v === 'string' && v.includes(ack.turn_id);
+    const userTurnWrites = statements.filter((s) => s !== claims[0] && /insert into (turns|session_events)/.test(s.q) && s.p.some(names));
+    t.same(
+      userTurnWrites.map((s) => s.q.slice(0, 40)),
+      [],
+      'and in no other statement',
+    );
   }
 
   // The replay (from the log) equals what was sent live, event for event.
