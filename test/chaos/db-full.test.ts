@@ -104,10 +104,15 @@ t.test('events that cannot be stored fail the run; replay answers resync; space 
     'no hole served',
   );
 
+  const sent = seen.filter((e) => e.payload.seq > lastStored).length;
+  t.comment(`database disk full mid-run: ${sent} events sent live, ${before.length} of them replayed whole, then session:resync`);
+
   // Space returns: the run's turn is closed, and the next chat works and is stored.
   free();
+  const back = Date.now();
   const messages = async () => (await (await app.api(`/api/sessions/${sid}/messages`)).json()) as { status: string; role: string }[];
   await until('no turn left streaming', async () => !(await messages()).some((m) => m.status === 'streaming'));
+  t.comment(`the failed run's turn was closed ${Date.now() - back} ms after space returned`);
   t.same(
     (await messages()).map((m) => m.status),
     ['completed', 'completed', 'completed', 'failed'],
