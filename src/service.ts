@@ -13,6 +13,7 @@ import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { EventLog } from './chat/events.js';
 import { Hooks } from './chat/hooks.js';
+import { Runs } from './chat/runs.js';
 import { EventStore } from './chat/event-store.js';
 import { MemoryBus } from './infra/event-bus.js';
 import { RedisBus } from './infra/redis-bus.js';
@@ -70,6 +71,7 @@ import { gisRoutes } from './gis/routes.js';
 import { createWorkspaces, type Teams } from './workspaces/index.js';
 import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
 import { openLogStream } from './lib/log-file.js';
+import { Shutdown } from './lib/shutdown.js';
 import { metricsRoutes } from './telemetry/routes.js';
 
 export interface Service {
@@ -91,6 +93,8 @@ export interface Service {
   teams: Teams;
   /** The run engine's seams: gates before model and tool calls, events after (src/chat/hooks.ts). */
   hooks: Hooks;
+  /** Start runs and learn how they ended (src/chat/runs.ts). */
+  runs: Runs;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -116,7 +120,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const warnings: string[] = [];
   const logger = new LateLogger();
   const db = opts.db ?? (await openDatabase(config, { migrate: true }));
-  const closers: (() => Promise<unknown>)[] = [];
+  const shutdown = new Shutdown((name, e) => logger.error({ ...errField(e), closer: name }, 'closing failed'));
   let endLog = async () => {};
   const removeLastResort = keepServing(logger);
   try {
@@ -152,8 +156,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const gateway: { io?: { engine: { clientsCount: number } } } = {};
     const metrics = new ServiceMetrics({ sockets: () => gateway.io?.engine.clientsCount ?? 0, pool: poolStats(db.orm.em.getConnection().getKnex()) });
     const log = new EventLog(events, metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
-    closers.push(() => log.close());
-    closers.push(() => bus.close());
+    shutdown.add('infrastructure', 'event log', () => log.close());
+    shutdown.add('infrastructure', 'event bus', () => bus.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new OpenAIModel(config.model);
     const runner =
@@ -170,14 +174,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             network: config.runner.network,
           })
         : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
-    closers.push(() => runner.close());
+    shutdown.add('infrastructure', 'runner', () => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
     if (check.error) warnings.push(`${config.runner.kind} runner unavailable: ${check.error} (runs that use tools will fail until it is back)`);
     const background = new BackgroundTasks(config.background);
-    closers.push(() => background.close());
+    shutdown.add('infrastructure', 'background tasks', () => background.close());
     const tools = new ToolRegistry(logger);
-    closers.push(() => tools.close());
+    shutdown.add('infrastructure', 'tools', () => tools.close());
     registerDefaultTools(tools, config, background);
     const tasks = new TaskStore(db);
     for (const t of [askUserQuestionTool, agentTool, ...createTaskTools(tasks)]) tools.register(t);
@@ -186,7 +190,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(planningPrompt);
     const workspaces = new Workspaces(config.workspaces, runner);
     const pluginHost = { registry: tools, prompt, checks: [] as PluginCheck[], workspaces, closers: [] as (() => Promise<unknown>)[] };
-    closers.push(async () => {
+    shutdown.add('infrastructure', 'plugins', async () => {
       for (const c of pluginHost.closers) await c().catch((e) => logger.error(errField(e), 'a plugin failed to close'));
     });
     const firstParty = firstPartyPlugins(config);
@@ -206,7 +210,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     };
     const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events }), events, log, turns, logger, hooks });
     await executor.start();
-    closers.unshift(() => executor.close());
+    shutdown.add('runs', 'runs', () => executor.close());
+    // What listeners do with the runs' ends (task and scheduled run records) before anything closes.
+    shutdown.add('runs', 'hook listeners', () => hooks.settled());
     const conversation = new Conversation(turns, executor);
     hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
     const memories = new MemoryStore(db);
@@ -214,7 +220,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(recall.prompt);
     tools.addProvider(recall.tools);
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
-    closers.push(() => snapshots.close());
+    shutdown.add('infrastructure', 'snapshots', () => snapshots.close());
     hooks.on('session.deleted', async ({ sessionId: id, userId }) => {
       await background.stopSession(id);
       await tools.endSession({ userId, sessionId: id });
@@ -262,20 +268,21 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       checkpoint: (userId, sessionId, turn, text) =>
         timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
     });
+    const runs = new Runs(chat, hooks);
     const scheduled = await createScheduling({
       db,
-      bus,
       logger,
       models: config.model.models,
       redisUrl: config.redisUrl,
       pollMs: config.schedulerPollMs,
       sessions,
-      chat,
+      runs,
+      hooks,
       conversation,
     });
-    closers.unshift(() => scheduled.close());
-    const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
-    closers.unshift(() => teams.close());
+    shutdown.add('intake', 'scheduler', () => scheduled.close());
+    const teams = createWorkspaces({ db, logger, sessions, runs, hooks, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
+    shutdown.add('intake', 'task runs', () => teams.close());
     const subs = new Subscriptions(
       log.bus,
       (sessionId, after, limit) => events.page(sessionId, after, limit),
@@ -315,7 +322,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: sharingRoutes, opts: { config, db, turns, sessions } },
         { plugin: portabilityRoutes, opts: { config, db, sessions } },
         { plugin: envRoutes, opts: { config } },
-        { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
+        { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, runs, logger }) } },
         ...business.routes,
         { plugin: appRoutes, opts: { config, db, sessions } },
         { plugin: annotationRoutes, opts: { db } },
@@ -356,14 +363,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           },
         }),],
     });
-    // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
     gateway.io = io;
-    closers.splice(1, 0, () => io.close(), () => app.close());
-    closers.push(async () => subs.close());
+    shutdown.add('clients', 'sockets', () => io.close());
+    shutdown.add('clients', 'http', () => app.close());
+    shutdown.add('infrastructure', 'subscriptions', async () => subs.close());
     await scheduled.start();
     teams.start();
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
-    closers.push(() => listener.close());
+    shutdown.add('infrastructure', 'revocation listener', () => listener.close());
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -387,6 +394,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       business,
       teams,
       hooks,
+      runs,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,
@@ -394,14 +402,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       firstParty,
       close: () =>
         (closing ??= (async () => {
-          for (const c of closers) await c().catch(() => {});
+          await shutdown.run();
           if (!opts.db) await db.close();
           removeLastResort();
           await endLog();
         })()),
     };
   } catch (e) {
-    for (const c of closers) await c().catch(() => {});
+    await shutdown.run();
     if (!opts.db) await db.close();
     removeLastResort();
     await endLog();

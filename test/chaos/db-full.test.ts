@@ -14,6 +14,7 @@ import pg from 'pg';
 import t from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 const CI = process.env.CI === 'true';
 const mnt = mkdtempSync(join(tmpdir(), 'agentsvc-dbfull-'));
@@ -32,14 +33,6 @@ function fill(): () => void {
   const filler = join(mnt, 'filler');
   spawnSync('sh', ['-c', `dd if=/dev/zero of=${filler} bs=4k 2>/dev/null; true`]);
   return () => rmSync(filler, { force: true });
-}
-
-async function until(what: string, ok: () => Promise<boolean>, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 t.test('events that cannot be stored fail the run; replay answers resync; space back, chats work', { skip }, async (t) => {
@@ -77,7 +70,7 @@ t.test('events that cannot be stored fail the run; replay answers resync; space 
   // A long answer; the disk fills once it streams.
   model.script({ text: Array.from({ length: 400 }, (_, i) => `chunk ${i} `.padEnd(200, '.')), delayMs: 5 });
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'during' })).ok, true);
-  await until('the first delta', async () => seen.some((e) => e.name === 'turn:patch' && e.payload.seq > lastStored));
+  await waitFor(() => seen.some((e) => e.name === 'turn:patch' && e.payload.seq > lastStored), { what: 'the first delta' });
   const free = fill();
   t.teardown(free);
   await untilEnd(seen, sid, 30_000, 2);
@@ -91,7 +84,7 @@ t.test('events that cannot be stored fail the run; replay answers resync; space 
   await next(other, 'connect');
   const replay = record(other);
   await subscribe(other, sid, lastStored);
-  await until('the replay answer', async () => replay.some((e) => e.name === 'session:resync' || e.name === 'chat:end'));
+  await waitFor(() => replay.some((e) => e.name === 'session:resync' || e.name === 'chat:end'), { what: 'the replay answer' });
   t.ok(
     replay.some((e) => e.name === 'session:resync'),
     'session:resync',
@@ -111,7 +104,7 @@ t.test('events that cannot be stored fail the run; replay answers resync; space 
   free();
   const back = Date.now();
   const messages = async () => (await (await app.api(`/api/sessions/${sid}/messages`)).json()) as { status: string; role: string }[];
-  await until('no turn left streaming', async () => !(await messages()).some((m) => m.status === 'streaming'));
+  await waitFor(async () => !(await messages()).some((m) => m.status === 'streaming'), { timeoutMs: 20_000, everyMs: 100, what: 'no turn left streaming' });
   t.comment(`the failed run's turn was closed ${Date.now() - back} ms after space returned`);
   t.same(
     (await messages()).map((m) => m.status),

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildWithModel, chatFixture, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_TIMEOUT_MS: '1500' });
@@ -183,8 +184,9 @@ t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
 
   // Stop while the model is still streaming.
   model.script({ hang: true });
+  const before = model.requests.length;
   await request(sock, 'chat:send', { session_id: sid, message: 'hang' });
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => model.requests.length === before + 1, { what: 'the model call of the hanging run' });
   const t1 = Date.now();
   await request(sock, 'chat:stop', { session_id: sid });
   await untilEnd(seen, sid, 5000, 2);
@@ -257,8 +259,7 @@ t.test('a failed run whose turn could not be closed (disk full) closes it once w
   t.same(await statuses(), ['completed', 'streaming'], 'the closing write failed too');
 
   full = false;
-  const deadline = Date.now() + 20_000;
-  while ((await statuses()).includes('streaming') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  await waitFor(async () => !(await statuses()).includes('streaming'), { timeoutMs: 20_000, everyMs: 200, what: 'the turn closed' });
   const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
   t.equal(msgs[1].status, 'failed', 'closed once space is back');
   t.equal(msgs[1].blocks.map((b: { content: string }) => b.content).join(''), 'half an answer', 'with what had streamed');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * A run start is one database round trip: the claim, the user turn and the run's first events in
@@ -53,8 +54,7 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
   const replayed = record(other);
   await subscribe(other, sid, 0);
   const count = live.length;
-  const deadline = Date.now() + 10_000;
-  while (replayed.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => replayed.length >= count, { what: 'the replay' });
   t.same(replayed, live, 'replay from 0 equals the live events');
 
   const starts = live.filter((e) => e.name === 'chat:start');
