@@ -67,18 +67,19 @@ export async function inspector(port: number): Promise<{ call(method: string, pa
 }
 
 /**
- * A server's memory after a full garbage collection (through its inspector): RSS, and what is live
- * (JS heap in use plus memory outside it held by JS objects, e.g. buffers), in MiB. RSS alone does
- * not show 1,000 sockets once a warm-up has left the heap room to spare; live memory does.
+ * A server's memory after a full garbage collection (through its inspector): RSS, what is live
+ * (JS heap in use plus memory outside it held by JS objects, e.g. buffers) and the JS heap V8 keeps
+ * (heapTotal), in MiB. RSS alone does not show 1,000 sockets once a warm-up has left the heap room
+ * to spare; live memory does.
  */
-export async function settled(srv: { pid: number; inspect?: number }): Promise<{ rss: number; live: number }> {
-  if (!srv.inspect) return { rss: rssMiB(srv.pid), live: Number.NaN };
+export async function settled(srv: { pid: number; inspect?: number }): Promise<{ rss: number; live: number; heapTotal: number }> {
+  if (!srv.inspect) return { rss: rssMiB(srv.pid), live: Number.NaN, heapTotal: Number.NaN };
   const i = await inspector(srv.inspect);
   try {
     await i.call('HeapProfiler.collectGarbage');
     const r = await i.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
-    const m = JSON.parse(r.result.value) as { heapUsed: number; external: number };
-    return { rss: rssMiB(srv.pid), live: (m.heapUsed + m.external) / 1024 / 1024 };
+    const m = JSON.parse(r.result.value) as { heapUsed: number; heapTotal: number; external: number };
+    return { rss: rssMiB(srv.pid), live: (m.heapUsed + m.external) / 1024 / 1024, heapTotal: m.heapTotal / 1024 / 1024 };
   } finally {
     i.close();
   }
