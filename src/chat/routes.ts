@@ -8,6 +8,7 @@ import type { Conversation } from './conversation.js';
 import { toOpenAITools } from './model.js';
 import { countTokens, messagesTokens, TOKENIZER_MODEL } from './tokens.js';
 import { turnText, type Turn } from './turns.js';
+import { TurnSchema } from './catalogue.js';
 import type { Config } from '../config/index.js';
 import { SessionParams as Params } from '../sessions/schemas.js';
 
@@ -19,45 +20,6 @@ export interface ChatRouteDeps {
   tools: ToolRegistry;
 }
 
-const Block = z.object({ type: z.string(), content: z.string(), tool_call_id: z.string().nullable(), tool_name: z.string().nullable(), display_name: z.string().nullable() });
-const ToolCall = z.object({
-  id: z.string(),
-  tool_name: z.string(),
-  display_name: z.string(),
-  arguments: z.string(),
-  status: z.string(),
-  result: z.string().nullable(),
-  duration_ms: z.number().int(),
-  pending_question_ref: z.union([z.string(), z.object({ type: z.literal('approval'), tool_call_id: z.string() }).passthrough()]).nullable(),
-});
-export const TurnSchema = z.object({
-  id: z.string(),
-  sequence: z.number().int(),
-  turn_id: z.string(),
-  loop_id: z.string(),
-  kind: z.string(),
-  role: z.string(),
-  status: z.string(),
-  blocks: z.array(Block),
-  tool_calls: z.array(ToolCall),
-  model: z.string(),
-  usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
-  duration_ms: z.number().int(),
-  started_at: z.string(),
-  context_window: z.number().int(),
-  memory_refs: z.array(z.unknown()).nullable(),
-  parent_fork_tool_call_id: z.string().nullable(),
-  deprecated: z.boolean().optional(),
-  compaction_id: z.string().nullable(),
-  summary_preview: z.string().nullable(),
-  summary_full: z.string().nullable(),
-  archived_count: z.number().nullable(),
-  tokens_before: z.number().nullable(),
-  tokens_after: z.number().nullable(),
-  saved_ratio: z.number().nullable(),
-  trigger: z.string().nullable(),
-  failure_reason: z.string().nullable(),
-});
 const HistoryNode = z.object({
   id: z.string(),
   turn_id: z.string(),

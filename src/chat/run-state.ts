@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import { newId } from '../lib/ids.js';
 import type { RunInfo, RunOrigin } from './hooks.js';
+import type { ServerEventData, ServerEventName } from './catalogue.js';
 import type { EventLog } from './events.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, COMPACTION_FIELDS, type Patch, type Turn } from './turns.js';
@@ -70,9 +71,9 @@ export class TurnJournal {
     private readonly turns: TurnStore,
   ) {}
 
-  emit(name: string, data: Record<string, unknown> = {}) {
+  emit<N extends ServerEventName>(name: N, data: ServerEventData<N>) {
     this.flush();
-    return this.log.emit(this.sessionId, name, data);
+    return this.log.emit(this.sessionId, name, data as Record<string, unknown>);
   }
 
   async start(turn: Turn, content: unknown) {
@@ -212,7 +213,7 @@ export class RunState {
     };
   }
 
-  emit(name: string, data: Record<string, unknown> = {}) {
+  emit<N extends ServerEventName>(name: N, data: ServerEventData<N>) {
     return this.journal.emit(name, data);
   }
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { TurnSchema } from '../chat/routes.js';
+import { TurnSchema } from '../chat/catalogue.js';
 import { me } from '../server/auth.js';
 import { SessionParams } from '../sessions/schemas.js';
 import type { CompactionService } from './service.js';

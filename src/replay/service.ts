@@ -1,5 +1,6 @@
 import type { RunExecutor } from '../chat/run-executor.js';
 import type { Runs } from '../chat/runs.js';
+import type { ServerEventData, ServerEventName } from '../chat/catalogue.js';
 import type { RunState } from '../chat/run-state.js';
 import type { TurnStore } from '../chat/turn-store.js';
 import type { Patch, Turn } from '../chat/turns.js';
@@ -238,12 +239,13 @@ export class Replays {
       }
       case 'chat:end':
         // The run's own chat:end closes the playback: the source's last one is not sent twice.
-        if (!isLastEnd) run.emit('chat:end', data);
+        // Recorded events are replayed as they were stored (they were valid when sent).
+        if (!isLastEnd) run.emit('chat:end', data as ServerEventData<'chat:end'>);
         return;
       case 'session:resync':
         return;
       default:
-        run.emit(ev.name, data);
+        run.emit(ev.name as ServerEventName, data as never);
     }
   }
 

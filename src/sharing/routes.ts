@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { TurnSchema } from '../chat/routes.js';
+import { TurnSchema } from '../chat/catalogue.js';
 import type { TurnStore } from '../chat/turn-store.js';
 import type { Config } from '../config/index.js';
 import type { Database } from '../db/index.js';
