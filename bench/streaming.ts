@@ -12,11 +12,10 @@
 //   through the inspector: session creation and socket connects left out)]
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import WebSocket from 'ws';
+import { freePort, inspector, kib, rssMiB, settled, start, stop } from './streaming/procs.js';
 
 const opt = Object.fromEntries(process.argv.slice(2).map((x) => x.split('=') as [string, string]));
 const list = (v: string | undefined, d: number[]) => (v === undefined ? d : v === '' ? [] : v.split(',').map(Number));
@@ -30,14 +29,6 @@ const REPEAT = Number(opt.repeat ?? 1);
 const here = import.meta.dirname;
 const tsx = ['--import', 'tsx'];
 
-const kib = (pid: number, file: string, field: string) => {
-  try {
-    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-};
-const rssMiB = (pid: number) => kib(pid, 'status', 'VmRSS') / 1024;
 
 /** CPU seconds (user + system) a process has used so far. */
 function cpuSeconds(pid: number): number {
@@ -77,35 +68,7 @@ function pgPids(root: number): number[] {
 const pgPssMiB = (root: number) => pgPids(root).reduce((a, p) => a + kib(p, 'smaps_rollup', 'Pss'), 0) / 1024;
 const pgCpu = (root: number) => pgPids(root).reduce((a, p) => a + cpuSeconds(p), 0);
 
-/** Spawn a node process and wait for the first stdout line matching `ready`. */
-function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; m: RegExpExecArray }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((res, rej) => {
-    let out = '';
-    child.once('exit', (c) => rej(new Error(`${args.join(' ')} exited ${c}: ${out}`)));
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = ready.exec(out);
-      if (m) res({ child, m });
-    });
-  });
-}
-const stop = (c: ChildProcess) =>
-  new Promise((r) => {
-    if (c.exitCode !== null) return r(null);
-    c.once('exit', r);
-    c.kill('SIGTERM');
-  });
 
-function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-  });
-}
 
 interface Server {
   name: string;
@@ -116,25 +79,6 @@ interface Server {
   inspect?: number;
 }
 
-/** A DevTools protocol session with a process started with --inspect. */
-async function inspector(port: number): Promise<{ call(method: string, params?: object): Promise<any>; close(): void }> {
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((r, j) => ws.once('open', r).once('error', j));
-  let id = 0;
-  const waiting = new Map<number, (v: any) => void>();
-  ws.on('message', (m) => {
-    const msg = JSON.parse(String(m));
-    waiting.get(msg.id)?.(msg.result);
-    waiting.delete(msg.id);
-  });
-  const call = (method: string, params = {}) =>
-    new Promise<any>((r) => {
-      waiting.set(++id, r);
-      ws.send(JSON.stringify({ id, method, params }));
-    });
-  return { call, close: () => ws.close() };
-}
 
 /** The V8 profiler of a process started with --inspect. */
 async function profiler(port: number): Promise<{ start(): Promise<void>; stop(file: string): Promise<void> }> {
@@ -228,23 +172,6 @@ async function idle(srv: Server, k: number) {
   return { before, after, rssKiB: ((after.rss - before.rss) * 1024) / k, liveKiB: ((after.live - before.live) * 1024) / k };
 }
 
-/**
- * A server's memory after a full garbage collection (through its inspector): RSS, and what is live
- * (JS heap in use plus memory outside it held by JS objects, e.g. buffers), in MiB. RSS alone does
- * not show 1,000 sockets once a warm-up has left the heap room to spare; live memory does.
- */
-async function settled(srv: Server): Promise<{ rss: number; live: number }> {
-  if (!srv.inspect) return { rss: rssMiB(srv.pid), live: Number.NaN };
-  const i = await inspector(srv.inspect);
-  try {
-    await i.call('HeapProfiler.collectGarbage');
-    const r = await i.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
-    const m = JSON.parse(r.result.value) as { heapUsed: number; external: number };
-    return { rss: rssMiB(srv.pid), live: (m.heapUsed + m.external) / 1024 / 1024 };
-  } finally {
-    i.close();
-  }
-}
 
 const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-streaming-'));
 const procs: ChildProcess[] = [];

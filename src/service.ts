@@ -219,7 +219,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks });
+    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events }), events, log, turns, logger, hooks });
     await executor.start();
     shutdown.add('runs', 'runs', () => executor.close());
     // What listeners do with the runs' ends (task and scheduled run records) before anything closes.

@@ -8,7 +8,7 @@ import { toModelMessages } from './history.js';
 import type { Conversation } from './conversation.js';
 import { runLoop, runOne, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage, type ModelPort } from './model.js';
-import type { RunState } from './run-state.js';
+import { newTurn, type RunOpening, type RunState } from './run-state.js';
 import type { PromptContext, SystemPrompt } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
 import type { RunEnd, RunExecutor, RunStart } from './run-executor.js';
@@ -124,6 +124,7 @@ export class ChatService {
     prepare: (state: RunState, claimed: Claimed, started: () => void) => Promise<T>,
     body: (state: RunState, claimed: Claimed, started: () => void) => Promise<RunEnd>,
     how: RunStart,
+    opening?: RunOpening,
   ): Promise<T> {
     const started = await this.starts.enter();
     try {
@@ -134,6 +135,7 @@ export class ChatService {
         (state, claimed) => prepare(state, claimed, started),
         (state, claimed) => body(state, claimed, started).finally(started),
         how,
+        opening,
       );
     } catch (e) {
       started();
@@ -168,6 +170,9 @@ export class ChatService {
     let text = typeof p.message === 'string' ? p.message : p.message.filter((m) => m.type === 'text').map((m) => (m as { text: string }).text).join('\n');
     if (!text.trim() && typeof p.message === 'string' && !p.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'message: must not be empty');
     const from = ['created', 'completed', 'failed', 'interrupted'];
+    // Without a what-if (which changes the branch and the text once the session is claimed), the
+    // user turn and chat:start are stored by the claim's own statement: one round trip.
+    const opening: RunOpening | undefined = p.whatif ? undefined : { turn: this.userTurn(p.message), content: p.message, mode: p.mode ?? null, headless: !!p.headless };
     let opts!: RunOptions;
     return this.gated(
       userId,
@@ -176,19 +181,19 @@ export class ChatService {
       async (state, claimed, started) => {
         onRun?.(state.info.runId);
         opts = { started, mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema, firstMessage: claimed.next_sequence === 0 && !p.whatif };
+        let user = opening?.turn;
         let message = p.message;
-        if (p.whatif && this.deps.whatif) {
-          const { original } = await this.deps.whatif.fork(userId, p.session_id, p.whatif);
-          text = withQuotes(text.trim() ? text : original, p.whatif.quotes);
-          message = text;
+        if (!user) {
+          if (p.whatif && this.deps.whatif) {
+            const { original } = await this.deps.whatif.fork(userId, p.session_id, p.whatif);
+            text = withQuotes(text.trim() ? text : original, p.whatif.quotes);
+            message = text;
+          }
+          state.emit('chat:start', { mode: opts.mode, headless: opts.headless });
+          user = state.newTurn('user', 'root', null, 'completed');
+          user.blocks = this.userTurn(message).blocks;
+          await state.addTurn(user, message);
         }
-        state.emit('chat:start', { mode: opts.mode, headless: opts.headless });
-        const user = state.newTurn('user', 'root', null, 'completed');
-        if (typeof message === 'string') user.blocks.push({ type: 'text', content: message, tool_call_id: null, tool_name: null, display_name: null });
-        else
-          for (const part of message)
-            user.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
-        await state.addTurn(user, message);
         opts.user = { turn: user, content: message };
         opts.checkpoint = this.deps.checkpoint?.(userId, p.session_id, user, text).catch(() => {});
         await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.recall).catch(() => {});
@@ -196,7 +201,18 @@ export class ChatService {
       },
       (state, claimed) => this.execute(state, claimed, opts),
       runStart(origin === 'chat' && p.headless ? 'headless' : origin),
+      opening,
     );
+  }
+
+  /** The user turn of a message, before its run's claim gives it a sequence and a model. */
+  private userTurn(message: ChatSend['message']): Turn {
+    const turn = newTurn({ role: 'user', loopId: 'root', parent: null, status: 'completed', sequence: 0, model: '', contextWindow: this.deps.config.model.contextWindow });
+    if (typeof message === 'string') turn.blocks.push({ type: 'text', content: message, tool_call_id: null, tool_name: null, display_name: null });
+    else
+      for (const part of message)
+        turn.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
+    return turn;
   }
 
   /**

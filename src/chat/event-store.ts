@@ -19,6 +19,26 @@ export class EventStore {
     );
   }
 
+  /**
+   * The append of a run's first events as a part of a larger statement (its claim: one round trip
+   * for all), after what `src` gives: a query of that statement with the columns `id` (the session),
+   * `last_seq` (the events take the seqs after it, in order), and `fill`, an object of what only
+   * that statement knows: its keys `turn` (merged into an event's `turn`) and `mode` (replacing a
+   * null `mode`). Nothing when `src` is empty.
+   */
+  appendFrom(src: string, events: { name: string; data: Record<string, unknown> }[]): { sql: string; params: unknown[] } {
+    return {
+      sql: `insert into session_events (session_id, seq, name, payload)
+        select s.id, s.last_seq + x.ord::int, x.e->>'name', p.payload || jsonb_build_object('session_id', s.id, 'seq', s.last_seq + x.ord::int)
+        from ${src} s cross join jsonb_array_elements(?::jsonb) with ordinality as x(e, ord)
+        cross join lateral (select x.e->'data' as d) d
+        cross join lateral (select case when d.d->'turn' is not null then jsonb_set(d.d, '{turn}', (d.d->'turn') || (s.fill->'turn')) else d.d end as d1) d1
+        cross join lateral (select case when d1.d1->'mode' = 'null'::jsonb then jsonb_set(d1.d1, '{mode}', s.fill->'mode') else d1.d1 end as payload) p
+        on conflict do nothing`,
+      params: [storableJson(events)],
+    };
+  }
+
   async append(ev: SessionEvent): Promise<void> {
     await this.db.sql('insert into session_events (session_id, seq, name, payload) values (?, ?, ?, ?::jsonb) on conflict do nothing', [
       ev.payload.session_id,

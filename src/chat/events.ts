@@ -5,8 +5,6 @@ import { EveryMinute } from './run-failure.js';
 
 export type { SessionEvent } from '../infra/event-bus.js';
 
-const MAX_SEEN = 100_000;
-
 const MAX_BATCH_CHARS = 1 << 20;
 
 /** The text a patch carries (a delta, a tool result): what makes an event large. */
@@ -38,7 +36,7 @@ export interface SeqStart {
 interface Counter {
   seq: number;
   reserved: number;
-  extend?: SeqStart['extend'];
+  extend: SeqStart['extend'];
   /** The reservation being written, if any. */
   extending: Promise<void> | null;
   /** Events given a seq above `reserved`: sent once the reservation holds them. */
@@ -62,14 +60,8 @@ export class EventLog {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private purgeTimer: NodeJS.Timeout;
-  /**
-   * The highest seq seen on the bus for sessions whose run is under way (on any node), until their
-   * chat:end. Published events reach the log a few ms later; when an owner dies in between, the
-   * node that closes its run continues after what clients saw, not after what was stored.
-   */
-  private seen = new Map<string, number>();
-  private offBus: () => void;
   private readonly dropped: EveryMinute;
+  private lostListeners = new Set<(sessionId: string, error: unknown) => void>();
 
   constructor(
     private readonly store: EventStore,
@@ -79,28 +71,20 @@ export class EventLog {
     this.dropped = new EveryMinute(opts.logger, 'events could not be stored');
     this.purgeTimer = setInterval(() => void this.purge().catch(() => {}), 3600_000);
     this.purgeTimer.unref();
-    this.offBus = bus.subscribe((ev) => {
-      const sid = ev.payload.session_id;
-      this.seen.delete(sid);
-      if (ev.name === 'chat:end') return;
-      this.seen.set(sid, ev.payload.seq);
-      if (this.seen.size > MAX_SEEN) this.seen.delete(this.seen.keys().next().value as string);
-    });
   }
 
   /**
    * Open the session's counter; required before emitting for a session. `start`: where its seqs
    * start and how they are reserved (the run claim reserves its first block in the same statement).
-   * Without it the counter starts after the highest stored seq and reserves nothing.
+   * Its `last` was read with the reservation, which bounds every seq sent before (by any node, a
+   * dead one included), and the claim that read it may have stored its first events right after
+   * it: the counter starts there.
    */
-  async open(sessionId: string, start?: SeqStart): Promise<number> {
+  open(sessionId: string, start: SeqStart): number {
     const known = this.seqs.get(sessionId);
     if (known !== undefined) return known.seq;
-    const last = start?.last ?? (await this.store.maxSeq(sessionId));
-    const seq = Math.max(last, this.seqs.get(sessionId)?.seq ?? 0, this.seen.get(sessionId) ?? 0);
-    const reserved = start ? start.reserved : Number.POSITIVE_INFINITY;
-    this.seqs.set(sessionId, { seq, reserved, extend: start?.extend, extending: null, held: [], lost: false });
-    return seq;
+    this.seqs.set(sessionId, { seq: start.last, reserved: start.reserved, extend: start.extend, extending: null, held: [], lost: false });
+    return start.last;
   }
 
   /** Forget the in-memory counter (the run ended; another node may own the next one). */
@@ -122,24 +106,30 @@ export class EventLog {
 
   /**
    * `publish: false` stores the event without sending it: the caller makes its seq durable (the
-   * run's release records it) and publishes it later (`publish`).
+   * run's release records it) and publishes it later (`publish`). `stored`: the event is in the log
+   * already, with this seq (a run's first events, stored by its claim): it is only sent.
    */
-  emit(sessionId: string, name: string, data: Record<string, unknown> = {}, opts: { publish?: boolean } = {}): SessionEvent {
+  emit(sessionId: string, name: string, data: Record<string, unknown> = {}, opts: { publish?: boolean; stored?: boolean } = {}): SessionEvent {
     const c = this.seqs.get(sessionId);
     if (c === undefined) throw new Error(`event log not opened for ${sessionId}`);
     const seq = ++c.seq;
     const ev: SessionEvent = { name, payload: { session_id: sessionId, seq, ...data } };
     if (c.lost) return ev;
-    this.pending.push(ev);
-    this.pendingChars += textOf(data);
-    // A batch is one JSON text built at once: bounded in events and in text, so no flush stalls.
-    if (this.pending.length >= (this.opts.maxBatch ?? 500) || this.pendingChars >= MAX_BATCH_CHARS) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
+    if (!opts.stored) this.queue(ev, data);
     if (seq > c.reserved - SEQ_BLOCK / 2) this.reserveAhead(sessionId, c);
     if (opts.publish === false) return ev;
     if (seq > c.reserved || c.held.length) c.held.push(ev);
     else this.bus.publish(ev);
     return ev;
+  }
+
+  /** Into the next write batch. */
+  private queue(ev: SessionEvent, data: Record<string, unknown>) {
+    this.pending.push(ev);
+    this.pendingChars += textOf(data);
+    // A batch is one JSON text built at once: bounded in events and in text, so no flush stalls.
+    if (this.pending.length >= (this.opts.maxBatch ?? 500) || this.pendingChars >= MAX_BATCH_CHARS) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs ?? 20);
   }
 
   /** Send an event emitted with `publish: false`, once its seq is durable (after what it waited behind). */
@@ -163,7 +153,7 @@ export class EventLog {
 
   /** Raise the session's reservation by a block, in the background; held events go out once it holds. */
   private reserveAhead(sessionId: string, c: Counter) {
-    if (c.extending || !c.extend || c.lost) return;
+    if (c.extending || c.lost) return;
     const upTo = c.seq + SEQ_BLOCK;
     c.extending = c.extend(upTo).then(
       (owned) => {
@@ -252,6 +242,16 @@ export class EventLog {
   private onDropped(ev: SessionEvent, e: unknown) {
     if ((e as { code?: string }).code === '23503') return;
     this.dropped.error({ ...errField(e), session_id: ev.payload.session_id, seq: ev.payload.seq });
+    for (const fn of this.lostListeners) fn(ev.payload.session_id, e);
+  }
+
+  /**
+   * Be told of events that could not be stored (not those of a deleted session): the run that
+   * sent them fails rather than going on with a log that has lost them. Answers the unsubscribe.
+   */
+  onLost(fn: (sessionId: string, error: unknown) => void): () => void {
+    this.lostListeners.add(fn);
+    return () => this.lostListeners.delete(fn);
   }
 
   async purge() {
@@ -260,7 +260,6 @@ export class EventLog {
 
   async close() {
     clearInterval(this.purgeTimer);
-    this.offBus();
     await this.flush();
   }
 }

@@ -93,7 +93,7 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
       if (!calls.length) return { kind: 'done', text: lastText };
     } catch (e) {
       await started.catch(() => {});
-      if (run.live.has(turn.id)) await closeTurn(run, turn, run.signal.aborted ? 'interrupted' : 'failed', t0);
+      if (run.live.has(turn.id)) await closeTurn(run, turn, run.signal.aborted && !run.failure ? 'interrupted' : 'failed', t0);
       throw e;
     }
   }

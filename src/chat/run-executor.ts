@@ -7,7 +7,7 @@ import type { EventStore } from './event-store.js';
 import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
 import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from './run-failure.js';
-import { RunState, TurnJournal } from './run-state.js';
+import { openingEvents, type RunOpening, RunState, TurnJournal } from './run-state.js';
 import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
 import { applyPatch, type Patch, type Turn } from './turns.js';
@@ -45,6 +45,9 @@ interface ActiveRun {
   ended: Promise<void>;
 }
 
+/** Bound on the turns kept for a closing write (a full disk that lasts): memory stays bounded. */
+const MAX_UNCLOSED = 10_000;
+
 /** An answer to a question of a scheduled, task or replay run goes on as that run (CONTRACT 15). */
 function inherited(how: RunStart, recorded: string): RunStart {
   if (recorded === how.origin) return how;
@@ -68,8 +71,14 @@ export class RunExecutor {
   private lanes = new Map<string, Promise<unknown>>();
   private heartbeat: NodeJS.Timeout | null = null;
   private offSignal: (() => void) | null = null;
+  private offLost: (() => void) | null = null;
   private closed = false;
   private readonly storageFull: EveryMinute;
+  /**
+   * Turns of failed runs whose closing write failed (a full disk), as they were closed: written
+   * again at each heartbeat until it works, so no turn stays `streaming` once space returns.
+   */
+  private unclosed = new Map<string, Turn>();
 
   constructor(private readonly deps: ExecutorDeps) {
     this.storageFull = new EveryMinute(deps.logger, 'runs fail: storage is full');
@@ -80,6 +89,14 @@ export class RunExecutor {
     // One node (no REDIS_URL): every run left running belongs to a predecessor that is gone, so it
     // is closed now, before the service listens (CONTRACT 5). Several nodes: leases decide.
     await this.recover(!this.deps.config.redisUrl);
+    // A run whose events cannot be stored (a full disk) fails now, its turns closed, instead of
+    // streaming on into a log with holes (CONTRACT 3); replay answers those holes with a resync.
+    this.offLost = this.deps.log.onLost((sessionId, error) => {
+      const a = this.active.get(sessionId);
+      if (!a || a.state.signal.aborted) return;
+      a.state.failure = error;
+      a.abort.abort(error);
+    });
     // chat:stop received by another node for a run this node owns.
     this.offSignal = this.deps.log.bus.onSignal((sig) => {
       if (sig.name !== 'stop') return;
@@ -90,6 +107,7 @@ export class RunExecutor {
     this.heartbeat = setInterval(() => {
       void this.deps.store
         .heartbeat(this.instanceId)
+        .then(() => this.closeUnclosed())
         .then(() => this.recover())
         .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
     }, LEASE_RENEW_MS);
@@ -130,10 +148,11 @@ export class RunExecutor {
   }
 
   /**
-   * Start a run: claim the session (from one of `from`), open its event log, then `prepare` (e.g.
-   * store the user turn) and answer its result; `body` goes on in the background. Whatever
-   * `prepare` or `body` throws ends the run `failed` (or `interrupted` when stopped) and releases
-   * the session.
+   * Start a run: claim the session (from one of `from`), open its event log, then `prepare` and
+   * answer its result; `body` goes on in the background. Whatever `prepare` or `body` throws ends
+   * the run `failed` (or `interrupted` when stopped) and releases the session. `opening`: a new
+   * message's user turn and first events, stored by the claim's own statement and sent once it
+   * holds (a run start is one round trip).
    */
   async run<T>(
     userId: string,
@@ -142,22 +161,26 @@ export class RunExecutor {
     prepare: (state: RunState, claimed: Claimed) => Promise<T>,
     body: (state: RunState, claimed: Claimed, prepared: T) => Promise<RunEnd>,
     how: RunStart = { origin: 'chat', unattended: false },
+    opening?: RunOpening,
   ): Promise<T> {
     if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
     const { state, claimed, entry, settle } = await this.exclusive(sessionId, async () => {
       if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
       this.claiming.add(sessionId);
       try {
+        const defaultModel = this.deps.config.model.default;
+        const stored = opening && { turn: opening.turn, content: opening.content, events: openingEvents(opening), defaultModel };
         const runId = newId('run');
-        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser, { id: runId, origin: how.origin });
+        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser, { id: runId, origin: how.origin }, stored);
         try {
           // The claim read the session's last seq, reserved the first block and read the next turn
           // sequence: no round trip more.
-          await this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
+          this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
           const abort = new AbortController();
-          const model = claimed.model ?? this.deps.config.model.default;
+          const model = claimed.model ?? defaultModel;
           const sequence = claimed.next_sequence;
           const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, this.journal(sessionId));
+          if (opening) state.opened(opening, claimed.mode);
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
           this.active.set(sessionId, entry);
@@ -196,9 +219,10 @@ export class RunExecutor {
   }
 
   /** A run that threw: system:error (unless it was stopped), every live turn closed. Never throws. */
-  private async failed(state: RunState, e: unknown): Promise<RunEnd> {
-    if (e instanceof RunStopped && !state.signal.aborted) return this.stopped(state, e);
-    const interrupted = state.signal.aborted;
+  private async failed(state: RunState, thrown: unknown): Promise<RunEnd> {
+    if (thrown instanceof RunStopped && !state.signal.aborted) return this.stopped(state, thrown);
+    const e = state.failure ?? thrown;
+    const interrupted = state.signal.aborted && !state.failure;
     const { code, message, internal } = describeFailure(e);
     if (!interrupted) {
       const who = { session_id: state.sessionId, user_id: state.userId, code };
@@ -214,9 +238,11 @@ export class RunExecutor {
       }
     }
     for (const t of [...state.live.values()]) {
-      await closeTurn(state, t, interrupted ? 'interrupted' : 'failed').catch((err) =>
-        this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run'),
-      );
+      await closeTurn(state, t, interrupted ? 'interrupted' : 'failed').catch((err) => {
+        // Closed in memory (calls cancelled, status set); its row is written again later.
+        if (this.unclosed.size < MAX_UNCLOSED) this.unclosed.set(t.id, t);
+        this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run; retrying');
+      });
     }
     if (interrupted) return interruptedEnd;
     return { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed', error: { code, message } };
@@ -319,7 +345,7 @@ export class RunExecutor {
     const marker = `recovering:${o.run_owner ?? 'none'}:${this.instanceId}:${Date.now()}`;
     const taken = await this.deps.store.takeOver(o, marker);
     if (!taken) return false;
-    await this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
+    this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
     try {
       const origin = (o.run_origin ?? 'chat') as RunOrigin;
       const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0, runId: o.run_id ?? undefined, origin, unattended: isUnattended(origin) };
@@ -346,14 +372,28 @@ export class RunExecutor {
     return true;
   }
 
+  /** Write the closed turns of failed runs whose closing write failed; stops at the first that fails again. */
+  private async closeUnclosed() {
+    for (const [id, turn] of this.unclosed) {
+      try {
+        await this.deps.turns.update(turn);
+      } catch {
+        return;
+      }
+      this.unclosed.delete(id);
+    }
+  }
+
   /** Shutdown: stop every run (they end `interrupted`), then forget this instance. */
   async close() {
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.offSignal?.();
+    this.offLost?.();
     const runs = [...this.active.values()];
     for (const a of runs) a.abort.abort(new Error('service shutting down'));
     await Promise.all(runs.map((a) => a.ended));
+    await this.closeUnclosed();
     await this.deps.store.unregister(this.instanceId).catch(() => {});
   }
 }

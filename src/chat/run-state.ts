@@ -23,6 +23,30 @@ export function pieces(text: string, max: number): string[] {
   return out;
 }
 
+/**
+ * The start of a run for a new message, stored with its claim in one statement (RunStore.claim):
+ * the user turn, whose sequence and model only the claim knows, and chat:start, whose `mode` is
+ * the session's when null.
+ */
+export interface RunOpening {
+  turn: Turn;
+  content: unknown;
+  mode: string | null;
+  headless: boolean;
+}
+
+const turnStart = (t: Turn) => ({ turn_id: t.turn_id, role: t.role, status: t.status, parent_fork_tool_call_id: t.parent_fork_tool_call_id });
+const turnEnd = (t: Turn) => ({ turn_id: t.turn_id, status: t.status, turn: structuredClone(t) });
+
+/** A run's first events: chat:start, then the user turn sent whole (as TurnJournal.add sends it). */
+export function openingEvents(o: RunOpening): { name: string; data: Record<string, unknown> }[] {
+  return [
+    { name: 'chat:start', data: { mode: o.mode, headless: o.headless } },
+    { name: 'turn:start', data: turnStart(o.turn) },
+    { name: 'turn:end', data: turnEnd(o.turn) },
+  ];
+}
+
 /** Patches whose text is appended: consecutive ones of a turn may travel as one event. */
 const DELTAS = new Set(['add_content', 'add_thinking']);
 
@@ -55,15 +79,21 @@ export class TurnJournal {
   async start(turn: Turn, content: unknown) {
     this.flush();
     await this.turns.insert(this.sessionId, turn, content);
-    this.emit('turn:start', { turn_id: turn.turn_id, role: turn.role, status: turn.status, parent_fork_tool_call_id: turn.parent_fork_tool_call_id });
+    this.emit('turn:start', turnStart(turn));
   }
 
   /** A turn stored and sent whole: one insert, turn:start and turn:end (e.g. the user's message). */
   async add(turn: Turn, content: unknown) {
     this.flush();
     await this.turns.insert(this.sessionId, turn, content);
-    this.emit('turn:start', { turn_id: turn.turn_id, role: turn.role, status: turn.status, parent_fork_tool_call_id: turn.parent_fork_tool_call_id });
-    this.emit('turn:end', { turn_id: turn.turn_id, status: turn.status, turn: structuredClone(turn) });
+    this.emit('turn:start', turnStart(turn));
+    this.emit('turn:end', turnEnd(turn));
+  }
+
+  /** Send a run's first events, stored by its claim: the same events `add` would send, not written again. */
+  opened(o: RunOpening) {
+    this.flush();
+    for (const ev of openingEvents(o)) this.log.emit(this.sessionId, ev.name, ev.data, { stored: true });
   }
 
   patch(turn: Turn, p: Patch) {
@@ -111,6 +141,29 @@ export class TurnJournal {
   }
 }
 
+/** A new turn, empty (a run's turns come from RunState.newTurn; a run's opening is made before its claim). */
+export function newTurn(o: { role: Turn['role']; loopId: string; parent: string | null; status: Turn['status']; sequence: number; model: string; contextWindow: number }): Turn {
+  return {
+    id: newId('entry'),
+    sequence: o.sequence,
+    turn_id: newId('turn'),
+    loop_id: o.loopId,
+    kind: 'message',
+    role: o.role,
+    status: o.status,
+    blocks: [],
+    tool_calls: [],
+    model: o.model,
+    usage: { input_tokens: 0, output_tokens: 0 },
+    duration_ms: 0,
+    started_at: new Date().toISOString(),
+    context_window: o.contextWindow,
+    memory_refs: null,
+    parent_fork_tool_call_id: o.parent,
+    ...COMPACTION_FIELDS,
+  };
+}
+
 export interface RunIdentity {
   sessionId: string;
   userId: string;
@@ -132,6 +185,8 @@ export interface RunIdentity {
 export class RunState {
   readonly live = new Map<string, Turn>();
   modelCalls = 0;
+  /** Why the run was aborted when it failed from outside its body (its events could not be stored). */
+  failure: unknown = null;
   readonly sessionId: string;
   readonly userId: string;
   readonly model: string;
@@ -163,25 +218,7 @@ export class RunState {
   }
 
   newTurn(role: Turn['role'], loopId: string, parent: string | null, status: Turn['status']): Turn {
-    return {
-      id: newId('entry'),
-      sequence: this.sequence++,
-      turn_id: newId('turn'),
-      loop_id: loopId,
-      kind: 'message',
-      role,
-      status,
-      blocks: [],
-      tool_calls: [],
-      model: this.model,
-      usage: { input_tokens: 0, output_tokens: 0 },
-      duration_ms: 0,
-      started_at: new Date().toISOString(),
-      context_window: this.config.model.contextWindow,
-      memory_refs: null,
-      parent_fork_tool_call_id: parent,
-      ...COMPACTION_FIELDS,
-    };
+    return newTurn({ role, loopId, parent, status, sequence: this.sequence++, model: this.model, contextWindow: this.config.model.contextWindow });
   }
 
   async startTurn(turn: Turn, content: unknown = null) {
@@ -201,6 +238,17 @@ export class RunState {
   /** Store and send a turn that is complete as it starts (the user's message): one insert. */
   async addTurn(turn: Turn, content: unknown = null) {
     await this.journal.add(turn, content);
+  }
+
+  /**
+   * A run for a new message whose claim stored `o` (its user turn and first events): the turn takes
+   * the sequence and model the claim gave it, and the events are sent.
+   */
+  opened(o: RunOpening, mode: string) {
+    o.turn.sequence = this.sequence++;
+    o.turn.model = this.model;
+    o.mode ??= mode;
+    this.journal.opened(o);
   }
 
   async endTurn(turn: Turn, status: Turn['status'], startedMs?: number) {

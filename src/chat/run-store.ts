@@ -1,6 +1,9 @@
 import type { Database } from '../db/index.js';
 import { AppError, Errors } from '../server/errors.js';
+import type { EventStore } from './event-store.js';
 import { SEQ_BLOCK } from './events.js';
+import type { TurnStore } from './turn-store.js';
+import type { Turn } from './turns.js';
 
 /** What a claim of a session hands the run: the session's settings as stored. */
 export interface Claimed {
@@ -20,6 +23,15 @@ export interface Claimed {
   next_sequence: number;
   /** The run's origin as recorded: an answer to a question of a scheduled or task run continues that run's origin. */
   run_origin: string;
+}
+
+/** What a claim stores in its statement: a new message's user turn and the run's first events (see EventStore.appendFrom). */
+export interface ClaimOpening {
+  turn: Turn;
+  content: unknown;
+  events: { name: string; data: Record<string, unknown> }[];
+  /** The model of a session that has none of its own (the user turn's). */
+  defaultModel: string;
 }
 
 export interface OrphanRow {
@@ -55,7 +67,11 @@ export const STALE_SECONDS = 30;
  * run's last seq. A claim starts above it, so a crashed run's seqs are never given out again.
  */
 export class RunStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The stores whose inserts a claim with an opening makes in its statement. */
+    private readonly opening?: { turns: TurnStore; events: EventStore },
+  ) {}
 
   async register(instanceId: string) {
     await this.db.sql('insert into service_instances (id) values (?)', [instanceId]);
@@ -79,27 +95,46 @@ export class RunStore {
    * fewer than `maxPerUser` running sessions. Throws NOT_FOUND, SESSION_BUSY, RATE_LIMITED or
    * INVALID_STATE when it cannot.
    */
-  async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number, run: RunLabel): Promise<Claimed> {
-    const rows = await this.db.sql<Claimed>(
-      `update sessions set status = 'running', run_owner = ?, run_id = ?,
+  async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number, run: RunLabel, opening?: ClaimOpening): Promise<Claimed> {
+    const update = `update sessions set status = 'running', run_owner = ?, run_id = ?,
          run_origin = case when ?::text = 'answer' and run_origin in ('scheduled', 'task', 'replay') then run_origin else ?::text end, updated_at = now(),
          last_seq = greatest(last_seq, (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id)) + ${SEQ_BLOCK}
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
-       returning mode, model, disable_tools, memory_enabled, run_origin,
+       returning id, active_branch, mode, model, disable_tools, memory_enabled, run_origin,
          memory_enabled and exists (select 1 from memories m where m.user_id = sessions.user_id and not m.disabled and m.superseded_by is null) as recall,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
          last_seq - ${SEQ_BLOCK} as last_seq, last_seq as seq_reserved,
-         (select coalesce(max(t.sequence) + 1, 0)::int from turns t where t.session_id = sessions.id) as next_sequence`,
-      [owner, run.id, run.origin, run.origin, sessionId, userId, ...from, userId, maxPerUser],
-    );
+         (select coalesce(max(t.sequence) + 1, 0)::int from turns t where t.session_id = sessions.id) as next_sequence`;
+    const params = [owner, run.id, run.origin, run.origin, sessionId, userId, ...from, userId, maxPerUser];
+    const rows = opening ? await this.claimOpening(update, params, opening) : await this.db.sql<Claimed>(update, params);
     if (rows.length) return rows[0];
     const status = await this.status(userId, sessionId);
     if (!status) throw Errors.notFound('session');
     if (status === 'running') throw Errors.sessionBusy();
     if (from.includes(status)) throw new AppError(429, 'RATE_LIMITED', `at most ${maxPerUser} chats may run at once for one user; wait for one to end`);
     throw new AppError(409, 'INVALID_STATE', `the session is ${status}`);
+  }
+
+  /**
+   * The claim and the run's opening in one statement (one round trip): the user turn takes the
+   * next sequence and the session's model, the first events the seqs after the last one; when the
+   * claim fails, nothing is stored.
+   */
+  private claimOpening(update: string, params: unknown[], o: ClaimOpening): Promise<Claimed[]> {
+    if (!this.opening) throw new Error('RunStore: a claim with an opening needs the turn and event stores');
+    const turn = this.opening.turns.insertFrom('src', o.turn, o.content);
+    const events = this.opening.events.appendFrom('src', o.events);
+    return this.db.sql<Claimed>(
+      `with claimed as (${update}),
+       src as (select c.*, coalesce(c.model, ?::text) as turn_model,
+         jsonb_build_object('turn', jsonb_build_object('sequence', c.next_sequence, 'model', coalesce(c.model, ?::text)), 'mode', to_jsonb(c.mode)) as fill from claimed c),
+       t as (${turn.sql}),
+       e as (${events.sql})
+       select * from src`,
+      [...params, o.defaultModel, o.defaultModel, ...turn.params, ...events.params],
+    );
   }
 
   /**

@@ -89,6 +89,21 @@ export class TurnStore {
     );
   }
 
+  /**
+   * The insert of `turn` as a part of a larger statement (a run's claim: one round trip for both),
+   * taking its session, sequence, model and branch from `src`, a query of that statement with the
+   * columns `id`, `next_sequence`, `turn_model` and `active_branch`; nothing when `src` is empty.
+   */
+  insertFrom(src: string, turn: Turn, content: unknown = null): { sql: string; params: unknown[] } {
+    const { id, turn_id, loop_id, kind, role, status, blocks, tool_calls, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
+    return {
+      sql: `insert into turns (${COLUMNS}, branch_id)
+        select ?::text, s.id, s.next_sequence, ?::text, ?::text, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::jsonb, s.turn_model, ?::jsonb, ?::int, ?::timestamptz, ?::int,
+          ?::jsonb, ?::text, ?::text, ?::jsonb, s.active_branch from ${src} s`,
+      params: [id, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn)],
+    };
+  }
+
   async update(turn: Turn): Promise<void> {
     await this.db.sql(
       'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, extra = ?::jsonb where id = ?',

@@ -23,8 +23,9 @@ const canonical = (v: unknown): string =>
 
 t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what was seen, the session takes the next chat', async (t) => {
   const { home, env: base } = await withModel(t, (body: any) => {
-    const first = body.messages.find((m: any) => m.role === 'user').content as string;
-    if (first.startsWith('after')) return { text: ['fresh ', 'answer'] };
+    // The newest user message decides (the history of a chat after the crash starts with the stream's).
+    const last = body.messages.filter((m: any) => m.role === 'user').at(-1).content as string;
+    if (last.startsWith('after')) return { text: ['fresh ', 'answer'] };
     return { text: Array.from({ length: 2000 }, (_, i) => `w${i} `), delayMs: 5 };
   });
   const dbUrl = await freshDatabaseUrl(t);

@@ -130,13 +130,16 @@ t.test('storage full mid-run: the run fails cleanly, system:error says so in pla
   t.equal(res.status, 507);
   t.same(await res.json(), { code: 'INSUFFICIENT_STORAGE', detail: 'storage is full: nothing was changed; retry once space is freed' });
   t.same((await (await app.api(`/api/payloads/${entry}/annotations`)).json()).items, [], 'nothing stored');
-  db.sql = sql;
-  const insert = turns.insert.bind(turns);
-  turns.insert = async () => {
-    throw full();
-  };
+  // The start's one statement (claim, user turn, first events) cannot store its turn: nothing of it is kept.
+  db.sql = (async (q: string, p?: unknown[]) => {
+    if (/insert into turns/i.test(q)) throw full();
+    return sql(q, p);
+  }) as typeof db.sql;
+  const count = (await (await app.api(`/api/sessions/${sid}/messages`)).json()).length;
   t.match(await request(sock, 'chat:send', { session_id: sid, message: 'full' }), { ok: false, error: { code: 'INSUFFICIENT_STORAGE' } });
-  turns.insert = insert;
+  db.sql = sql;
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'completed', 'the session as it was');
+  t.equal((await (await app.api(`/api/sessions/${sid}/messages`)).json()).length, count, 'no turn stored');
 });
 
 t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
@@ -234,4 +237,30 @@ t.test('bad chat:send input: error ack, nothing stored, socket stays usable', as
   t.equal((await request(sock, 'session:subscribe', { session_id: sid })).ok, true, 'the socket still answers after ack-less events');
   t.ok(sock.connected);
   t.equal((await request(sock, 'session:subscribe', { session_id: sid, since_seq: -1 })).error.code, 'VALIDATION_ERROR');
+});
+
+t.test('a failed run whose turn could not be closed (disk full) closes it once writes work again', async (t) => {
+  const { app, model, sid, sock, seen } = await chatFixture(t);
+  const turns = app.service.turns;
+  const update = turns.update.bind(turns);
+  let full = true;
+  turns.update = async (turn) => {
+    if (full) throw Object.assign(new Error('could not extend file "base/16384/2619": No space left on device'), { code: '53100' });
+    return update(turn);
+  };
+  t.teardown(() => {
+    turns.update = update;
+  });
+  model.script({ text: ['half ', 'an answer'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'the disk fills' })).ok, true);
+  await untilEnd(seen, sid);
+  t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'failed' } });
+  const statuses = async () => (await (await app.api(`/api/sessions/${sid}/messages`)).json()).map((m: { status: string }) => m.status);
+  t.same(await statuses(), ['completed', 'streaming'], 'the closing write failed too');
+
+  full = false;
+  await waitFor(async () => !(await statuses()).includes('streaming'), { timeoutMs: 20_000, everyMs: 200, what: 'the turn closed' });
+  const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.equal(msgs[1].status, 'failed', 'closed once space is back');
+  t.equal(msgs[1].blocks.map((b: { content: string }) => b.content).join(''), 'half an answer', 'with what had streamed');
 });

@@ -105,15 +105,21 @@ t.test('failures inside a run end that run failed, never the process; the sessio
   t.match(seen.at(-1), { name: 'chat:end', payload: { status: 'failed', finish_reason: 'error' } });
   t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'failed');
 
-  // Storing the user turn fails (after the claim): the ack says so and the session is not left running.
-  turns.insert = async () => {
-    throw new Error('simulated insert failure');
+  // Storing the user turn fails in the database: it is one statement with the claim and the first
+  // events, so the ack says so and nothing of it is stored (the session as it was, no event).
+  const insertFrom = turns.insertFrom.bind(turns);
+  turns.insertFrom = (src, turn, content) => {
+    const q = insertFrom(src, turn, content);
+    return { ...q, sql: `${q.sql} where 1 / 0 = 1` };
   };
+  const before = { events: seen.length, messages: (await (await app.api(`/api/sessions/${sid}/messages`)).json()).length };
   const ack = await request(sock, 'chat:send', { session_id: sid, message: 'insert fails' });
   t.match(ack, { ok: false, error: { code: 'INTERNAL' } });
-  await untilEnd(seen, sid, 20_000, ++ends);
-  t.not((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'running', 'the claim was released');
-  delete (turns as { insert?: unknown }).insert;
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'failed', 'the claim did not happen');
+  t.equal((await (await app.api(`/api/sessions/${sid}/messages`)).json()).length, before.messages, 'no turn stored');
+  t.equal(await app.service.log.latest(sid), seen[seen.length - 1].payload.seq, 'no event stored after the last one sent');
+  t.equal(seen.length, before.events, 'no event sent');
+  delete (turns as { insertFrom?: unknown }).insertFrom;
 
   // Releasing the session at the end fails: chat:end still goes out, and the lost claim is closed.
   const store = (app.service.executor as unknown as { deps: { store: { release: (...a: unknown[]) => Promise<void> } } }).deps.store;

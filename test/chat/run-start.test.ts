@@ -1,0 +1,109 @@
+import t from 'tap';
+import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
+import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
+
+/**
+ * A run start is one database round trip: the claim, the user turn and the run's first events in
+ * one statement. What it stores must be what clients see live: the same seqs, the user turn with
+ * the sequence and model only the claim knows, chat:start with the session's mode.
+ */
+t.test('a run start is one statement; what it stores equals what is sent live', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const sid = await createSession(app, app.adminKey, { mode: 'planning', model: 'fake-model' });
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const live = record(sock);
+  await subscribe(sock, sid);
+
+  // Every statement, with its parameters, while the messages are sent.
+  const db = app.service.db;
+  const sql = db.sql.bind(db);
+  const statements: { q: string; p: unknown[] }[] = [];
+  db.sql = (async (q: string, p: unknown[] = []) => {
+    statements.push({ q, p });
+    return sql(q, p);
+  }) as typeof db.sql;
+  t.teardown(() => {
+    db.sql = sql;
+  });
+
+  for (const [i, message] of ['first', 'second'].entries()) {
+    statements.length = 0;
+    model.script({ text: [`answer ${i}`] });
+    const ack = await request(sock, 'chat:send', { session_id: sid, message });
+    t.equal(ack.ok, true);
+    await untilEnd(live, sid, 20_000, i + 1);
+    const claims = statements.filter((s) => /update sessions set status = 'running'/.test(s.q));
+    t.equal(claims.length, 1, `message ${i + 1}: one claim`);
+    t.match(claims[0].q, /insert into turns[\s\S]*insert into session_events/, 'which stores the user turn and the first events');
+    t.ok(claims[0].p.includes(ack.turn_id), 'the user turn is in it');
+    // Nothing writes that turn or its events again (the events' batches are one JSON text).
+    const names = (v: unknown) => typeof v === 'string' && v.includes(ack.turn_id);
+    const userTurnWrites = statements.filter((s) => s !== claims[0] && /insert into (turns|session_events)/.test(s.q) && s.p.some(names));
+    t.same(
+      userTurnWrites.map((s) => s.q.slice(0, 40)),
+      [],
+      'and in no other statement',
+    );
+  }
+
+  // The replay (from the log) equals what was sent live, event for event.
+  const other = app.socket();
+  await next(other, 'connect');
+  const replayed = record(other);
+  await subscribe(other, sid, 0);
+  const count = live.length;
+  await waitFor(() => replayed.length >= count, { what: 'the replay' });
+  t.same(replayed, live, 'replay from 0 equals the live events');
+
+  const starts = live.filter((e) => e.name === 'chat:start');
+  t.same(
+    starts.map((e) => e.payload.mode),
+    ['planning', 'planning'],
+    "chat:start carries the session's mode",
+  );
+  const users = live.filter((e) => e.name === 'turn:end' && e.payload.turn.role === 'user').map((e) => e.payload.turn);
+  const stored = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.same(
+    users.map((u) => [u.sequence, u.model]),
+    [
+      [0, 'fake-model'],
+      [2, 'fake-model'],
+    ],
+    'user turns take the next sequence and the session model',
+  );
+  t.same(
+    stored.filter((m: { role: string }) => m.role === 'user').map((m: { id: string; sequence: number; model: string }) => [m.id, m.sequence, m.model]),
+    users.map((u) => [u.id, u.sequence, u.model]),
+    'stored as sent',
+  );
+  const seqs = live.map((e) => e.payload.seq);
+  t.same(
+    seqs,
+    seqs.map((_, i) => seqs[0] + i),
+    'seqs rise by one',
+  );
+});
+
+t.test('a refused start (the session busy) stores nothing', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const sock = app.socket();
+  await next(sock, 'connect');
+  const live = record(sock);
+  await subscribe(sock, sid);
+  // The model answers slowly: the run is still going when the second message arrives.
+  model.script({ text: ['slow', ' reply'], delayMs: 300 });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'one' })).ok, true);
+  const busy = await request(sock, 'chat:send', { session_id: sid, message: 'two' });
+  t.match(busy, { ok: false, error: { code: 'SESSION_BUSY' } });
+  await untilEnd(live, sid);
+  const stored = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.same(
+    stored.map((m: { role: string }) => m.role),
+    ['user', 'assistant'],
+    'the busy message left no turn',
+  );
+  t.equal(live.filter((e) => e.name === 'chat:start').length, 1, 'and no event');
+});
