@@ -17,7 +17,8 @@ import { EventStore } from './chat/event-store.js';
 import { MemoryBus } from './infra/event-bus.js';
 import { RedisBus } from './infra/redis-bus.js';
 import { TurnStore } from './chat/turn-store.js';
-import { OpenAIModel, type ModelPort } from './chat/model.js';
+import type { ModelPort } from './chat/model.js';
+import { ModelRouter } from './models/router.js';
 import { ToolRegistry } from './tools/registry.js';
 import { removeSessionFolder, Workspaces } from './files/workspace.js';
 import { createRunner } from '../runners/index.js';
@@ -155,7 +156,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.push(() => log.close());
     closers.push(() => bus.close());
     const turns = new TurnStore(db);
-    const model = opts.model ?? new OpenAIModel(config.model);
+    const model = opts.model ?? new ModelRouter(config.model);
     const runner =
       config.runner.kind === 'docker'
         ? createRunner('docker', {

@@ -50,6 +50,14 @@ export interface HookEvents {
     /** From the request to the first delta; null when none came. */
     ttftMs: number | null;
     error?: string;
+    /** Prompt tokens the provider served from its cache (part of usage.input_tokens). */
+    cachedInputTokens: number;
+    /** The counts are our tokenizer's: the provider reported none. */
+    estimated: boolean;
+    /** Requests the call took, retries and fallbacks included (the router's). */
+    attempts: number;
+    /** The model asked for, when a fallback answered (`model` is the one that did). */
+    fallbackFrom?: string;
   };
   /** After each tool call that was offered to run (denied and paused ones included). */
   'tool.call': { run: RunInfo; loopId: string; callId: string; tool: string; status: 'done' | 'error' | 'paused' | 'denied'; durationMs: number };
