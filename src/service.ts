@@ -19,6 +19,7 @@ import { RedisBus } from './infra/redis-bus.js';
 import { TurnStore } from './chat/turn-store.js';
 import type { ModelPort } from './chat/model.js';
 import { ModelRouter } from './models/router.js';
+import { createUsage } from './usage/index.js';
 import { ToolRegistry } from './tools/registry.js';
 import { removeSessionFolder, Workspaces } from './files/workspace.js';
 import { createRunner } from '../runners/index.js';
@@ -205,7 +206,17 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks });
+    const usage = await createUsage({
+      config,
+      db,
+      hooks,
+      logger,
+      isAdmin: (u) => business.admin.isAdmin(u),
+      userExists: (u) => business.admin.userExists(u),
+      ownSession: (u, s) => sessions.getOwned(u, s),
+    });
+    closers.push(async () => usage.close());
+    const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks, runUsage: usage.runUsage });
     await executor.start();
     closers.unshift(() => executor.close());
     const conversation = new Conversation(turns, executor);
@@ -333,6 +344,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: registryRoutes, opts: { config, firstParty, plugins: () => plugins, solutions: () => business.catalog.list() } },
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
         { plugin: metricsRoutes, opts: { metrics, users, token: config.metricsToken } },
+        usage.routes,
       ],
     });
     logger.bind(app.log);

@@ -11,7 +11,7 @@ import type { RunState } from './run-state.js';
 import type { PromptContext, SystemPrompt } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
 import type { RunEnd, RunExecutor, RunStart } from './run-executor.js';
-import type { Hooks } from './hooks.js';
+import type { Hooks, RunOrigin } from './hooks.js';
 import { ChatSend, issues } from './send-schema.js';
 import type { StoredTurn, TurnStore } from './turn-store.js';
 import { hasOpenCalls, type Turn } from './turns.js';
@@ -148,6 +148,7 @@ export class ChatService {
       if (!this.deps.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
       await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
     }
+    await this.admit(userId, p.session_id, p.askuser_answer ? (origin === 'chat' ? 'answer' : origin) : origin === 'chat' && p.headless ? 'headless' : origin);
     if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin);
     if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
     if (p.output_schema) {
@@ -188,6 +189,12 @@ export class ChatService {
       (state, claimed) => this.execute(state, claimed, opts),
       { origin: origin === 'chat' && p.headless ? 'headless' : origin, unattended: origin !== 'chat' || !!p.headless },
     );
+  }
+
+  /** The run.before gate (a spent budget): refused before anything is claimed or stored. */
+  private async admit(userId: string, sessionId: string, origin: RunOrigin) {
+    const refused = await this.deps.hooks.ask('run.before', { userId, sessionId, origin });
+    if (refused) throw new AppError(429, refused.code, refused.message);
   }
 
   /**

@@ -31,8 +31,7 @@ export class ModelRouter implements ModelPort {
   entry(id: string): ModelEntry {
     const known = this.entries.get(id);
     if (known) return known;
-    const base = this.entries.get(this.config.default);
-    return { id, baseUrl: this.config.baseUrl, apiKey: this.config.apiKey, contextWindow: this.config.contextWindow, price: base?.price ?? null, fallback: [] };
+    return { id, baseUrl: this.config.baseUrl, apiKey: this.config.apiKey, contextWindow: this.config.contextWindow, price: null, fallback: [] };
   }
 
   private client(e: ModelEntry): OpenAI {

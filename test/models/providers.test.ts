@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chatFixture, untilEnd } from '../helpers/chat.js';
+import { chatFixture, echoTool, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { PROVIDER_SHAPES } from '../fixtures/provider-streams.js';
 import type { HookEvents } from '../../src/chat/hooks.js';
@@ -10,16 +10,7 @@ import type { HookEvents } from '../../src/chat/hooks.js';
 t.test('each provider stream shape: text, thinking, two tool calls, usage', async (t) => {
   const { app, model, sid, sock, seen } = await chatFixture(t);
   const ran: string[] = [];
-  app.service.tools.register({
-    name: 'Echo',
-    description: 'echo',
-    provider: 'builtin',
-    parameters: { type: 'object', properties: { say: { type: 'string' } } },
-    execute: async (a: { say?: string }) => {
-      ran.push(a.say ?? '');
-      return `said ${a.say}`;
-    },
-  });
+  app.service.tools.register(echoTool(ran));
   const calls: HookEvents['model.call'][] = [];
   app.service.hooks.on('model.call', (c) => void calls.push(c));
   let ends = 0;
