@@ -72,6 +72,7 @@ import { gisRoutes } from './gis/routes.js';
 import { createWorkspaces, type Teams } from './workspaces/index.js';
 import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
 import { openLogStream } from './lib/log-file.js';
+import { Shutdown } from './lib/shutdown.js';
 import { metricsRoutes } from './telemetry/routes.js';
 
 export interface Service {
@@ -118,7 +119,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const warnings: string[] = [];
   const logger = new LateLogger();
   const db = opts.db ?? (await openDatabase(config, { migrate: true }));
-  const closers: (() => Promise<unknown>)[] = [];
+  const shutdown = new Shutdown((name, e) => logger.error({ ...errField(e), closer: name }, 'closing failed'));
   let endLog = async () => {};
   const removeLastResort = keepServing(logger);
   try {
@@ -154,8 +155,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const gateway: { io?: { engine: { clientsCount: number } } } = {};
     const metrics = new ServiceMetrics({ sockets: () => gateway.io?.engine.clientsCount ?? 0, pool: poolStats(db.orm.em.getConnection().getKnex()) });
     const log = new EventLog(events, metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
-    closers.push(() => log.close());
-    closers.push(() => bus.close());
+    shutdown.add('infrastructure', 'event log', () => log.close());
+    shutdown.add('infrastructure', 'event bus', () => bus.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new ModelRouter(config.model);
     const runner =
@@ -172,14 +173,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             network: config.runner.network,
           })
         : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
-    closers.push(() => runner.close());
+    shutdown.add('infrastructure', 'runner', () => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
     if (check.error) warnings.push(`${config.runner.kind} runner unavailable: ${check.error} (runs that use tools will fail until it is back)`);
     const background = new BackgroundTasks(config.background);
-    closers.push(() => background.close());
+    shutdown.add('infrastructure', 'background tasks', () => background.close());
     const tools = new ToolRegistry(logger);
-    closers.push(() => tools.close());
+    shutdown.add('infrastructure', 'tools', () => tools.close());
     registerDefaultTools(tools, config, background);
     const tasks = new TaskStore(db);
     for (const t of [askUserQuestionTool, agentTool, ...createTaskTools(tasks)]) tools.register(t);
@@ -188,7 +189,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(planningPrompt);
     const workspaces = new Workspaces(config.workspaces, runner);
     const pluginHost = { registry: tools, prompt, checks: [] as PluginCheck[], workspaces, closers: [] as (() => Promise<unknown>)[] };
-    closers.push(async () => {
+    shutdown.add('infrastructure', 'plugins', async () => {
       for (const c of pluginHost.closers) await c().catch((e) => logger.error(errField(e), 'a plugin failed to close'));
     });
     const firstParty = firstPartyPlugins(config);
@@ -218,7 +219,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     closers.push(async () => usage.close());
     const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks, runUsage: usage.runUsage });
     await executor.start();
-    closers.unshift(() => executor.close());
+    shutdown.add('runs', 'runs', () => executor.close());
     const conversation = new Conversation(turns, executor);
     hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
     const memories = new MemoryStore(db);
@@ -226,7 +227,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.add(recall.prompt);
     tools.addProvider(recall.tools);
     const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
-    closers.push(() => snapshots.close());
+    shutdown.add('infrastructure', 'snapshots', () => snapshots.close());
     hooks.on('session.deleted', async ({ sessionId: id, userId }) => {
       await background.stopSession(id);
       await tools.endSession({ userId, sessionId: id });
@@ -285,9 +286,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       chat,
       conversation,
     });
-    closers.unshift(() => scheduled.close());
+    shutdown.add('intake', 'scheduler', () => scheduled.close());
     const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
-    closers.unshift(() => teams.close());
+    shutdown.add('intake', 'task runs', () => teams.close());
     const subs = new Subscriptions(
       log.bus,
       (sessionId, after, limit) => events.page(sessionId, after, limit),
@@ -369,14 +370,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           },
         }),],
     });
-    // Order: runs end (their last events reach sockets), then sockets, then HTTP, then the log flushes.
     gateway.io = io;
-    closers.splice(1, 0, () => io.close(), () => app.close());
-    closers.push(async () => subs.close());
+    shutdown.add('clients', 'sockets', () => io.close());
+    shutdown.add('clients', 'http', () => app.close());
+    shutdown.add('infrastructure', 'subscriptions', async () => subs.close());
     await scheduled.start();
     teams.start();
     const listener = await watchRevocations(io, users, db.url, (m) => app.log.warn(m));
-    closers.push(() => listener.close());
+    shutdown.add('infrastructure', 'revocation listener', () => listener.close());
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -407,14 +408,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       firstParty,
       close: () =>
         (closing ??= (async () => {
-          for (const c of closers) await c().catch(() => {});
+          await shutdown.run();
           if (!opts.db) await db.close();
           removeLastResort();
           await endLog();
         })()),
     };
   } catch (e) {
-    for (const c of closers) await c().catch(() => {});
+    await shutdown.run();
     if (!opts.db) await db.close();
     removeLastResort();
     await endLog();

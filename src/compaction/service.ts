@@ -33,10 +33,12 @@ export class CompactionService {
   /** Starts a compaction; `done` resolves with the finished entry. Too little to compact: no run at all. */
   async start(userId: string, sessionId: string): Promise<{ started: true; done: Promise<Turn> } | { started: false; reason: string }> {
     await this.d.sessions.getOwned(userId, sessionId);
-    const first = this.d.compactor.plan(await this.d.stored(sessionId));
-    if ('skipped' in first) return { started: false, reason: first.skipped };
+    // Busy before anything else (CONTRACT 8): a running session's turns are not final yet, so
+    // "too little to compact" would answer about a history that is still growing.
     const before = await this.d.executor.status(userId, sessionId);
     if (before === 'running') throw Errors.sessionBusy();
+    const first = this.d.compactor.plan(await this.d.stored(sessionId));
+    if ('skipped' in first) return { started: false, reason: first.skipped };
     let settle!: (t: Turn) => void;
     let fail!: (e: unknown) => void;
     const done = new Promise<Turn>((res, rej) => {
@@ -65,6 +67,7 @@ export class CompactionService {
           throw e;
         }
       },
+      { origin: 'compaction', unattended: false },
     );
     return { started: true, done };
   }

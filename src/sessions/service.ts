@@ -1,4 +1,3 @@
-import type { Hooks } from '../chat/hooks.js';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from '../db/entities.js';
@@ -18,9 +17,14 @@ export interface SessionPlan {
   after?: (sessionId: string) => Promise<void>;
 }
 
+/** What sessions tell (src/chat/hooks.ts `Hooks` is one; sessions do not depend on the engine). */
+export interface SessionHooks {
+  emit(name: 'session.deleted' | 'session.unshared', payload: { userId: string; sessionId: string }): Promise<void>;
+}
+
 export interface SessionServiceOptions {
-  /** Told (and awaited) when a session is deleted or stops being shared (src/chat/hooks.ts). */
-  hooks?: Hooks;
+  /** Told (and awaited) when a session is deleted or stops being shared: the run engine's hooks. */
+  hooks?: SessionHooks;
   /** Removes a deleted session's folder (the files module's confined rm -rf). */
   removeFolder?: (userId: string, sessionId: string) => Promise<void>;
   defaultModel: string;

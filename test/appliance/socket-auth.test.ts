@@ -2,6 +2,7 @@ import t from 'tap';
 import { next as once } from '../helpers/socket.js';
 import { io as connect } from 'socket.io-client';
 import { build } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('Socket.IO handshake checks auth.token; deleting a key disconnects its sockets', async (t) => {
   const app = await build(t);
@@ -45,12 +46,24 @@ t.test('revocation survives a lost listener connection (pg_terminate_backend)', 
     const rows = await app.service.db
       .em()
       .getConnection()
-      .execute<{ ok: boolean }[]>(
-        // The listener's backend: its last statement is its LISTEN.
-        "select pg_terminate_backend(pid) as ok from pg_stat_activity where query ilike 'listen %' and datname = current_database()",
+      .execute<{ pid: number; ok: boolean }[]>(
+        // The listener's backend: its last statement is its LISTEN (one already terminated may
+        // still be listed while it exits).
+        "select pid, pg_terminate_backend(pid) as ok from pg_stat_activity where query ilike 'listen %' and datname = current_database() and not (pid = any(?::int[]))",
+        [`{${killed.join(',')}}`],
       );
     t.equal(rows.length, 1, 'found the listener backend');
+    killed.push(...rows.map((r) => r.pid));
   };
+  // A listener backend other than the ones terminated so far: the listener is back.
+  const killed: number[] = [];
+  const listening = async () =>
+    (
+      await app.service.db
+        .em()
+        .getConnection()
+        .execute<{ pid: number }[]>("select pid from pg_stat_activity where query ilike 'listen %' and datname = current_database() and state = 'idle'")
+    ).some((r) => !killed.includes(r.pid));
 
   // Deleted right after the blip, possibly before the listener is back: caught by the resync.
   const k1 = await app.service.users.createKey(admin.id, 'blip-1');
@@ -62,7 +75,7 @@ t.test('revocation survives a lost listener connection (pg_terminate_backend)', 
   t.equal((await gone1)[0], 'io server disconnect', 'deleted during the outage');
 
   // Deleted well after the blip: the new connection LISTENs again.
-  await new Promise((r) => setTimeout(r, 1500));
+  await waitFor(listening, { timeoutMs: 15_000, what: 'the listener to LISTEN again' });
   const k2 = await app.service.users.createKey(admin.id, 'blip-2');
   const s2 = app.socket(k2.plaintext);
   await once(s2, 'connect');
@@ -72,7 +85,7 @@ t.test('revocation survives a lost listener connection (pg_terminate_backend)', 
 
   // And again: a second blip is handled like the first.
   await terminate();
-  await new Promise((r) => setTimeout(r, 1500));
+  await waitFor(listening, { timeoutMs: 15_000, what: 'the listener to LISTEN again' });
   const k3 = await app.service.users.createKey(admin.id, 'blip-3');
   const s3 = app.socket(k3.plaintext);
   await once(s3, 'connect');

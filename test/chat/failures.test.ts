@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildWithModel, chatFixture, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_TIMEOUT_MS: '1500', AGENTSVC_MODEL_RETRIES: '1' });
@@ -180,8 +181,9 @@ t.test('chat:stop interrupts within 2 s; one run per session', async (t) => {
 
   // Stop while the model is still streaming.
   model.script({ hang: true });
+  const before = model.requests.length;
   await request(sock, 'chat:send', { session_id: sid, message: 'hang' });
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => model.requests.length === before + 1, { what: 'the model call of the hanging run' });
   const t1 = Date.now();
   await request(sock, 'chat:stop', { session_id: sid });
   await untilEnd(seen, sid, 5000, 2);

@@ -3,6 +3,7 @@ import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import type { HookEvents } from '../../src/chat/hooks.js';
 import type { Tool } from '../../src/tools/types.js';
+import { waitFor } from '../helpers/wait.js';
 
 // The run engine's seams (src/chat/hooks.ts): what policy, budgets, usage and metrics plug into.
 
@@ -28,7 +29,7 @@ t.test('events: a run tells run.started, model.call, tool.call and run.ended, in
   model.script({ toolCalls: [{ name: 'Echo', args: { say: 'hi' } }] }, { text: ['done'], usage: { prompt_tokens: 11, completion_tokens: 3 } });
   await request(sock, 'chat:send', { session_id: sid, message: 'go' });
   await untilEnd(seen, sid);
-  await t.resolves(waitForLength(told, 5));
+  await waitFor(() => told.length >= 5, { what: 'five hook events' });
   t.same(told.map((x) => x.name), ['run.started', 'model.call', 'tool.call', 'model.call', 'run.ended']);
   const started = told[0].payload as HookEvents['run.started'];
   t.match(started.run, { sessionId: sid, origin: 'chat', unattended: false });
@@ -109,11 +110,3 @@ t.test('session.deleted and session.unshared reach their listeners', async (t) =
   t.equal((await app.api(`/api/sessions/${sid}`, { method: 'DELETE' })).status, 200);
   t.same(told, [`unshared ${sid}`, `deleted ${sid}`]);
 });
-
-async function waitForLength(list: unknown[], n: number, ms = 5000) {
-  const until = Date.now() + ms;
-  while (list.length < n) {
-    if (Date.now() > until) throw new Error(`${list.length} of ${n} after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { MemoryBus, type EventBus, type SessionEvent } from '../../src/infra/event-bus.js';
 import { RedisBus } from '../../src/infra/redis-bus.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ev = (session: string, seq: number): SessionEvent => ({ name: 'turn:patch', payload: { session_id: session, seq, text: `e${seq}` } });
 
@@ -61,8 +62,7 @@ if (!url) {
       n1.publish(ev('a', i));
       n2.publish(ev('b', i));
     }
-    const deadline = Date.now() + 5000;
-    while ((on1.length < 600 || on2.length < 600) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => on1.length >= 600 && on2.length >= 600, { timeoutMs: 5000, what: '600 events on each node' }).catch(() => {});
     for (const [name, got] of [['node 1', on1], ['node 2', on2]] as const) {
       t.equal(got.length, 600, `${name}: 600 events, each once`);
       for (const s of ['a', 'b']) {
@@ -80,17 +80,19 @@ if (!url) {
     n1.onSignal((s) => on1.push(s.data.n));
     n2.onSignal((s) => on2.push(s.data.n));
     n1.signal({ name: 'stop', data: { n: 1 } });
-    const deadline = Date.now() + 3000;
-    while (on2.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 100));
-    t.same(on1, [1], 'the sender once');
-    t.same(on2, [1], 'the other node once');
+    // A second signal marks the end: signals keep their order, so a duplicate of the first would
+    // have arrived before it.
+    n1.signal({ name: 'stop', data: { n: 2 } });
+    await waitFor(() => on1.includes(2) && on2.includes(2), { timeoutMs: 3000, what: 'the marker signal on both nodes' });
+    t.same(on1, [1, 2], 'the sender once');
+    t.same(on2, [1, 2], 'the other node once');
   });
 
   t.test('redis: healthy() follows the connection', async (t) => {
-    const bus = new RedisBus('redis://127.0.0.1:1', () => {});
+    let failures = 0;
+    const bus = new RedisBus('redis://127.0.0.1:1', () => void failures++);
     t.teardown(() => bus.close());
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => failures > 0, { what: 'a failed connection attempt' });
     t.notOk(bus.healthy(), 'not healthy when Redis is unreachable');
     bus.publish(ev('x', 1));
   });

@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// `npm run test:unit`: the fast tier for the edit loop. The test files that start nothing (no
+// service, database, Redis, sandbox, browser or child process), found by what they import, so a
+// new file joins the tier by itself. The whole suite stays `npm test`.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const NEEDS_A_SERVICE = /helpers\/(app|chat|db|nodes|cli|chaos|socket|files)|startService|TEST_PG_URL|TEST_REDIS_URL|openDatabase|embedded|node:child_process|playwright|createRunner|runners\//;
+
+function* testFiles(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* testFiles(p);
+    else if (e.name.endsWith('.test.ts')) yield p;
+  }
+}
+
+const files = [...testFiles('test')].filter((f) => !NEEDS_A_SERVICE.test(readFileSync(f, 'utf8'))).sort();
+console.log(`# fast tier: ${files.length} files`);
+const tap = spawn(process.execPath, [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...files], { stdio: 'inherit' });
+tap.on('exit', (c, sig) => process.exit(c ?? (sig ? 1 : 0)));
