@@ -216,7 +216,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       userExists: (u) => business.admin.userExists(u),
       ownSession: (u, s) => sessions.getOwned(u, s),
     });
-    closers.push(async () => usage.close());
+    shutdown.add('infrastructure', 'budgets', async () => usage.close());
     const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks, runUsage: usage.runUsage });
     await executor.start();
     shutdown.add('runs', 'runs', () => executor.close());
