@@ -17,6 +17,7 @@ t.test('each provider stream shape: text, thinking, two tool calls, usage', asyn
   for (const shape of PROVIDER_SHAPES) {
     ran.length = 0;
     calls.length = 0;
+    model.clear(); // a shape that failed leaves nothing for the next one
     model.script({ raw: shape.chunks('fake-model'), done: shape.done }, { text: ['done'] });
     const ack = await request(sock, 'chat:send', { session_id: sid, message: shape.name });
     t.equal(ack.ok, true, `${shape.name}: sent`);
