@@ -93,3 +93,22 @@ t.test('admin views; another user sees only their own; bad input is a 422', asyn
     t.equal(r.body.code, 'VALIDATION_ERROR', q);
   }
 });
+
+t.test("a sub-agent's model calls count in the run's usage, the records and the turns", async (t) => {
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MODELS: MODELS });
+  const sid = await createSession(app);
+  const { sock, seen } = await watch(app, sid);
+  model.script(
+    { toolCalls: [{ name: 'Agent', args: { description: 'count', prompt: 'Count the files' } }], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+    { text: ['three files'], usage: { prompt_tokens: 40, completion_tokens: 4 } },
+    { text: ['there are three'], usage: { prompt_tokens: 120, completion_tokens: 6 } },
+  );
+  await request(sock, 'chat:send', { session_id: sid, message: 'how many files?' });
+  await untilEnd(seen, sid, 30_000);
+  t.equal(model.requests.length, 3, 'root, sub-agent, root');
+  t.same(seen.at(-1)?.payload.usage, { input_tokens: 260, output_tokens: 20, cost: (260 * 2 + 20 * 8) / 1e6 });
+  const r = await untilCalls(app, 3, `?session_id=${sid}`);
+  const turns = await turnsUsage(app, sid);
+  t.same([r.body.total.input_tokens, r.body.total.output_tokens], [turns.input, turns.output], 'records and turns agree');
+  t.same([turns.input, turns.output], [260, 20]);
+});
