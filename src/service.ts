@@ -13,6 +13,7 @@ import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { EventLog } from './chat/events.js';
 import { Hooks } from './chat/hooks.js';
+import { Runs } from './chat/runs.js';
 import { EventStore } from './chat/event-store.js';
 import { MemoryBus } from './infra/event-bus.js';
 import { RedisBus } from './infra/redis-bus.js';
@@ -94,6 +95,8 @@ export interface Service {
   teams: Teams;
   /** The run engine's seams: gates before model and tool calls, events after (src/chat/hooks.ts). */
   hooks: Hooks;
+  /** Start runs and learn how they ended (src/chat/runs.ts). */
+  runs: Runs;
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
@@ -220,6 +223,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const executor = new RunExecutor({ config, store: new RunStore(db), events, log, turns, logger, hooks, runUsage: usage.runUsage });
     await executor.start();
     shutdown.add('runs', 'runs', () => executor.close());
+    // What listeners do with the runs' ends (task and scheduled run records) before anything closes.
+    shutdown.add('runs', 'hook listeners', () => hooks.settled());
     const conversation = new Conversation(turns, executor);
     hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
     const memories = new MemoryStore(db);
@@ -275,19 +280,20 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       checkpoint: (userId, sessionId, turn, text) =>
         timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
     });
+    const runs = new Runs(chat, hooks);
     const scheduled = await createScheduling({
       db,
-      bus,
       logger,
       models: config.model.models,
       redisUrl: config.redisUrl,
       pollMs: config.schedulerPollMs,
       sessions,
-      chat,
+      runs,
+      hooks,
       conversation,
     });
     shutdown.add('intake', 'scheduler', () => scheduled.close());
-    const teams = createWorkspaces({ db, bus, logger, sessions, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
+    const teams = createWorkspaces({ db, logger, sessions, runs, hooks, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
     shutdown.add('intake', 'task runs', () => teams.close());
     const subs = new Subscriptions(
       log.bus,
@@ -328,7 +334,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: sharingRoutes, opts: { config, db, turns, sessions } },
         { plugin: portabilityRoutes, opts: { config, db, sessions } },
         { plugin: envRoutes, opts: { config } },
-        { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, chat, logger }) } },
+        { plugin: replayRoutes, opts: { replays: new Replays({ db, executor, turns, sessions, runs, logger }) } },
         ...business.routes,
         { plugin: appRoutes, opts: { config, db, sessions } },
         { plugin: annotationRoutes, opts: { db } },
@@ -401,6 +407,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       business,
       teams,
       hooks,
+      runs,
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings,

@@ -11,7 +11,9 @@ import type { RunState } from './run-state.js';
 import type { PromptContext, SystemPrompt } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
 import type { RunEnd, RunExecutor, RunStart } from './run-executor.js';
-import type { Hooks, RunOrigin } from './hooks.js';
+import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
+
+const runStart = (origin: RunOrigin): RunStart => ({ origin, unattended: isUnattended(origin) });
 import { ChatSend, issues } from './send-schema.js';
 import type { StoredTurn, TurnStore } from './turn-store.js';
 import { hasOpenCalls, type Turn } from './turns.js';
@@ -138,7 +140,7 @@ export class ChatService {
    * `origin` says who sent it when it is not a person at a client (scheduler, task runs, replay):
    * those runs, and headless ones, are unattended (CONTRACT 15).
    */
-  async send(userId: string, raw: unknown, origin: 'chat' | 'scheduled' | 'task' | 'replay' = 'chat'): Promise<{ turn_id: string | null }> {
+  async send(userId: string, raw: unknown, origin: 'chat' | 'scheduled' | 'task' | 'replay' = 'chat', onRun?: (runId: string) => void): Promise<{ turn_id: string | null }> {
     const parsed = ChatSend.safeParse(raw);
     if (!parsed.success) throw new AppError(422, 'VALIDATION_ERROR', issues(parsed.error));
     const p = parsed.data;
@@ -149,7 +151,7 @@ export class ChatService {
       await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
     }
     await this.admit(userId, p.session_id, p.askuser_answer ? (origin === 'chat' ? 'answer' : origin) : origin === 'chat' && p.headless ? 'headless' : origin);
-    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin);
+    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin, onRun);
     if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
     if (p.output_schema) {
       try {
@@ -167,6 +169,7 @@ export class ChatService {
       p.session_id,
       from,
       async (state, claimed, started) => {
+        onRun?.(state.info.runId);
         opts = { started, mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema, firstMessage: claimed.next_sequence === 0 && !p.whatif };
         let message = p.message;
         if (p.whatif && this.deps.whatif) {
@@ -187,7 +190,7 @@ export class ChatService {
         return { turn_id: user.turn_id };
       },
       (state, claimed) => this.execute(state, claimed, opts),
-      { origin: origin === 'chat' && p.headless ? 'headless' : origin, unattended: origin !== 'chat' || !!p.headless },
+      runStart(origin === 'chat' && p.headless ? 'headless' : origin),
     );
   }
 
@@ -201,7 +204,7 @@ export class ChatService {
    * chat:send with askuser_answer: validated against the pending question (nothing changes when it
    * is wrong), then the paused loop resumes: chat:start, tool_result on the paused turn, next turns.
    */
-  private async answer(userId: string, sessionId: string, a: Answer, origin: 'chat' | 'scheduled' | 'task' | 'replay') {
+  private async answer(userId: string, sessionId: string, a: Answer, origin: 'chat' | 'scheduled' | 'task' | 'replay', onRun?: (runId: string) => void) {
     const status = await this.deps.executor.status(userId, sessionId);
     if (!status) throw Errors.notFound('session');
     if (status === 'running') throw Errors.sessionBusy();
@@ -217,6 +220,7 @@ export class ChatService {
       sessionId,
       ['waiting_for_input'],
       async (state, claimed, started) => {
+        onRun?.(state.info.runId);
         opts = { started, mode: claimed.mode, headless: false, resumeFrom: turn };
         state.emit('chat:start', { mode: claimed.mode, headless: false });
         state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: 'done', duration_ms: 0 } });
@@ -225,7 +229,7 @@ export class ChatService {
         return { turn_id: null };
       },
       (state, claimed) => this.execute(state, claimed, opts),
-      { origin: origin === 'chat' ? 'answer' : origin, unattended: origin !== 'chat' },
+      runStart(origin === 'chat' ? 'answer' : origin),
     );
   }
 

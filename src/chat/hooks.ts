@@ -31,6 +31,11 @@ export interface RunInfo {
 
 export type RunOrigin = 'chat' | 'answer' | 'headless' | 'scheduled' | 'task' | 'replay' | 'compaction';
 
+/** Runs nobody watches to answer (CONTRACT 15): headless, scheduled, task runs, autonomous replays. */
+export function isUnattended(origin: RunOrigin): boolean {
+  return origin === 'headless' || origin === 'scheduled' || origin === 'task' || origin === 'replay';
+}
+
 export interface TokenUsage {
   input_tokens: number;
   output_tokens: number;
@@ -38,7 +43,8 @@ export interface TokenUsage {
 
 export interface HookEvents {
   'run.started': { run: RunInfo };
-  'run.ended': { run: RunInfo; status: 'completed' | 'failed' | 'interrupted'; finish_reason: string };
+  /** Also told by the node that closes a run whose own node died (lease recovery). */
+  'run.ended': { run: RunInfo; status: 'completed' | 'failed' | 'interrupted'; finish_reason: string; error: { code: string; message: string } | null };
   /** After each model call of a run (any loop), whatever its outcome. */
   'model.call': {
     run: RunInfo;
@@ -102,6 +108,8 @@ const STRICTNESS: Record<string, number> = { stop: 2, deny: 2, refuse: 2, ask: 1
 export class Hooks {
   private readonly listeners = new Map<string, AnyFn[]>();
   private readonly gates = new Map<string, AnyFn[]>();
+  /** Listener work not settled yet (shutdown waits for it before the database closes). */
+  private readonly inflight = new Set<Promise<unknown>>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -123,7 +131,16 @@ export class Hooks {
         this.failed(name, e);
       }
     }
-    return waits.length ? Promise.all(waits).then(() => {}) : Promise.resolve();
+    if (!waits.length) return Promise.resolve();
+    const all = Promise.all(waits).then(() => {});
+    this.inflight.add(all);
+    void all.finally(() => this.inflight.delete(all));
+    return all;
+  }
+
+  /** Settles when every listener told so far has settled (at shutdown, after the runs ended). */
+  async settled(): Promise<void> {
+    while (this.inflight.size) await Promise.all(this.inflight);
   }
 
   /** Add a gate; answers the function that removes it. */

@@ -1,10 +1,10 @@
 import type { Config } from '../config/index.js';
-import { randomToken } from '../lib/ids.js';
+import { newId, randomToken } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
 import { Errors } from '../server/errors.js';
 import type { EventLog, SeqStart, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
-import type { Hooks, RunOrigin } from './hooks.js';
+import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
 import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from './run-failure.js';
 import { RunState, TurnJournal } from './run-state.js';
@@ -18,6 +18,8 @@ export interface RunEnd {
   finish_reason: string;
   result: unknown;
   sessionStatus: string;
+  /** Why a run failed or was stopped by a gate (its system:error). */
+  error?: { code: string; message: string };
 }
 
 export interface ExecutorDeps {
@@ -43,6 +45,13 @@ interface ActiveRun {
   abort: AbortController;
   /** Settles when the run has fully ended: session released, chat:end sent, log flushed. */
   ended: Promise<void>;
+}
+
+/** An answer to a question of a scheduled, task or replay run goes on as that run (CONTRACT 15). */
+function inherited(how: RunStart, recorded: string): RunStart {
+  if (recorded === how.origin) return how;
+  const origin = recorded as RunOrigin;
+  return { origin, unattended: isUnattended(origin) };
 }
 
 const interruptedEnd: RunEnd = { status: 'interrupted', finish_reason: 'interrupted', result: null, sessionStatus: 'interrupted' };
@@ -141,7 +150,8 @@ export class RunExecutor {
       if (this.closed) throw Errors.unavailable('SHUTTING_DOWN', 'the service is shutting down');
       this.claiming.add(sessionId);
       try {
-        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser);
+        const runId = newId('run');
+        const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser, { id: runId, origin: how.origin });
         try {
           // The claim read the session's last seq, reserved the first block and read the next turn
           // sequence: no round trip more.
@@ -149,7 +159,7 @@ export class RunExecutor {
           const abort = new AbortController();
           const model = claimed.model ?? this.deps.config.model.default;
           const sequence = claimed.next_sequence;
-          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, ...how }, this.deps.config, this.journal(sessionId));
+          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, this.journal(sessionId));
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
           this.active.set(sessionId, entry);
@@ -191,8 +201,8 @@ export class RunExecutor {
   private async failed(state: RunState, e: unknown): Promise<RunEnd> {
     if (e instanceof RunStopped && !state.signal.aborted) return this.stopped(state, e);
     const interrupted = state.signal.aborted;
+    const { code, message, internal } = describeFailure(e);
     if (!interrupted) {
-      const { code, message, internal } = describeFailure(e);
       const who = { session_id: state.sessionId, user_id: state.userId, code };
       // Every failed run is in the log (CONTRACT 17): a bug at error with its stack, a known cause
       // (the model unreachable, a runner down) at warn with its message; a full disk once a minute.
@@ -210,7 +220,8 @@ export class RunExecutor {
         this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run'),
       );
     }
-    return interrupted ? interruptedEnd : { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed' };
+    if (interrupted) return interruptedEnd;
+    return { status: 'failed', finish_reason: 'error', result: null, sessionStatus: 'failed', error: { code, message } };
   }
 
   /**
@@ -224,7 +235,7 @@ export class RunExecutor {
       this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not send system:error');
     }
     for (const t of [...state.live.values()]) await closeTurn(state, t, 'interrupted').catch(() => {});
-    return { status: 'completed', finish_reason: e.finishReason, result: null, sessionStatus: 'completed' };
+    return { status: 'completed', finish_reason: e.finishReason, result: null, sessionStatus: 'completed', error: { code: e.code, message: e.message } };
   }
 
   /**
@@ -254,7 +265,7 @@ export class RunExecutor {
       if (ev) this.deps.log.publish(ev);
       if (this.active.get(state.sessionId) === entry) this.active.delete(state.sessionId);
       this.deps.log.release(state.sessionId);
-      void this.deps.hooks.emit('run.ended', { run: state.info, status: end.status, finish_reason: end.finish_reason });
+      void this.deps.hooks.emit('run.ended', { run: state.info, status: end.status, finish_reason: end.finish_reason, error: end.error ?? null });
     });
   }
 
@@ -313,7 +324,8 @@ export class RunExecutor {
     if (!taken) return false;
     await this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
     try {
-      const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0 };
+      const origin = (o.run_origin ?? 'chat') as RunOrigin;
+      const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0, runId: o.run_id ?? undefined, origin, unattended: isUnattended(origin) };
       const state = new RunState(id, this.deps.config, this.journal(o.id));
       for (const { turn } of await this.deps.turns.list(o.id)) {
         if (turn.status !== 'streaming') continue;
@@ -329,6 +341,8 @@ export class RunExecutor {
       await this.deps.log.reserving(o.id);
       await this.deps.store.release(o.id, marker, 'interrupted', ev.payload.seq);
       this.deps.log.publish(ev);
+      // Told like a run's own end, on the node that closed it (scheduled and task runs settle so).
+      void this.deps.hooks.emit('run.ended', { run: state.info, status: 'interrupted', finish_reason: 'interrupted', error: { code: 'RUN_LOST', message: 'the node running it stopped' } });
     } finally {
       this.deps.log.release(o.id);
     }

@@ -122,6 +122,8 @@ export interface RunIdentity {
   memoryEnabled?: boolean;
   /** What started the run (default a person's message) and whether anyone is there to answer. */
   origin?: RunOrigin;
+  /** The run's id when it has one already (its claim recorded it). */
+  runId?: string;
   unattended?: boolean;
 }
 
@@ -145,7 +147,7 @@ export class RunState {
   ) {
     ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled } = id);
     this.info = {
-      runId: newId('run'),
+      runId: id.runId ?? newId('run'),
       userId: id.userId,
       sessionId: id.sessionId,
       model: id.model,

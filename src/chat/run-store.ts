@@ -18,6 +18,8 @@ export interface Claimed {
   last_seq: number;
   seq_reserved: number;
   next_sequence: number;
+  /** The run's origin as recorded: an answer to a question of a scheduled or task run continues that run's origin. */
+  run_origin: string;
 }
 
 export interface OrphanRow {
@@ -25,6 +27,15 @@ export interface OrphanRow {
   user_id: string;
   model: string | null;
   run_owner: string | null;
+  /** The run's id and origin as its claim recorded them (null for a claim older than that). */
+  run_id: string | null;
+  run_origin: string | null;
+}
+
+/** Which run a claim starts (hooks know it by these). */
+export interface RunLabel {
+  id: string;
+  origin: string;
 }
 
 /**
@@ -68,19 +79,20 @@ export class RunStore {
    * fewer than `maxPerUser` running sessions. Throws NOT_FOUND, SESSION_BUSY, RATE_LIMITED or
    * INVALID_STATE when it cannot.
    */
-  async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number): Promise<Claimed> {
+  async claim(userId: string, sessionId: string, from: string[], owner: string, maxPerUser: number, run: RunLabel): Promise<Claimed> {
     const rows = await this.db.sql<Claimed>(
-      `update sessions set status = 'running', run_owner = ?, updated_at = now(),
+      `update sessions set status = 'running', run_owner = ?, run_id = ?,
+         run_origin = case when ?::text = 'answer' and run_origin in ('scheduled', 'task', 'replay') then run_origin else ?::text end, updated_at = now(),
          last_seq = greatest(last_seq, (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id)) + ${SEQ_BLOCK}
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
-       returning mode, model, disable_tools, memory_enabled,
+       returning mode, model, disable_tools, memory_enabled, run_origin,
          memory_enabled and exists (select 1 from memories m where m.user_id = sessions.user_id and not m.disabled and m.superseded_by is null) as recall,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
          last_seq - ${SEQ_BLOCK} as last_seq, last_seq as seq_reserved,
          (select coalesce(max(t.sequence) + 1, 0)::int from turns t where t.session_id = sessions.id) as next_sequence`,
-      [owner, sessionId, userId, ...from, userId, maxPerUser],
+      [owner, run.id, run.origin, run.origin, sessionId, userId, ...from, userId, maxPerUser],
     );
     if (rows.length) return rows[0];
     const status = await this.status(userId, sessionId);
@@ -117,7 +129,7 @@ export class RunStore {
    */
   async orphans(self: string, selfActive: string[], othersDead = false): Promise<OrphanRow[]> {
     return this.db.sql<OrphanRow>(
-      `select id, user_id, model, run_owner from sessions where status = 'running' and (
+      `select id, user_id, model, run_owner, run_id, run_origin from sessions where status = 'running' and (
          run_owner is null
          or (run_owner = ? and not (id = any(string_to_array(?, ','))))
          or (run_owner <> ? and (?::boolean or run_owner not in (select id from service_instances where heartbeat_at > now() - interval '${STALE_SECONDS} seconds'))))`,

@@ -74,6 +74,8 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       }
       const sub = deps.subs.add(socket, session_id, since_seq ?? Number.MAX_SAFE_INTEGER);
       try {
+        // Positions are read once other nodes' events of the session reach this node.
+        await sub.following;
         if (since_seq === undefined) {
           // Live only: deliver every event after the current position.
           sub.setCursor(await deps.log.latest(session_id));

@@ -1,5 +1,5 @@
 import type { AppSocket } from '../server/gateway.js';
-import type { EventBus, SessionEvent } from '../infra/event-bus.js';
+import type { EventBus, Following, SessionEvent } from '../infra/event-bus.js';
 
 interface Sub {
   socket: AppSocket;
@@ -28,9 +28,11 @@ export class Subscriptions {
   private bySession = new Map<string, Map<string, Sub>>();
   private bySocket = new Map<string, Set<string>>();
   private off: () => void;
+  /** This node's interest in the sessions its sockets watch (other nodes' events reach it). */
+  private readonly following = new Map<string, Following>();
 
   constructor(
-    bus: EventBus,
+    private readonly bus: EventBus,
     private readonly fetch?: EventFetch,
     /** The session's turns, for a session:resync over a hole no event will fill. */
     private readonly turns?: (sessionId: string) => Promise<unknown[]>,
@@ -87,13 +89,18 @@ export class Subscriptions {
   /** Start holding live events for this socket; returns a function that finishes the subscription. */
   add(socket: AppSocket, sessionId: string, cursor: number) {
     let subs = this.bySession.get(sessionId);
-    if (!subs) this.bySession.set(sessionId, (subs = new Map()));
+    if (!subs) {
+      this.bySession.set(sessionId, (subs = new Map()));
+      this.following.set(sessionId, this.bus.follow(sessionId));
+    }
     const sub: Sub = { socket, cursor, held: [] };
     subs.set(socket.id, sub);
     let mine = this.bySocket.get(socket.id);
     if (!mine) this.bySocket.set(socket.id, (mine = new Set()));
     mine.add(sessionId);
     return {
+      /** Settles once other nodes' events of the session reach this node (read positions after it). */
+      following: this.following.get(sessionId)?.ready ?? Promise.resolve(),
       replay: (events: SessionEvent[]) => events.forEach((ev) => ev.payload.seq > sub.cursor && emit(sub, ev)),
       setCursor: (seq: number) => (sub.cursor = seq),
       live: () => {
@@ -129,13 +136,19 @@ export class Subscriptions {
       const sub = subs?.get(socketId);
       if (sub) sub.gone = true;
       subs?.delete(socketId);
-      if (subs && !subs.size) this.bySession.delete(sid);
+      if (subs && !subs.size) {
+        this.bySession.delete(sid);
+        this.following.get(sid)?.stop();
+        this.following.delete(sid);
+      }
     }
     if (!mine.size) this.bySocket.delete(socketId);
   }
 
   close() {
     this.off();
+    for (const f of this.following.values()) f.stop();
+    this.following.clear();
     this.bySession.clear();
     this.bySocket.clear();
   }

@@ -15,9 +15,23 @@ export interface NodeSignal {
   data: Record<string, unknown>;
 }
 
+/** This node's interest in one session's events from other nodes (see EventBus.follow). */
+export interface Following {
+  /** Settles once other nodes' events of the session reach this node. */
+  ready: Promise<void>;
+  /** The interest ends (counted: the session is dropped when no one follows it any more). */
+  stop(): void;
+}
+
 export interface EventBus {
   publish(ev: SessionEvent): void;
+  /** Every event this node publishes, and other nodes' events of the sessions it follows. */
   subscribe(fn: (ev: SessionEvent) => void): () => void;
+  /**
+   * Receive other nodes' events of this session (a socket here watches it). A node receives only
+   * the events of sessions it follows or runs, so adding nodes does not add traffic to each node.
+   */
+  follow(sessionId: string): Following;
   /** Send a signal to every node, this one included. */
   signal(sig: NodeSignal): void;
   onSignal(fn: (sig: NodeSignal) => void): () => void;
@@ -30,6 +44,10 @@ export interface EventBus {
 export class MemoryBus implements EventBus {
   private fns = new Set<(ev: SessionEvent) => void>();
   private signals = new Set<(sig: NodeSignal) => void>();
+  /** One process: every event is here already. */
+  follow(): Following {
+    return { ready: Promise.resolve(), stop: () => {} };
+  }
   signal(sig: NodeSignal) {
     for (const fn of this.signals) fn(sig);
   }

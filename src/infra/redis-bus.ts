@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { EventBus, NodeSignal, SessionEvent } from './event-bus.js';
+import type { EventBus, Following, NodeSignal, SessionEvent } from './event-bus.js';
 
-const CHANNEL = 'agentsvc:events';
+/** One channel per session: a node subscribes to the sessions its sockets watch. */
+const SESSION_CHANNEL = 'agentsvc:session:';
 const SIGNALS = 'agentsvc:signals';
 const MAX_QUEUED = 100_000;
 
 /**
  * The event bus across nodes, on Redis pub/sub. A publish reaches this node's subscribers at once
- * (no round trip) and every other node through Redis; a node skips its own messages coming back.
- * One publishing connection per node keeps each node's events in publish order.
+ * (no round trip) and, through the session's own channel, the other nodes that follow the session
+ * (a socket there watches it); a node skips its own messages coming back. One publishing connection
+ * per node keeps each node's events in publish order. Signals (stop a run wherever it runs) go to
+ * every node on one channel. ioredis subscribes again to every channel after a reconnect.
  */
 export class RedisBus implements EventBus {
   private readonly node = randomUUID();
@@ -19,6 +22,9 @@ export class RedisBus implements EventBus {
   private sub: Redis;
   private ready: Promise<unknown>;
   private queued = 0;
+  /** Bytes of session events this node has received from Redis (channel and message). */
+  receivedBytes = 0;
+  private readonly followers = new Map<string, { count: number; ready: Promise<void> }>();
 
   constructor(url: string, onError: (e: Error) => void = () => {}) {
     this.pub = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
@@ -26,6 +32,7 @@ export class RedisBus implements EventBus {
     this.pub.on('error', onError);
     this.sub.on('error', onError);
     this.sub.on('message', (channel: string, raw: string) => {
+      this.receivedBytes += channel.length + Buffer.byteLength(raw);
       let msg: { node: string; ev?: SessionEvent; sig?: NodeSignal };
       try {
         msg = JSON.parse(raw);
@@ -33,10 +40,10 @@ export class RedisBus implements EventBus {
         return;
       }
       if (msg.node === this.node) return;
-      if (channel === CHANNEL && msg.ev) this.deliver(msg.ev);
+      if (msg.ev && channel.startsWith(SESSION_CHANNEL)) this.deliver(msg.ev);
       else if (channel === SIGNALS && msg.sig) for (const fn of this.signals) fn(msg.sig);
     });
-    this.ready = this.sub.subscribe(CHANNEL, SIGNALS);
+    this.ready = this.sub.subscribe(SIGNALS);
   }
 
   /** Both connections up: events and signals cross nodes. */
@@ -57,7 +64,31 @@ export class RedisBus implements EventBus {
 
   publish(ev: SessionEvent) {
     this.deliver(ev);
-    this.send(CHANNEL, { node: this.node, ev });
+    this.send(SESSION_CHANNEL + ev.payload.session_id, { node: this.node, ev });
+  }
+
+  follow(sessionId: string): Following {
+    let f = this.followers.get(sessionId);
+    if (!f) {
+      const ready = this.sub.subscribe(SESSION_CHANNEL + sessionId).then(
+        () => {},
+        () => {}, // Redis away: ioredis subscribes again on reconnect; the log fills the gap.
+      );
+      this.followers.set(sessionId, (f = { count: 0, ready }));
+    }
+    f.count++;
+    let stopped = false;
+    return {
+      ready: f.ready,
+      stop: () => {
+        if (stopped) return;
+        stopped = true;
+        const cur = this.followers.get(sessionId);
+        if (!cur || --cur.count > 0) return;
+        this.followers.delete(sessionId);
+        void this.sub.unsubscribe(SESSION_CHANNEL + sessionId).catch(() => {});
+      },
+    };
   }
 
   signal(sig: NodeSignal) {
@@ -91,6 +122,7 @@ export class RedisBus implements EventBus {
 
   async close() {
     this.fns.clear();
+    this.followers.clear();
     this.signals.clear();
     // quit() waits for a reply that never comes while Redis is unreachable: then just disconnect.
     await Promise.allSettled([this.sub, this.pub].map((c) => (c.status === 'ready' ? c.quit() : c.disconnect())));

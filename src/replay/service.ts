@@ -1,4 +1,5 @@
 import type { RunExecutor } from '../chat/run-executor.js';
+import type { Runs } from '../chat/runs.js';
 import type { RunState } from '../chat/run-state.js';
 import type { TurnStore } from '../chat/turn-store.js';
 import type { Patch, Turn } from '../chat/turns.js';
@@ -25,7 +26,7 @@ export interface ReplayDeps {
     getOwned(userId: string, id: string): Promise<{ id: string; intent: string; model: string | null }>;
     create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean }): Promise<string>;
   };
-  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown> };
+  runs: Pick<Runs, 'start'>;
   logger: Logger;
 }
 
@@ -253,8 +254,8 @@ export class Replays {
         await this.until(sessionId, (s) => s !== 'running');
         const status = (await this.sql<{ status: string }>('select status from sessions where id = ?', [sessionId]))[0]?.status;
         if (status === 'waiting_for_input' || status === undefined) break;
-        await this.d.chat.send(userId, { session_id: sessionId, message }, 'replay');
-        await this.until(sessionId, (s) => s !== 'running');
+        const run = await this.d.runs.start(userId, { session_id: sessionId, message }, 'replay');
+        await run.ended;
       }
     } catch (e) {
       this.d.logger.warn({ ...errField(e), session_id: sessionId }, 'autonomous replay stopped');

@@ -1,5 +1,4 @@
 import type { Database } from '../db/index.js';
-import type { EventBus } from '../infra/event-bus.js';
 import { BullJobs } from '../infra/jobs-bullmq.js';
 import { DatabaseJobs } from '../infra/jobs-db.js';
 import type { JobsPort } from '../infra/jobs.js';
@@ -11,7 +10,6 @@ import { TaskStore } from './store.js';
 
 export interface SchedulingDeps extends Omit<LauncherDeps, 'store'> {
   db: Database;
-  bus: EventBus;
   logger: Logger;
   models: string[];
   /** BullMQ on this Redis; without it the database-backed scheduler. */

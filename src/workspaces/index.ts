@@ -1,6 +1,7 @@
 import type { Turn } from '../chat/turns.js';
+import type { Hooks } from '../chat/hooks.js';
+import type { Runs } from '../chat/runs.js';
 import type { Database } from '../db/index.js';
-import type { EventBus } from '../infra/event-bus.js';
 import type { Logger } from '../lib/logger.js';
 import { getProdAgent, type ProdAgents } from '../production/agents/service.js';
 import type { RouteModule } from '../server/app.js';
@@ -14,14 +15,14 @@ import { type AgentPort, TaskRuns } from './task-runs.js';
 
 export interface WorkspacesDeps {
   db: Database;
-  bus: EventBus;
   logger: Logger;
   sessions: SessionsPort;
-  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
+  runs: Pick<Runs, 'start' | 'onEnded'>;
+  hooks: Pick<Hooks, 'on'>;
+  chat: { stop(userId: string, sessionId: string): Promise<unknown> };
   conversation: { turns(sessionId: string): Promise<Turn[]> };
   prodAgents: ProdAgents;
   catalog: SolutionCatalog;
-  sweepMs?: number;
 }
 
 /** The agents of a workspace are production agents (CONTRACT 13): this adapter is the port's only tie to them. */
@@ -50,7 +51,7 @@ export function createWorkspaces(d: WorkspacesDeps) {
   const agents = prodAgentPort(d.db, d.prodAgents);
   d.sessions.workspaceAccess = (userId, workspaceId) => store.isMember(workspaceId, userId);
   const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
-  const runs = new TaskRuns({ db: d.db, issues, agents, chat: d.chat, stillThere, conversation: d.conversation, bus: d.bus, logger: d.logger, sweepMs: d.sweepMs });
+  const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, logger: d.logger });
   const service = new WorkspaceService({
     store,
     issues,

@@ -1,6 +1,7 @@
 import type { Turn } from '../chat/turns.js';
 import type { Database } from '../db/index.js';
-import type { EventBus, SessionEvent } from '../infra/event-bus.js';
+import type { Hooks } from '../chat/hooks.js';
+import type { RunOutcome, Runs } from '../chat/runs.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { IssueStore } from './issues.js';
 import type { IssueT, TaskRunT } from './schemas.js';
@@ -20,14 +21,13 @@ export interface TaskRunDeps {
   db: Database;
   issues: IssueStore;
   agents: AgentPort;
-  chat: { send(userId: string, raw: unknown, origin?: 'scheduled' | 'task' | 'replay'): Promise<unknown>; stop(userId: string, sessionId: string): Promise<unknown> };
+  runs: Pick<Runs, 'start' | 'onEnded'>;
+  hooks: Pick<Hooks, 'on'>;
+  chat: { stop(userId: string, sessionId: string): Promise<unknown> };
   /** Whether the agent still works in the workspace (its owner a member): checked again as the run starts. */
   stillThere(workspaceId: string, agentId: string): Promise<boolean>;
   conversation: { turns(sessionId: string): Promise<Turn[]> };
-  bus: EventBus;
   logger: Logger;
-  /** How often open runs are reconciled with their sessions (ms). */
-  sweepMs?: number;
 }
 
 interface RunRow {
@@ -75,15 +75,14 @@ export function issuePrompt(issue: IssueT, workspaceName: string): string {
 
 /**
  * Task runs (CONTRACT 13): assigning an issue to an agent starts a session of that agent (its
- * owner's, configured from the agent) whose prompt is the issue. The run follows its session like a
- * scheduled task's run: this node watches the chat:end of the sessions it started; a sweep settles
- * runs whose node died or restarted. When a run ends its usage (tokens of every turn of the session)
- * and its final answer are stored and written to the issue's timeline.
+ * owner's, configured from the agent) whose prompt is the issue. The record follows its run through
+ * the runs API like a scheduled task's: the end of every `task` run (on its node, or on the node
+ * that recovered it) settles it; a check at start and when a session is deleted settles what no run
+ * end will (a crash before the run started, a deleted session). When a run ends its usage (tokens
+ * of every turn of the session) and its final answer are stored and written to the issue's timeline.
  */
 export class TaskRuns {
-  private mine = new Map<string, { runId: string; error?: string }>();
-  private off: (() => void) | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private offs: (() => void)[] = [];
 
   constructor(private readonly d: TaskRunDeps) {}
 
@@ -92,14 +91,19 @@ export class TaskRuns {
   }
 
   start() {
-    this.off = this.d.bus.subscribe((ev) => this.onEvent(ev));
-    this.timer = setInterval(() => void this.sweep(), this.d.sweepMs ?? 15_000);
-    this.timer.unref();
+    this.offs.push(this.d.runs.onEnded('task', (o) => this.ended(o)));
+    // An answer resumes the run (its origin stays `task`).
+    this.offs.push(
+      this.d.hooks.on('run.started', ({ run }) =>
+        run.origin === 'task' ? this.sql(`update issue_task_runs set status = 'running' where session_id = ? and status = 'waiting_for_input'`, [run.sessionId]) : undefined,
+      ),
+    );
+    this.offs.push(this.d.hooks.on('session.deleted', () => this.sweep()));
+    void this.sweep();
   }
 
   close() {
-    this.off?.();
-    if (this.timer) clearInterval(this.timer);
+    for (const off of this.offs.splice(0)) off();
   }
 
   /** Records the run and starts it in the background (an agent may first have to be instantiated). */
@@ -128,16 +132,13 @@ export class TaskRuns {
       sessionId = await this.d.agents.startSession(row.user_id, row.agent_id, { intent: `#${issue.number} ${issue.title}`.slice(0, 10000), workspace_id: issue.workspace_id });
       const claimed = await this.sql(`update issue_task_runs set session_id = ?, status = 'running' where id = ? and status = 'starting' returning id`, [sessionId, row.id]);
       if (!claimed.length || !(await this.d.stillThere(row.workspace_id, row.agent_id))) throw new Error('the agent no longer works in this workspace');
-      this.mine.set(sessionId, { runId: row.id });
-      await this.d.chat.send(row.user_id, { session_id: sessionId, message: issuePrompt(issue, workspaceName) }, 'task');
+      await this.d.runs.start(row.user_id, { session_id: sessionId, message: issuePrompt(issue, workspaceName) }, 'task');
       if (!(await this.isOpen(row.id))) {
-        this.mine.delete(sessionId);
         await this.d.chat.stop(row.user_id, sessionId);
         return;
       }
       this.d.logger.info({ run_id: row.id, issue_id: issue.id, session_id: sessionId }, 'issue task run started');
     } catch (e) {
-      if (sessionId) this.mine.delete(sessionId);
       this.d.logger.warn({ ...errField(e), run_id: row.id, issue_id: issue.id }, 'issue task run could not start');
       await this.finish(row.id, 'failed', `could not start: ${(e as Error).message}`).catch(() => {});
     }
@@ -156,27 +157,23 @@ export class TaskRuns {
     for (const r of open) {
       const ended = await this.finish(r.id, 'interrupted', reason);
       if (!ended?.session_id) continue;
-      this.mine.delete(ended.session_id);
       await this.d.chat.stop(ownerId, ended.session_id).catch((e) => this.d.logger.warn({ ...errField(e), run_id: r.id }, 'could not stop an issue task run'));
     }
   }
 
-  private onEvent(ev: SessionEvent) {
-    const sid = ev.payload.session_id;
-    const t = this.mine.get(sid);
-    if (!t) return;
-    if (ev.name === 'system:error') t.error = String(ev.payload.message ?? ev.payload.code ?? 'error');
-    if (ev.name !== 'chat:end') return;
-    const { status, finish_reason } = ev.payload as { status?: string; finish_reason?: string };
-    if (finish_reason === 'tool_question') {
-      void this.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [t.runId]).catch(() => {});
-      return;
+  private async ended(o: RunOutcome) {
+    try {
+      const [open] = await this.sql<{ id: string }>(`select id from issue_task_runs where session_id = ? and status in ${OPEN}`, [o.sessionId]);
+      if (!open) return;
+      if (o.finish_reason === 'tool_question') {
+        await this.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [open.id]);
+        return;
+      }
+      const final = o.status === 'completed' ? 'completed' : o.status === 'interrupted' ? 'interrupted' : 'failed';
+      await this.finish(open.id, final, final === 'completed' ? null : (o.error?.message ?? `the run ended ${o.status} (${o.finish_reason})`));
+    } catch (e) {
+      this.d.logger.error({ ...errField(e), session_id: o.sessionId }, 'could not record an issue task run');
     }
-    this.mine.delete(sid);
-    const final = status === 'completed' ? 'completed' : status === 'interrupted' ? 'interrupted' : 'failed';
-    void this.finish(t.runId, final, final === 'completed' ? null : (t.error ?? `the run ended ${status} (${finish_reason})`)).catch((e) =>
-      this.d.logger.error({ ...errField(e), session_id: sid }, 'could not record an issue task run'),
-    );
   }
 
   /** Tokens of every turn of these sessions (every branch, sub-agents included). */
@@ -221,7 +218,10 @@ export class TaskRuns {
     return row;
   }
 
-  /** Settle open runs from their sessions (their node died, or this one restarted). Never throws. */
+  /**
+   * Settle open runs that no run end will settle: their node died before the run started or while
+   * this install was down, or their session was deleted. At start and on a session's deletion. Never throws.
+   */
   async sweep(): Promise<void> {
     try {
       const open = await this.sql<{ id: string; status: string; session_id: string | null; session_status: string | null; started_at: Date }>(
@@ -229,13 +229,11 @@ export class TaskRuns {
          where r.status in ${OPEN} and r.started_at < now() - interval '10 seconds' limit 100`,
       );
       for (const r of open) {
-        if (r.session_id && this.mine.has(r.session_id) && r.session_status !== 'completed' && r.session_status !== 'failed' && r.session_status !== 'interrupted') continue;
         if (r.status === 'starting') {
           if (Date.now() - new Date(r.started_at).getTime() > 600_000) await this.finish(r.id, 'failed', 'the run never started');
         } else if (!r.session_status) {
           await this.finish(r.id, 'failed', 'the session was deleted');
         } else if (r.session_status === 'completed' || r.session_status === 'failed' || r.session_status === 'interrupted') {
-          if (r.session_id) this.mine.delete(r.session_id);
           await this.finish(r.id, r.session_status, r.session_status === 'completed' ? null : `the run ended ${r.session_status}`);
         } else if (r.session_status === 'waiting_for_input' && r.status === 'running') {
           await this.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [r.id]);

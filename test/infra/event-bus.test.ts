@@ -51,9 +51,10 @@ if (!url) {
   };
   conformance('redis', redis);
 
-  t.test('redis: a node receives every event another node publishes, in order, and not its own twice', async (t) => {
+  t.test('redis: a node receives every event of the sessions it follows, in order, and not its own twice', async (t) => {
     const [n1, n2] = await Promise.all([redis(), redis()]);
     t.teardown(() => Promise.all([n1.close(), n2.close()]));
+    await Promise.all([n1.follow('b').ready, n2.follow('a').ready]);
     const on1: string[] = [];
     const on2: string[] = [];
     n1.subscribe((e) => on1.push(`${e.payload.session_id}:${e.payload.seq}`));
@@ -70,6 +71,32 @@ if (!url) {
         t.same(seqs, Array.from({ length: 300 }, (_, i) => i + 1), `${name}: session ${s} in order`);
       }
     }
+  });
+
+  t.test('redis: a node receives only the sessions it follows, until it stops following', async (t) => {
+    const [n1, n2] = await Promise.all([redis(), redis()]);
+    t.teardown(() => Promise.all([n1.close(), n2.close()]));
+    const got: string[] = [];
+    n2.subscribe((e) => got.push(`${e.payload.session_id}:${e.payload.seq}`));
+    const watched = n2.follow('watched');
+    const twice = n2.follow('watched'); // a second socket on the same node
+    await watched.ready;
+    n1.publish(ev('other', 1));
+    n1.publish(ev('watched', 1));
+    await waitFor(() => got.includes('watched:1'), { what: 'the watched session event' });
+    watched.stop();
+    n1.publish(ev('watched', 2));
+    await waitFor(() => got.includes('watched:2'), { what: 'the event while one follower is left' });
+    twice.stop();
+    twice.stop(); // stopping twice counts once
+    const before = n2.receivedBytes;
+    // Unsubscribed once the last follower stops: a marker on a followed session proves the rest came through.
+    await n2.follow('marker').ready;
+    n1.publish(ev('watched', 3));
+    n1.publish(ev('marker', 1));
+    await waitFor(() => got.includes('marker:1'), { what: 'the marker' });
+    t.same(got, ['watched:1', 'watched:2', 'marker:1'], 'nothing of sessions it does not follow');
+    t.ok(n2.receivedBytes > before, 'bytes are counted');
   });
 
   t.test('redis: a signal from one node reaches the other once', async (t) => {

@@ -11,7 +11,8 @@ import { Migration20261124000021_admin_grants } from './Migration20261124000021_
 import { Migration20261124000022_prod_solutions } from './Migration20261124000022_prod_solutions.js';
 import { Migration20261124000030_apps_annotations } from './Migration20261124000030_apps_annotations.js';
 import { Migration20261124000031_workspaces_issues } from './Migration20261124000031_workspaces_issues.js';
-import { Migration20261125000040_usage_budgets } from './Migration20261125000040_usage_budgets.js';
+import { Migration20261125000040_run_identity } from './Migration20261125000040_run_identity.js';
+import { Migration20261125000041_usage_budgets } from './Migration20261125000041_usage_budgets.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -27,5 +28,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124000022_prod_solutions', class: Migration20261124000022_prod_solutions },
   { name: 'Migration20261124000030_apps_annotations', class: Migration20261124000030_apps_annotations },
   { name: 'Migration20261124000031_workspaces_issues', class: Migration20261124000031_workspaces_issues },
-  { name: 'Migration20261125000040_usage_budgets', class: Migration20261125000040_usage_budgets },
+  { name: 'Migration20261125000040_run_identity', class: Migration20261125000040_run_identity },
+  { name: 'Migration20261125000041_usage_budgets', class: Migration20261125000041_usage_budgets },
 ];
