@@ -20,7 +20,9 @@ import { EventStore } from './chat/event-store.js';
 import { MemoryBus } from './infra/event-bus.js';
 import { RedisBus } from './infra/redis-bus.js';
 import { TurnStore } from './chat/turn-store.js';
-import { OpenAIModel, type ModelPort } from './chat/model.js';
+import type { ModelPort } from './chat/model.js';
+import { ModelRouter } from './models/router.js';
+import { createUsage } from './usage/index.js';
 import { ToolRegistry } from './tools/registry.js';
 import { removeSessionFolder, Workspaces } from './files/workspace.js';
 import { createRunner } from '../runners/index.js';
@@ -170,7 +172,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     shutdown.add('infrastructure', 'event log', () => log.close());
     shutdown.add('infrastructure', 'event bus', () => bus.close());
     const turns = new TurnStore(db);
-    const model = opts.model ?? new OpenAIModel(config.model);
+    const model = opts.model ?? new ModelRouter(config.model);
     const runner =
       config.runner.kind === 'docker'
         ? createRunner('docker', {
@@ -219,7 +221,17 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       }
       return n;
     };
-    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events }), events, log, turns, logger, hooks });
+    const usage = await createUsage({
+      config,
+      db,
+      hooks,
+      logger,
+      isAdmin: (u) => business.admin.isAdmin(u),
+      userExists: (u) => business.admin.userExists(u),
+      ownSession: (u, s) => sessions.getOwned(u, s),
+    });
+    shutdown.add('infrastructure', 'budgets', async () => usage.close());
+    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events }), events, log, turns, logger, hooks, runUsage: usage.runUsage });
     await executor.start();
     shutdown.add('runs', 'runs', () => executor.close());
     // What listeners do with the runs' ends (task and scheduled run records) before anything closes.
@@ -354,6 +366,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         { plugin: skillRoutes, opts: { config, sessions, conversation, library: firstParty.skills, toolsChanged: () => tools.changed() } },
         { plugin: metricsRoutes, opts: { metrics, users, token: config.metricsToken } },
         { plugin: policyRoutes, opts: { policy, sessions, isAdmin: (u: string) => business.admin.isAdmin(u), userExists: (u: string) => business.admin.userExists(u) } },
+        usage.routes,
       ],
     });
     logger.bind(app.log);

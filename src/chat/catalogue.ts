@@ -95,12 +95,19 @@ export const SERVER_EVENTS = {
   ),
   'turn:end': entry(z.object({ turn_id: z.string(), status: z.string(), turn: TurnSchema }), '{turn_id, status, turn}', '`turn` is the full Turn projection (SPEC "Turn projection")'),
   'chat:end': entry(
-    z.object({ status: z.enum(['completed', 'failed', 'interrupted']), result: z.unknown(), finish_reason: z.string() }).passthrough(),
-    '{status, result, finish_reason}',
-    '`status` `completed`, `failed` or `interrupted`; `finish_reason` `stop`, `tool_question` (paused on AskUserQuestion), `tool_approval` (paused on an approval), `budget`, `interrupted`, `error`, `max_turns`',
+    z
+      .object({
+        status: z.enum(['completed', 'failed', 'interrupted']),
+        result: z.unknown(),
+        finish_reason: z.string(),
+        usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost: z.number().nullable() }).optional(),
+      })
+      .passthrough(),
+    '{status, result, finish_reason, usage}',
+    '`status` `completed`, `failed` or `interrupted`; `finish_reason` `stop`, `tool_question` (paused on AskUserQuestion), `tool_approval` (paused on an approval), `budget`, `interrupted`, `error`, `max_turns`; `usage {input_tokens, output_tokens, cost}` of the run\'s model calls (sub-agents included; `cost` null when the models have no price)',
   ),
   'system:error': entry(z.object({ code: z.string(), message: z.string() }), '{code, message}', 'a code and a plain message, never internals'),
-  'system:notice': entry(z.object({ code: z.string(), message: z.string() }).passthrough(), '{code, message, ...}', 'information that ends nothing (e.g. `BUDGET_WARNING`)'),
+  'system:notice': entry(z.object({ code: z.string(), message: z.string() }).passthrough(), '{code, message, ...}', 'something to know that ends nothing; `BUDGET_WARNING` (a budget passed 80%, once per period) adds the budget with its use: `scope, period, max_tokens, max_cost, used_tokens, used_cost, resets_at`'),
 } as const;
 
 /** Sent to one socket, outside the session's seq (not logged). */

@@ -158,6 +158,7 @@ export class ChatService {
       if (!this.deps.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
       await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
     }
+    await this.admit(userId, p.session_id, p.askuser_answer ? (origin === 'chat' ? 'answer' : origin) : origin === 'chat' && p.headless ? 'headless' : origin);
     if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin, onRun);
     if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
     if (p.output_schema) {
@@ -213,6 +214,12 @@ export class ChatService {
       for (const part of message)
         turn.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
     return turn;
+  }
+
+  /** The run.before gate (a spent budget): refused before anything is claimed or stored. */
+  private async admit(userId: string, sessionId: string, origin: RunOrigin) {
+    const refused = await this.deps.hooks.ask('run.before', { userId, sessionId, origin });
+    if (refused) throw new AppError(429, refused.code, refused.message);
   }
 
   /**

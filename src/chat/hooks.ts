@@ -25,6 +25,8 @@ export interface RunInfo {
   unattended: boolean;
   /** Aborted by chat:stop and shutdown. */
   signal: AbortSignal;
+  /** Tell the session's clients something in passing: `system:notice {code, message, ...data}` (e.g. BUDGET_WARNING). */
+  notice(code: string, message: string, data?: Record<string, unknown>): void;
 }
 
 export type RunOrigin = 'chat' | 'answer' | 'headless' | 'scheduled' | 'task' | 'replay' | 'compaction';
@@ -56,7 +58,17 @@ export interface HookEvents {
     /** From the request to the first delta; null when none came. */
     ttftMs: number | null;
     error?: string;
+    /** Prompt tokens the provider served from its cache (part of usage.input_tokens). */
+    cachedInputTokens: number;
+    /** The counts are our tokenizer's: the provider reported none. */
+    estimated: boolean;
+    /** Requests the call took, retries and fallbacks included (the router's). */
+    attempts: number;
+    /** The model asked for, when a fallback answered (`model` is the one that did). */
+    fallbackFrom?: string;
   };
+  /** A model call's usage as recorded, with its cost from the price table (usage module; for metrics). */
+  'model.usage': { run: RunInfo; model: string; input_tokens: number; output_tokens: number; cached_input_tokens: number; cost: number | null; estimated: boolean };
   /** After each tool call that was offered to run (denied and paused ones included). */
   'tool.call': { run: RunInfo; loopId: string; callId: string; tool: string; status: 'done' | 'error' | 'paused' | 'denied'; durationMs: number };
   /** After the session's row is deleted, before its folder is removed. */
@@ -72,7 +84,12 @@ export type ToolGateDecision =
   /** Pause the call for a person's answer; `question` becomes the call's pending_question_ref. */
   | { action: 'ask'; question: Record<string, unknown> };
 
+/** A run refused before it starts: the chat:send acks this code (e.g. BUDGET_EXCEEDED). */
+export type RunGateDecision = { action: 'refuse'; code: string; message: string };
+
 export interface HookGates {
+  /** Before a chat:send starts a run, after its input was validated (budgets). */
+  'run.before': { payload: { userId: string; sessionId: string; origin: RunOrigin }; decision: RunGateDecision };
   /** Before each model call (budgets). */
   'model.before': { payload: { run: RunInfo; loopId: string; model: string }; decision: ModelGateDecision };
   /** Before a tool call executes, after its arguments parsed and validated (policy). */
@@ -86,7 +103,7 @@ type Listener<T> = (payload: T) => unknown;
 type AnyFn = (payload: never) => unknown;
 type Gate<K extends keyof HookGates> = (payload: HookGates[K]['payload']) => HookGates[K]['decision'] | undefined | Promise<HookGates[K]['decision'] | undefined>;
 
-const STRICTNESS: Record<string, number> = { stop: 2, deny: 2, ask: 1 };
+const STRICTNESS: Record<string, number> = { stop: 2, deny: 2, refuse: 2, ask: 1 };
 
 export class Hooks {
   private readonly listeners = new Map<string, AnyFn[]>();

@@ -104,6 +104,7 @@ async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, 
   const startedAt = new Date();
   const t0 = performance.now();
   const first = { ms: null as number | null };
+  const meta: CallMeta = { cached: 0, estimated: false, attempts: 1 };
   const report = (outcome: 'ok' | 'error' | 'aborted', error?: string) =>
     void deps.hooks.emit('model.call', {
       run: run.info,
@@ -116,19 +117,32 @@ async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, 
       durationMs: performance.now() - t0,
       ttftMs: first.ms,
       error,
+      cachedInputTokens: meta.cached,
+      estimated: meta.estimated,
+      attempts: meta.attempts,
+      fallbackFrom: meta.fallbackFrom,
     });
   try {
-    const calls = await streamModel(run, deps, spec, turn, started, () => (first.ms ??= performance.now() - t0));
+    const calls = await streamModel(run, deps, spec, turn, started, () => (first.ms ??= performance.now() - t0), meta);
     report('ok');
     return calls;
   } catch (e) {
+    meta.attempts = (e as { attempts?: number })?.attempts ?? meta.attempts;
     report(run.signal.aborted ? 'aborted' : 'error', (e as Error)?.message ?? String(e));
     throw e;
   }
 }
 
+/** What a model call tells beside its deltas, for `model.call`. */
+interface CallMeta {
+  cached: number;
+  estimated: boolean;
+  attempts: number;
+  fallbackFrom?: string;
+}
+
 /** Stream one model call into `turn`; nothing is sent for the turn before `started` (its turn:start). */
-async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, firstDelta: () => void): Promise<PendingCall[]> {
+async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, firstDelta: () => void, meta: CallMeta): Promise<PendingCall[]> {
   const calls: PendingCall[] = [];
   let isStarted = false;
   const stream = deps.model.stream({
@@ -159,7 +173,15 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
         break;
       }
       case 'usage':
+        meta.cached = d.cached_input_tokens ?? 0;
+        meta.estimated = !!d.estimated;
         run.patch(turn, { patch_type: 'usage', data: { input_tokens: d.input_tokens, output_tokens: d.output_tokens } });
+        break;
+      case 'model':
+        // The model that answers (a fallback's, maybe): the turn says so (CONTRACT 16).
+        turn.model = d.model;
+        meta.attempts = d.attempts;
+        meta.fallbackFrom = d.fallback_from;
         break;
     }
   }

@@ -30,6 +30,8 @@ export interface ExecutorDeps {
   turns: TurnStore;
   logger: Logger;
   hooks: Hooks;
+  /** What a run spent, for chat:end.usage (the usage module's running totals). */
+  runUsage?: (runId: string) => { input_tokens: number; output_tokens: number; cost: number | null };
 }
 
 /** What started a run, as hooks are told (src/chat/hooks.ts). */
@@ -275,7 +277,8 @@ export class RunExecutor {
       let ev: SessionEvent | null = null;
       try {
         state.flush();
-        ev = this.deps.log.emit(state.sessionId, 'chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason }, { publish: false });
+        const usage = this.deps.runUsage?.(state.info.runId);
+        ev = this.deps.log.emit(state.sessionId, 'chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason, ...(usage ? { usage } : {}) }, { publish: false });
       } catch (e) {
         this.deps.logger.error({ ...errField(e), ...ctx }, 'could not send chat:end');
       }

@@ -210,6 +210,7 @@ export class RunState {
       origin: id.origin ?? 'chat',
       unattended: id.unattended ?? false,
       signal: id.signal,
+      notice: (code, message, data) => void this.journal.emit('system:notice', { ...data, code, message }),
     };
   }
 

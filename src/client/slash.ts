@@ -4,6 +4,7 @@ import type { ChatSession } from './chat.js';
 import { human, Progress } from './progress.js';
 import type { Style } from './style.js';
 import { downloadExport } from './transfer.js';
+import { sessionCostLines } from './usage.js';
 
 /**
  * The chat client's slash commands. Each maps onto the service's public REST or Socket.IO calls;
@@ -94,11 +95,12 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   },
   {
     name: 'cost',
-    description: 'tokens of the last answer and of the context',
+    description: "tokens and cost of the last answer, of the session, and the context's size",
     async run(ctx) {
       const u = ctx.chat.usage;
       ctx.print(`last answer: ${u.input_tokens} input, ${u.output_tokens} output tokens${u.cost != null ? `, cost ${u.cost}` : ''}`);
       if (!ctx.chat.sessionId) return;
+      for (const line of await sessionCostLines(ctx.api, ctx.chat.sessionId, ctx.s)) ctx.print(line);
       const st = await ctx.api.json<{ total_tokens: number; context_window: number; usage_ratio: number; total_output_tokens: number }>('GET', `/api/sessions/${ctx.chat.sessionId}/context-stats`);
       ctx.print(`context: ${st.total_tokens} of ${st.context_window} tokens (${Math.round(st.usage_ratio * 100)}%) · ${st.total_output_tokens} output tokens in this session`);
     },

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { type McpServers, parseMcpServers } from '../../plugins/mcp/config.js';
 import { type Integrations, parseIntegrations } from '../../plugins/integrations/config.js';
 import { type InstallPolicy, parseInstallPolicy } from './policy.js';
+import { type BudgetSpec, type ModelEntry, parseBudgets, parseModels } from './models.js';
+import { knownTimeZone } from '../lib/cron.js';
 
 /**
  * One typed config, read once at start from the environment and AGENTSVC_HOME/config.json
@@ -46,7 +48,7 @@ const anyObject = (v: unknown): Record<string, Record<string, unknown>> => {
 };
 
 /** config.json keys that name a setting by a shorter name (CONTRACT 12: `mcp`, `integrations`). */
-const FILE_ALIASES: Record<string, string> = { mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS', policy: 'AGENTSVC_POLICY' };
+const FILE_ALIASES: Record<string, string> = { models: 'AGENTSVC_MODELS', budgets: 'AGENTSVC_BUDGETS', mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS', policy: 'AGENTSVC_POLICY' };
 
 /** Setting name (environment variable) -> schema and default. */
 const settings = {
@@ -61,7 +63,13 @@ const settings = {
   OPENAI_BASE_URL: url(['http:', 'https:']).default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().default(''),
   AGENTSVC_MODEL: z.string().min(1).max(200).default('gpt-4o-mini'),
-  AGENTSVC_MODELS: z.string().default(''),
+  AGENTSVC_MODELS: z.unknown(),
+  AGENTSVC_MODEL_RETRIES: int(0, 10).default(3),
+  AGENTSVC_BUDGETS: z.unknown(),
+  AGENTSVC_TIMEZONE: z
+    .string()
+    .refine(knownTimeZone, 'must be an IANA time zone such as UTC or Europe/Berlin')
+    .default(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'),
   AGENTSVC_CONTEXT_WINDOW: int(1024).default(128000),
   AGENTSVC_MAX_MODEL_CALLS: int(1, 1000).default(50),
   AGENTSVC_MODEL_TIMEOUT_MS: int(1000).default(300000),
@@ -148,6 +156,10 @@ export interface Config {
     apiKey: string;
     default: string;
     models: string[];
+    /** Every offered model with its endpoint, key, window, price and fallbacks (CONTRACT 16). */
+    entries: ModelEntry[];
+    /** Retries of a call that fails before its first delta, per model of the chain. */
+    retries: number;
     contextWindow: number;
     maxCallsPerRun: number;
     timeoutMs: number;
@@ -213,6 +225,10 @@ export interface Config {
   /** Bounds on an imported archive: entries and unpacked bytes. */
   importLimits: { entries: number; bytes: number };
   memoryEnabled: boolean;
+  /** The install's budgets (AGENTSVC_BUDGETS); day and month periods follow `timeZone`. */
+  budgets: BudgetSpec[];
+  /** The install's time zone (AGENTSVC_TIMEZONE): where a budget's day and month begin. */
+  timeZone: string;
   /** Where each setting came from, for `agentsvc up` diagnostics. */
   file?: string;
 }
@@ -270,6 +286,15 @@ function describe(values: Record<string, unknown>): SettingItem[] {
   });
 }
 
+/** A JSON setting's own check, as a ConfigError naming it. */
+function parsed<T>(setting: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw new ConfigError(setting, (e as Error).message);
+  }
+}
+
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
   const pick = (k: keyof typeof settings, file: Record<string, unknown>) => {
@@ -290,8 +315,14 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     s[key] = r.data;
   }
   const v = s as Settings;
-  const models = v.AGENTSVC_MODELS.split(',').map((m) => m.trim()).filter(Boolean);
-  if (!models.includes(v.AGENTSVC_MODEL)) models.unshift(v.AGENTSVC_MODEL);
+  const entries = parsed('AGENTSVC_MODELS', () =>
+    parseModels(v.AGENTSVC_MODELS, { baseUrl: v.OPENAI_BASE_URL, apiKey: v.OPENAI_API_KEY, contextWindow: v.AGENTSVC_CONTEXT_WINDOW, env }),
+  );
+  if (!entries.some((m) => m.id === v.AGENTSVC_MODEL)) {
+    entries.unshift({ id: v.AGENTSVC_MODEL, baseUrl: v.OPENAI_BASE_URL, apiKey: v.OPENAI_API_KEY, contextWindow: v.AGENTSVC_CONTEXT_WINDOW, price: null, fallback: [] });
+  }
+  const models = entries.map((m) => m.id);
+  const budgets = parsed('AGENTSVC_BUDGETS', () => parseBudgets(v.AGENTSVC_BUDGETS));
   if (v.AGENTSVC_SEARCH_BACKEND && v.AGENTSVC_SEARCH_BACKEND !== 'searxng' && !v.AGENTSVC_SEARCH_API_KEY) {
     throw new ConfigError('AGENTSVC_SEARCH_API_KEY', `required for search backend ${v.AGENTSVC_SEARCH_BACKEND}`);
   }
@@ -313,6 +344,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       apiKey: v.OPENAI_API_KEY,
       default: v.AGENTSVC_MODEL,
       models,
+      entries,
+      retries: v.AGENTSVC_MODEL_RETRIES,
       contextWindow: v.AGENTSVC_CONTEXT_WINDOW,
       maxCallsPerRun: v.AGENTSVC_MAX_MODEL_CALLS,
       timeoutMs: v.AGENTSVC_MODEL_TIMEOUT_MS,
@@ -368,6 +401,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     importLimits: { entries: v.AGENTSVC_IMPORT_MAX_ENTRIES, bytes: v.AGENTSVC_IMPORT_MAX_BYTES },
     share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,
+    budgets,
+    timeZone: v.AGENTSVC_TIMEZONE,
     file: Object.keys(file).length ? filePath : undefined,
   };
 }

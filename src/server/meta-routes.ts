@@ -24,7 +24,15 @@ const PublicConfig = z.object({
 });
 const Models = z.object({
   default: z.string(),
-  models: z.array(z.object({ id: z.string(), name: z.string(), context_window: z.number().int() })),
+  models: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      context_window: z.number().int(),
+      /** Per million tokens (CONTRACT 16); null when the install set none. */
+      price: z.object({ input: z.number(), output: z.number(), cached_input: z.number() }).nullable(),
+    }),
+  ),
 });
 
 export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => Promise<HealthReport> }> = async (app, { config, health }) => {
@@ -50,6 +58,7 @@ export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => P
 
   app.get('/api/config/models', { schema: { tags: ['meta'], response: { 200: Models } } }, async () => ({
     default: config.model.default,
-    models: config.model.models.map((id) => ({ id, name: id, context_window: config.model.contextWindow })),
+    // Never a URL or a key: the entries' endpoints are the install's business.
+    models: config.model.entries.map((m) => ({ id: m.id, name: m.id, context_window: m.contextWindow, price: m.price })),
   }));
 };

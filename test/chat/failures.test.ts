@@ -4,7 +4,7 @@ import { next, request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
 
 t.test('model failures: system:error, failed turn, failed session, next chat works', async (t) => {
-  const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_TIMEOUT_MS: '1500' });
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_TIMEOUT_MS: '1500', AGENTSVC_MODEL_RETRIES: '1' });
   const sid = await createSession(app);
   const sock = app.socket();
   await next(sock, 'connect');
@@ -19,7 +19,7 @@ t.test('model failures: system:error, failed turn, failed session, next chat wor
   ];
   let ends = 0;
   for (const [name, reply, code] of cases) {
-    // The SDK retries a 5xx once; script enough failures for both attempts.
+    // A 5xx (and a stream cut before its first delta) is retried once here: script both attempts.
     model.script(reply, reply);
     const from = seen.length;
     const ack = await request(sock, 'chat:send', { session_id: sid, message: name });

@@ -73,3 +73,17 @@ export async function chatFixture(t: T, env: Record<string, string> = {}) {
   const sid = await createSession(app);
   return { app, model, sid, ...(await watch(app, sid)) };
 }
+
+/** A tool `Echo {say}` that answers `said <say>` and notes each `say` in `ran`. */
+export function echoTool(ran: string[] = []) {
+  return {
+    name: 'Echo',
+    description: 'echo',
+    provider: 'builtin' as const,
+    parameters: { type: 'object', properties: { say: { type: 'string' } } },
+    execute: async (a: { say?: string }) => {
+      ran.push(a.say ?? '');
+      return `said ${a.say}`;
+    },
+  };
+}

@@ -12,6 +12,7 @@ import { Migration20261124000022_prod_solutions } from './Migration2026112400002
 import { Migration20261124000030_apps_annotations } from './Migration20261124000030_apps_annotations.js';
 import { Migration20261124000031_workspaces_issues } from './Migration20261124000031_workspaces_issues.js';
 import { Migration20261125000040_run_identity } from './Migration20261125000040_run_identity.js';
+import { Migration20261125000041_usage_budgets } from './Migration20261125000041_usage_budgets.js';
 import { Migration20261125000050_tool_policy } from './Migration20261125000050_tool_policy.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
@@ -29,5 +30,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124000030_apps_annotations', class: Migration20261124000030_apps_annotations },
   { name: 'Migration20261124000031_workspaces_issues', class: Migration20261124000031_workspaces_issues },
   { name: 'Migration20261125000040_run_identity', class: Migration20261125000040_run_identity },
+  { name: 'Migration20261125000041_usage_budgets', class: Migration20261125000041_usage_budgets },
   { name: 'Migration20261125000050_tool_policy', class: Migration20261125000050_tool_policy },
 ];
