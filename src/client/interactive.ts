@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Api } from './api.js';
 import { type ChatEnd, ChatSession } from './chat.js';
+import { modelCheck, modelScreen } from './first-run.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { Renderer } from './render.js';
 import { ChatScreen } from './screen.js';
@@ -47,6 +48,8 @@ export class ChatClient {
   private tool: string | null = null;
   private quit: (() => void) | null = null;
   private closed = false;
+  /** The current run failed on the model (system:error MODEL_*): say what the endpoint check finds. */
+  private modelFailed = false;
 
   constructor(private readonly o: ChatOptions) {
     if (o.screen) {
@@ -64,6 +67,7 @@ export class ChatClient {
 
   private onEvent = (e: ServerEvent) => {
     if (this.held) return void this.held.push(e);
+    if (e.name === 'system:error' && /^MODEL_/.test(String(e.payload.code ?? ''))) this.modelFailed = true;
     if (this.o.print === 'json') this.o.out.write(`${JSON.stringify({ event: e.name, ...e.payload })}\n`);
     else if (this.o.print === 'text') this.renderer.event(e);
     if (e.name === 'turn:patch' && this.renderer.ownsTurn(e.payload.turn_id)) {
@@ -124,9 +128,18 @@ export class ChatClient {
 
   /** One message, no prompt: resolves with its chat:end. */
   async oneShot(message: string): Promise<ChatEnd> {
+    this.modelFailed = false;
     const end = await this.chat.send(message);
     this.renderer.newline();
+    if (this.modelFailed) for (const l of await this.modelHelp(styleFor(this.o.err))) this.o.err.write(`${l}\n`);
     return end;
+  }
+
+  /** The model check's finding after a run failed on the model, as lines (none when it finds nothing wrong). */
+  private async modelHelp(s = this.renderer.s): Promise<string[]> {
+    this.modelFailed = false;
+    const check = await modelCheck(this.o.api).catch(() => null);
+    return check && check.status !== 'ok' ? modelScreen(s, this.o.api.target, check) : [];
   }
 
   /** Interactive until /exit, Ctrl-D or the end of the input. */
@@ -273,6 +286,7 @@ export class ChatClient {
   private async run(send: () => Promise<ChatEnd>) {
     this.interrupts = 0;
     this.tool = null;
+    this.modelFailed = false;
     this.screen?.working(() => this.working());
     try {
       await send();
@@ -280,6 +294,7 @@ export class ChatClient {
       this.note(this.renderer.s.red(`error: ${(e as Error).message}`));
     }
     this.screen?.working(null);
+    if (this.modelFailed) for (const l of await this.modelHelp()) this.note(l);
     // The run is over (stopped or not): back at the prompt, Ctrl-C starts counting again.
     this.interrupts = 0;
     this.renderer.newline();
