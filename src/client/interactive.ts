@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
-import type { Api } from './api.js';
-import { type ChatEnd, ChatSession } from './chat.js';
+import { type Api, ClientError } from './api.js';
+import { type ChatEnd, ChatSession, type Usage } from './chat.js';
 import { modelCheck, modelScreen } from './first-run.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { Renderer } from './render.js';
@@ -240,16 +240,40 @@ export class ChatClient {
     await this.run(() => this.chat.send(message, undefined, this.mode));
   }
 
+  /** The next submitted line, echoed (null when the input ends). */
+  private ask(): Promise<string | null> {
+    return new Promise<string | null>((resolve) => {
+      this.asking = (reply) => {
+        if (reply !== null) this.echo(reply);
+        resolve(reply);
+      };
+    });
+  }
+
+  /**
+   * Another session here (a new one to be made by the first message when `id` is undefined): the
+   * screen starts over with its conversation; the model picked for a new one carries over. A
+   * session that is not the caller's fails before anything changes.
+   */
+  private async switchSession(id: string | undefined) {
+    const next = await ChatSession.open(this.o.api, id, this.onEvent, this.onStatus).catch((e) => {
+      throw e instanceof ClientError && e.kind === 'not_found' ? new ClientError('not_found', `session ${id} not found`) : e;
+    });
+    const turns = id ? await this.o.api.messages(id) : [];
+    next.createWith = this.chat.createWith;
+    next.onCreated = (created) => this.created(created);
+    this.chat.close();
+    this.chat = next;
+    this.screen?.clear();
+    if (!id) return;
+    next.pendingFrom(turns);
+    this.renderer.turns(turns);
+    this.renderer.newline();
+  }
+
   private async answerQuestion(): Promise<boolean> {
     const { toolCallId, arguments: args } = this.chat.pending as NonNullable<ChatSession['pending']>;
-    const ask = () =>
-      new Promise<string | null>((resolve) => {
-        this.asking = (reply) => {
-          if (reply !== null) this.echo(reply);
-          resolve(reply);
-        };
-      });
-    const answer = await askQuestions(toolCallId, parseQuestions(args), { ask, print: (l) => this.note(l) }, this.renderer.s);
+    const answer = await askQuestions(toolCallId, parseQuestions(args), { ask: () => this.ask(), print: (l) => this.note(l) }, this.renderer.s);
     if (!answer) return false;
     await this.run(() => this.chat.send('', answer));
     return true;
@@ -264,16 +288,25 @@ export class ChatClient {
       mode: this.mode,
       setMode: (m) => (this.mode = m),
       clear: async () => {
-        const createWith = this.chat.createWith;
-        this.chat.close();
-        this.chat = await ChatSession.open(this.o.api, undefined, this.onEvent, this.onStatus);
-        this.chat.createWith = createWith;
-        this.chat.onCreated = (id) => this.created(id);
-        this.screen?.clear();
+        await this.switchSession(undefined);
         this.note(this.renderer.s.gray('new session: created by your first message'));
       },
+      resume: async (id) => {
+        await this.switchSession(id);
+        const session = await this.o.api.session(id);
+        this.note(this.renderer.s.gray(`session ${id} · ${session.intent || '(no title)'} · resumed`));
+      },
+      ask: () => this.ask(),
       exit: () => this.end(),
     };
+  }
+
+  /** Tokens (and cost, once the service prices the model) of the run that just ended. */
+  private usageLine(u: Usage) {
+    if (!u.input_tokens && !u.output_tokens) return;
+    const n = (x: number) => x.toLocaleString('en-US');
+    const cost = u.cost != null ? ` · $${u.cost < 0.01 ? u.cost.toFixed(4) : u.cost.toFixed(2)}` : '';
+    this.renderer.line(this.renderer.s.gray(`${n(u.input_tokens)} in · ${n(u.output_tokens)} out tokens${cost}`));
   }
 
   /** What the spinner says is working. */
@@ -289,7 +322,9 @@ export class ChatClient {
     this.modelFailed = false;
     this.screen?.working(() => this.working());
     try {
-      await send();
+      const end = await send();
+      // On a terminal only: a file or pipe gets the conversation alone.
+      if (this.o.print === 'text' && (this.screen || this.o.out.isTTY)) this.usageLine(end.usage ?? this.chat.usage);
     } catch (e) {
       this.note(this.renderer.s.red(`error: ${(e as Error).message}`));
     }

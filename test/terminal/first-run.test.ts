@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
-import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
+import { artifact, cli, hasTmux, startCli, tmuxServer } from './helpers.js';
 
 /**
  * A first run explains itself (issue 31): `agentsvc chat` checks, before its prompt, that the
@@ -13,10 +13,7 @@ import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-first-${process.pid}`);
 t.teardown(kill);
 
-function start(name: string, env: Record<string, string>, args: string[]) {
-  const vars = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ');
-  tmux('new-session', '-d', '-s', name, '-x', '100', '-y', '40', `env ${vars} '${process.execPath}' '${BIN}' ${args.join(' ')}; echo "[exit $?]"; sleep 120`);
-}
+const start = (name: string, env: Record<string, string>, args: string[]) => startCli(tmux, name, env, args);
 
 /** A port nothing listens on. */
 function closedPort(): Promise<number> {
