@@ -12,6 +12,30 @@ const CI = process.env.CI === 'true';
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-test-'));
 const stops = [];
 let code = 1;
+/** The signal that asked us to stop (Ctrl-C, a closed terminal, kill), and tap once it runs. */
+let stopSignal = null;
+let tap = null;
+// The embedded PostgreSQL runs in its own process group, so a terminal's Ctrl-C never reaches
+// it, and Node's default on a signal is to exit at once, skipping the cleanup below: the
+// database and the temp folder outlived every interrupted run. Instead, a signal is passed on
+// to tap's process group (tap and the test files; tap alone does not pass SIGTERM on), any of
+// them still there after 10 s are killed, and the run then stops what it started.
+function stopTests(sig) {
+  try {
+    process.kill(-tap.pid, sig);
+  } catch {} // already gone
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    if (stopSignal) return;
+    stopSignal = sig;
+    console.error(`# ${sig}: stopping the tests, then PostgreSQL and Redis`);
+    if (!tap) return;
+    stopTests(sig);
+    setTimeout(() => stopTests('SIGKILL'), 10_000).unref();
+  });
+}
+const SIGNAL_CODES = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -34,7 +58,12 @@ async function startRedis() {
   }
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  stops.push(() => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }));
+  // A terminal's Ctrl-C reaches redis-server too (same process group): it may be gone already.
+  const exited = new Promise((r) => child.once('exit', r));
+  stops.push(() => {
+    child.kill('SIGTERM');
+    return exited;
+  });
   for (let i = 0; i < 50; i++) {
     if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG')) break;
     await new Promise((r) => setTimeout(r, 100));
@@ -49,8 +78,12 @@ try {
   process.env.TEST_PG_URL = pg.url;
   await startRedis();
   const files = process.argv.slice(2);
-  const tap = spawn(process.execPath, [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...(files.length ? files : [])], {
-    stdio: 'inherit',
+  if (stopSignal) throw new Error(`${stopSignal} before the tests started`);
+  // A process group of its own (detached), so that a signal reaches every test process. Its
+  // stdin is closed: a background group reading the terminal would be stopped (SIGTTIN).
+  tap = spawn(process.execPath, [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...(files.length ? files : [])], {
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit'],
     env: process.env,
   });
   code = await new Promise((resolve) => tap.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
@@ -60,4 +93,4 @@ try {
   for (const stop of stops.reverse()) await stop().catch(() => {});
   rmSync(home, { recursive: true, force: true });
 }
-process.exit(code);
+process.exit(stopSignal ? SIGNAL_CODES[stopSignal] : code);

@@ -8,6 +8,8 @@ import type { Target } from './options.js';
 export type ErrorKind = 'down' | 'auth' | 'not_found' | 'invalid' | 'busy' | 'server' | 'protocol';
 
 export class ClientError extends Error {
+  /** Of a `down` error: the network's reason (ECONNREFUSED, ENOTFOUND, …). */
+  reason?: string;
   constructor(
     readonly kind: ErrorKind,
     message: string,
@@ -89,7 +91,9 @@ export class Api {
   down(e: unknown): ClientError {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     const why = cause?.code ?? cause?.message ?? (e as Error).message;
-    return new ClientError('down', `cannot reach agentsvc at ${this.url} (${why}); is it running? start it with \`agentsvc up\`, or pass --url`);
+    const err = new ClientError('down', `cannot reach agentsvc at ${this.url} (${why}); is it running? start it with \`agentsvc up\`, or pass --url`);
+    err.reason = why;
+    return err;
   }
 
   async fetch(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<Response> {

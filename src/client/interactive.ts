@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
-import type { Api } from './api.js';
-import { type ChatEnd, ChatSession } from './chat.js';
+import { type Api, ClientError } from './api.js';
+import { type ChatEnd, ChatSession, type Usage } from './chat.js';
+import { modelCheck, modelScreen } from './first-run.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { askApproval } from './approval.js';
 import { Renderer } from './render.js';
@@ -48,6 +49,8 @@ export class ChatClient {
   private tool: string | null = null;
   private quit: (() => void) | null = null;
   private closed = false;
+  /** The current run failed on the model (system:error MODEL_*): say what the endpoint check finds. */
+  private modelFailed = false;
 
   constructor(private readonly o: ChatOptions) {
     if (o.screen) {
@@ -65,6 +68,7 @@ export class ChatClient {
 
   private onEvent = (e: ServerEvent) => {
     if (this.held) return void this.held.push(e);
+    if (e.name === 'system:error' && /^MODEL_/.test(String(e.payload.code ?? ''))) this.modelFailed = true;
     if (this.o.print === 'json') this.o.out.write(`${JSON.stringify({ event: e.name, ...e.payload })}\n`);
     else if (this.o.print === 'text') this.renderer.event(e);
     if (e.name === 'turn:patch' && this.renderer.ownsTurn(e.payload.turn_id)) {
@@ -125,9 +129,18 @@ export class ChatClient {
 
   /** One message, no prompt: resolves with its chat:end. */
   async oneShot(message: string): Promise<ChatEnd> {
+    this.modelFailed = false;
     const end = await this.chat.send(message);
     this.renderer.newline();
+    if (this.modelFailed) for (const l of await this.modelHelp(styleFor(this.o.err))) this.o.err.write(`${l}\n`);
     return end;
+  }
+
+  /** The model check's finding after a run failed on the model, as lines (none when it finds nothing wrong). */
+  private async modelHelp(s = this.renderer.s): Promise<string[]> {
+    this.modelFailed = false;
+    const check = await modelCheck(this.o.api).catch(() => null);
+    return check && check.status !== 'ok' ? modelScreen(s, this.o.api.target, check) : [];
   }
 
   /** Interactive until /exit, Ctrl-D or the end of the input. */
@@ -228,16 +241,40 @@ export class ChatClient {
     await this.run(() => this.chat.send(message, undefined, this.mode));
   }
 
+  /** The next submitted line, echoed (null when the input ends). */
+  private ask(): Promise<string | null> {
+    return new Promise<string | null>((resolve) => {
+      this.asking = (reply) => {
+        if (reply !== null) this.echo(reply);
+        resolve(reply);
+      };
+    });
+  }
+
+  /**
+   * Another session here (a new one to be made by the first message when `id` is undefined): the
+   * screen starts over with its conversation; the model picked for a new one carries over. A
+   * session that is not the caller's fails before anything changes.
+   */
+  private async switchSession(id: string | undefined) {
+    const next = await ChatSession.open(this.o.api, id, this.onEvent, this.onStatus).catch((e) => {
+      throw e instanceof ClientError && e.kind === 'not_found' ? new ClientError('not_found', `session ${id} not found`) : e;
+    });
+    const turns = id ? await this.o.api.messages(id) : [];
+    next.createWith = this.chat.createWith;
+    next.onCreated = (created) => this.created(created);
+    this.chat.close();
+    this.chat = next;
+    this.screen?.clear();
+    if (!id) return;
+    next.pendingFrom(turns);
+    this.renderer.turns(turns);
+    this.renderer.newline();
+  }
+
   private async answerQuestion(): Promise<boolean> {
     const { toolCallId, arguments: args, approval } = this.chat.pending as NonNullable<ChatSession['pending']>;
-    const ask = () =>
-      new Promise<string | null>((resolve) => {
-        this.asking = (reply) => {
-          if (reply !== null) this.echo(reply);
-          resolve(reply);
-        };
-      });
-    const io = { ask, print: (l: string) => this.note(l) };
+    const io = { ask: () => this.ask(), print: (l: string) => this.note(l) };
     const answer = approval ? await askApproval(toolCallId, approval, io, this.renderer.s) : await askQuestions(toolCallId, parseQuestions(args), io, this.renderer.s);
     if (!answer) return false;
     await this.run(() => this.chat.send('', answer));
@@ -255,16 +292,25 @@ export class ChatClient {
       mode: this.mode,
       setMode: (m) => (this.mode = m),
       clear: async () => {
-        const createWith = this.chat.createWith;
-        this.chat.close();
-        this.chat = await ChatSession.open(this.o.api, undefined, this.onEvent, this.onStatus);
-        this.chat.createWith = createWith;
-        this.chat.onCreated = (id) => this.created(id);
-        this.screen?.clear();
+        await this.switchSession(undefined);
         this.note(this.renderer.s.gray('new session: created by your first message'));
       },
+      resume: async (id) => {
+        await this.switchSession(id);
+        const session = await this.o.api.session(id);
+        this.note(this.renderer.s.gray(`session ${id} · ${session.intent || '(no title)'} · resumed`));
+      },
+      ask: () => this.ask(),
       exit: () => this.end(),
     };
+  }
+
+  /** Tokens (and cost, once the service prices the model) of the run that just ended. */
+  private usageLine(u: Usage) {
+    if (!u.input_tokens && !u.output_tokens) return;
+    const n = (x: number) => x.toLocaleString('en-US');
+    const cost = u.cost != null ? ` · $${u.cost < 0.01 ? u.cost.toFixed(4) : u.cost.toFixed(2)}` : '';
+    this.renderer.line(this.renderer.s.gray(`${n(u.input_tokens)} in · ${n(u.output_tokens)} out tokens${cost}`));
   }
 
   /** What the spinner says is working. */
@@ -277,13 +323,17 @@ export class ChatClient {
   private async run(send: () => Promise<ChatEnd>) {
     this.interrupts = 0;
     this.tool = null;
+    this.modelFailed = false;
     this.screen?.working(() => this.working());
     try {
-      await send();
+      const end = await send();
+      // On a terminal only: a file or pipe gets the conversation alone.
+      if (this.o.print === 'text' && (this.screen || this.o.out.isTTY)) this.usageLine(end.usage ?? this.chat.usage);
     } catch (e) {
       this.note(this.renderer.s.red(`error: ${(e as Error).message}`));
     }
     this.screen?.working(null);
+    if (this.modelFailed) for (const l of await this.modelHelp()) this.note(l);
     // The run is over (stopped or not): back at the prompt, Ctrl-C starts counting again.
     this.interrupts = 0;
     this.renderer.newline();

@@ -1,5 +1,6 @@
 import type { MarkdownTheme } from '@mariozechner/pi-tui';
 import type { Turn } from './api.js';
+import { fileChange } from './diff.js';
 import { keyArgument, resultText, seconds, short } from './format.js';
 import { MarkdownBlocks, markdownLines, markdownTheme } from './markdown.js';
 import type { ServerEvent } from './stream.js';
@@ -260,9 +261,13 @@ export class Renderer {
     const width = Math.max(20, (this.out.columns ?? 100) - 8 - this.depth * 2);
     const shown = empty ? [] : lines.slice(0, this.fold).map((l) => short(l, width));
     const more = empty ? 0 : lines.length - shown.length;
-    this.line(`  ${this.s.gray('└')} ${head}${shown.length ? ` ${this.s.gray('·')} ${shown[0]}` : ''}`);
+    // An Edit or Write that went through shows what it changed.
+    const call = this.calls.get(callId);
+    const change = status === 'done' && call ? fileChange(call.name, call.args, this.s, width, this.fold * 3) : null;
+    this.line(`  ${this.s.gray('└')} ${head}${shown.length ? ` ${this.s.gray('·')} ${shown[0]}` : ''}${change ? ` ${this.s.gray('·')} ${change.summary}` : ''}`);
     for (const l of shown.slice(1)) this.line(`    ${l}`);
     if (more > 0 && shown.length) this.line(this.s.gray(`    … +${more} line${more === 1 ? '' : 's'}`));
+    for (const l of change?.lines ?? []) this.line(`    ${l}`);
   }
 
   private userTurn(turn: Turn) {

@@ -21,7 +21,20 @@ export interface SlashContext {
   setMode(m: 'planning' | 'executing'): void;
   /** Start over in a new session (created by its first message). */
   clear(): Promise<void>;
+  /** Continue session `id` here: its conversation is shown, new messages go to it. */
+  resume(id: string): Promise<void>;
+  /** The next line the person submits (null when the input ends). */
+  ask(): Promise<string | null>;
   exit(): void;
+}
+
+/** "5 min ago", "3 h ago", "2 d ago" from an ISO time. */
+function ago(iso: string, now = Date.now()): string {
+  const min = Math.max(0, Math.round((now - Date.parse(iso)) / 60_000));
+  if (min < 1) return 'just now';
+  if (min < 60) return `${min} min ago`;
+  if (min < 48 * 60) return `${Math.round(min / 60)} h ago`;
+  return `${Math.round(min / 1440)} d ago`;
 }
 
 interface SlashCommand {
@@ -153,6 +166,28 @@ export const SLASH_COMMANDS: SlashCommand[] = [
     },
   },
   { name: 'clear', description: 'start a new session', run: (ctx) => ctx.clear() },
+  {
+    name: 'resume',
+    args: '[SESSION_ID]',
+    description: 'pick a recent session (or give its id) and continue it here',
+    async run(ctx, arg) {
+      if (arg) return ctx.resume(arg);
+      // The list is newest-created first; recent means last updated, so take a page and sort.
+      const page = await ctx.api.listSessions({ limit: 100 });
+      const recent = page.items
+        .filter((x) => x.id !== ctx.chat.sessionId)
+        .sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at))
+        .slice(0, 10);
+      if (!recent.length) return ctx.print(ctx.s.gray('no other session yet'));
+      recent.forEach((x, i) => ctx.print(`  ${i + 1}. ${x.intent || '(no title)'} ${ctx.s.gray(`· ${ago(x.updated_at)} · ${x.status} · ${x.id}`)}`));
+      ctx.print(ctx.s.gray(`  choose a number (1-${recent.length}); Enter alone stays here`));
+      const reply = (await ctx.ask())?.trim();
+      if (!reply) return ctx.print(ctx.s.gray('staying in this session'));
+      const n = Number(reply);
+      if (!Number.isInteger(n) || n < 1 || n > recent.length) return ctx.print(ctx.s.red(`${reply} is not one of 1-${recent.length}; /resume lists them again`));
+      await ctx.resume(recent[n - 1].id);
+    },
+  },
   { name: 'exit', description: 'quit (also /quit, Ctrl-D)', immediate: true, run: (ctx) => ctx.exit() },
   { name: 'quit', description: 'quit', immediate: true, run: (ctx) => ctx.exit() },
 ];

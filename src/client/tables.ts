@@ -11,3 +11,10 @@ export function sessionTable(items: Session[], columns: number): string {
   const fmt = (r: string[]) => [0, 1, 2].map((i) => r[i].padEnd(widths[i])).join('  ') + '  ' + (r[3].length > room ? `${r[3].slice(0, room - 1)}…` : r[3]);
   return [fmt(head), ...rows.map(fmt)].join('\n');
 }
+
+/** Rows under a header, every column as wide as its widest cell (two spaces between them). */
+export function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  return [fmt(head), ...rows.map(fmt)].join('\n');
+}

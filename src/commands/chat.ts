@@ -1,7 +1,9 @@
 import { Args, Flags } from '@oclif/core';
 import { ClientError } from '../client/api.js';
 import { ClientCommand } from '../client/command.js';
+import { modelCheck, modelScreen, serviceDownScreen } from '../client/first-run.js';
 import { ChatClient } from '../client/interactive.js';
+import { styleFor } from '../client/style.js';
 
 export default class Chat extends ClientCommand<typeof Chat> {
   static summary = 'Chat with the agent in a session (a new one, made by the first message, unless SESSION_ID is given)';
@@ -41,6 +43,9 @@ export default class Chat extends ClientCommand<typeof Chat> {
       exit: (code) => process.exit(code),
       onCreated: oneShot ? (id) => !json && this.logToStderr(`agentsvc: session ${id}`) : undefined,
     });
+    // Before the prompt: a service that does not answer, or a model endpoint that will fail the
+    // first message, is explained on one screen (a first run).
+    const check = oneShot || json ? null : await modelCheck(this.api).catch((e) => this.firstRunFailure(e));
     const onSigint = () => client.interrupt();
     process.on('SIGINT', onSigint);
     try {
@@ -54,6 +59,9 @@ export default class Chat extends ClientCommand<typeof Chat> {
         else if (end.finish_reason === 'tool_question') this.logToStderr(`agentsvc: the agent asks a question; answer it with: agentsvc chat ${end.session_id}`);
         this.exit(end.status === 'completed' ? 0 : 1);
       }
+      if (check && check.status !== 'ok') {
+        for (const l of [...modelScreen(client.renderer.s, this.target, check), '']) client.note(l);
+      }
       if (!json) {
         const id = client.chat.sessionId;
         client.note(client.renderer.s.gray(`${id ? `session ${id}` : 'new session (made by your first message)'} · /help · Ctrl-C stops an answer, twice exits`));
@@ -63,6 +71,13 @@ export default class Chat extends ClientCommand<typeof Chat> {
       process.off('SIGINT', onSigint);
       client.close();
     }
+  }
+
+  /** The service is down: next steps, exit 1. Other failures (a refused key) end as any command's. */
+  private firstRunFailure(e: unknown): never {
+    if (!(e instanceof ClientError) || e.kind !== 'down') this.fail(e);
+    for (const l of serviceDownScreen(styleFor(process.stderr), this.target, e.reason ?? 'no answer')) this.logToStderr(l);
+    this.exit(1);
   }
 }
 

@@ -23,14 +23,24 @@ export function serviceChecks(p: ServiceProbes): Check[] {
     {
       id: 'model',
       run: async () => {
-        const url = `${p.model.baseUrl.replace(/\/$/, '')}/models`;
+        const base = p.model.baseUrl;
+        const url = `${base.replace(/\/$/, '')}/models`;
+        const noKey = !p.model.apiKey;
+        const restart = '(environment or AGENTSVC_HOME/config.json), then restart `agentsvc up`';
         try {
           const res = await fetch(url, { headers: { authorization: `Bearer ${p.model.apiKey}` }, signal: AbortSignal.timeout(2500) });
-          if (res.ok) return r('model', 'ok', `${p.model.baseUrl} answers`);
-          const fix = res.status === 401 ? 'check OPENAI_API_KEY' : 'check OPENAI_BASE_URL';
-          return r('model', res.status === 404 ? 'warn' : 'fail', `GET /models answered ${res.status}`, fix);
+          if (res.ok) return r('model', 'ok', `${base} answers`);
+          if (res.status === 401 || res.status === 403) {
+            return noKey
+              ? r('model', 'fail', `${base} answered ${res.status}: no API key is set (OPENAI_API_KEY is empty)`, `set OPENAI_API_KEY ${restart}`)
+              : r('model', 'fail', `${base} answered ${res.status}: it refused the API key`, `check OPENAI_API_KEY ${restart}`);
+          }
+          // Some OpenAI-compatible servers have no model list: chat may still work.
+          return r('model', res.status === 404 ? 'warn' : 'fail', `GET ${url} answered ${res.status}`, `check OPENAI_BASE_URL ${restart}`);
         } catch (e) {
-          return r('model', 'fail', `${p.model.baseUrl} unreachable: ${(e as Error).message}`, 'check OPENAI_BASE_URL and the network');
+          const err = e as Error & { cause?: { code?: string } };
+          const why = err.name === 'TimeoutError' ? 'no answer within 2.5 s' : (err.cause?.code ?? err.message);
+          return r('model', 'fail', `${base} unreachable: ${why}${noKey ? ' (and OPENAI_API_KEY is empty)' : ''}`, `check the network, or set OPENAI_BASE_URL to an OpenAI-compatible endpoint ${restart}`);
         }
       },
     },

@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../config/index.js';
 import type { SystemPrompt } from '../chat/system-prompt.js';
@@ -72,8 +73,36 @@ function isTool(t: unknown): t is Tool {
   return !!x && typeof x.name === 'string' && typeof x.description === 'string' && typeof x.provider === 'string' && typeof x.execute === 'function' && !!x.parameters && typeof x.parameters === 'object';
 }
 
+/**
+ * The module file of a plugin folder, as a package's import would pick it: package.json
+ * `exports` (the `.` entry, its `import` or `default` condition), else `main`, else index.mjs or
+ * index.js. Node's import() of a folder path fails ("Directory import ... is not supported"),
+ * and a folder is what the starter's readme says to list.
+ */
+function folderEntry(dir: string): string {
+  const pkgFile = join(dir, 'package.json');
+  if (existsSync(pkgFile)) {
+    let pkg: { exports?: unknown; main?: unknown };
+    try {
+      pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
+    } catch (e) {
+      throw new Error(`${pkgFile} is not valid JSON: ${(e as Error).message}`);
+    }
+    const pick = (x: unknown): unknown => (x && typeof x === 'object' ? pick((x as Record<string, unknown>).import ?? (x as Record<string, unknown>).default) : x);
+    const exp = pkg.exports && typeof pkg.exports === 'object' && '.' in pkg.exports ? (pkg.exports as Record<string, unknown>)['.'] : pkg.exports;
+    const entry = pick(exp) ?? pkg.main;
+    if (typeof entry === 'string') return join(dir, entry);
+  }
+  for (const name of ['index.mjs', 'index.js']) if (existsSync(join(dir, name))) return join(dir, name);
+  throw new Error(`the folder ${dir} has no plugin module: give its package.json "exports" or "main", or add index.mjs`);
+}
+
 async function importPlugin(spec: string): Promise<unknown> {
-  const target = spec.startsWith('.') || isAbsolute(spec) ? pathToFileURL(resolve(spec)).href : spec;
+  let target = spec;
+  if (spec.startsWith('.') || isAbsolute(spec)) {
+    const path = resolve(spec);
+    target = pathToFileURL(existsSync(path) && statSync(path).isDirectory() ? folderEntry(path) : path).href;
+  }
   const mod = (await import(target)) as { default?: unknown };
   return mod.default ?? mod;
 }

@@ -107,7 +107,7 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
       .header('referrer-policy', 'no-referrer')
       .type('text/html; charset=utf-8');
     if (!s) return reply.code(404).send(renderGone());
-    return reply.send(renderShare(s.intent, s.turns, s.expires));
+    return reply.send(await renderShare(s.intent, s.turns, s.expires));
   });
 };
 

@@ -1,6 +1,7 @@
-// A starter agentsvc plugin: copy this folder, rename it, and list its path (or npm package name)
-// in AGENTSVC_PLUGINS. The types come from `agentsvc/plugin` (src/plugins/api.ts); this file needs
-// nothing of agentsvc at run time, so it works wherever it is copied.
+// A starter agentsvc plugin: copy this folder, rename it, and list the folder's path (absolute, or
+// starting with ./), this file's, or the npm package name once published, in AGENTSVC_PLUGINS.
+// The types come from `agentsvc/plugin` (src/plugins/api.ts); this file needs nothing of agentsvc
+// at run time, so it works wherever it is copied.
 
 /** @type {import('agentsvc/plugin').AgentsvcPlugin} */
 const plugin = {

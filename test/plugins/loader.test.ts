@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
@@ -17,12 +17,22 @@ t.test('plugins from the config list: loaded, shape-checked, broken ones skipped
        throw new Error('boom');
      } };`,
   );
-  const starter = resolve('templates/plugin-starter/index.mjs');
-  const { app, model } = await buildWithModel(t, { AGENTSVC_PLUGINS: [starter, wrongShape, throws, join(dir, 'missing.mjs')].join(',') });
+  // Folders, as the starter says to list it (issue 31, defect 12: "Directory import" before):
+  // the starter's by its package.json `main`, one by `exports` conditions, one with nothing.
+  const starter = resolve('templates/plugin-starter');
+  const exported = join(dir, 'exported');
+  mkdirSync(join(exported, 'lib'), { recursive: true });
+  writeFileSync(join(exported, 'package.json'), JSON.stringify({ type: 'module', exports: { '.': { import: './lib/plugin.mjs', require: './nope.cjs' } } }));
+  writeFileSync(join(exported, 'lib', 'plugin.mjs'), "export default { name: 'exported', register() {} };");
+  const empty = join(dir, 'empty');
+  mkdirSync(empty);
+  const { app, model } = await buildWithModel(t, { AGENTSVC_PLUGINS: [starter, exported, empty, wrongShape, throws, join(dir, 'missing.mjs')].join(',') });
   t.ok(app.service.tools.get('WordCount'), 'the starter plugin registered its tool');
+  t.ok(app.service.plugins.loaded.some((p) => p.name === 'exported'), "a folder's package.json exports are followed");
   t.notOk(app.service.tools.get('HalfDone'), 'a plugin that throws leaves no tools behind');
-  t.equal(app.service.warnings.filter((w) => /skipped/.test(w)).length, 3);
+  t.equal(app.service.warnings.filter((w) => /skipped/.test(w)).length, 4, app.service.warnings.join('\n'));
   t.match(app.service.warnings.join('\n'), /wrong\.mjs skipped: the default export must be/);
+  t.match(app.service.warnings.join('\n'), /empty skipped: the folder \S+empty has no plugin module/);
 
   // The plugin's tool runs in the loop like any other.
   const sid = await createSession(app);

@@ -83,7 +83,7 @@ t.test('share links: create, read without a key, page, revoke, expiry, bounds, s
       t.equal(await p.title(), 'Quarterly report');
       const textContent = (await p.locator('main').textContent()) ?? '';
       t.match(textContent, /Write the report/, `${name}: the user message`);
-      t.match(textContent, /All \*\*done\*\*/, `${name}: the answer`);
+      t.match(textContent, /All done: the report is in report\.md/, `${name}: the answer, its markdown rendered`);
       t.equal(await p.locator('details.tool').count(), 2, `${name}: both tool calls, folded`);
       t.equal(await p.locator('details.thinking').count(), 1, `${name}: thinking folded`);
       t.equal(await p.locator('details.tool .sub .turn').count(), 1, `${name}: the sub-agent turn nested under its call`);

@@ -53,12 +53,12 @@ t.test('paste, queue, /help, markdown', { skip: !hasTmux && 'tmux not installed'
   text = await waitFor('in', /Ctrl-C to stop\nqueued › second message\n/);
   artifact('queued.txt', text);
   t.match(text, /⠀|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (Thinking…|\w+…) \d+s · Ctrl-C to stop/, 'a spinner with the elapsed time');
-  text = await waitFor('in', /Second answer\.\n\n?─+\n.*\n─+$/);
+  text = await waitFor('in', /Second answer\.\n10 in · 5 out tokens\n\n?─+\n.*\n─+$/);
   artifact('markdown.txt', text);
   t.same(userMessages(model), ['line one\nline two\nline three', 'second message'], 'the paste was one message of 3 lines, the queued text the next');
 
   // Markdown rendered: heading without its #, emphasis without stars, a drawn table, a fenced block.
-  t.match(text, /› line one\n {2}line two\n {2}line three\nsession (sess_\w+) \(new\)\nPlan\n\nSome bold and italic text\.\n\n- item a\n- item b\n\n┌─+┬─+┐\n│ name +│ size │\n├─+┼─+┤\n│ a\.txt │ 3 +│\n└─+┴─+┘\n\n```python\n {2}def hi\(\):\n {6}print\('hi'\)\n```\n\nDone\.\n› second message\nSecond answer\./);
+  t.match(text, /› line one\n {2}line two\n {2}line three\nsession (sess_\w+) \(new\)\nPlan\n\nSome bold and italic text\.\n\n- item a\n- item b\n\n┌─+┬─+┐\n│ name +│ size │\n├─+┼─+┤\n│ a\.txt │ 3 +│\n└─+┴─+┘\n\n```python\n {2}def hi\(\):\n {6}print\('hi'\)\n```\n\nDone\.\n10 in · 5 out tokens\n› second message\nSecond answer\./);
   const colored = tmux('capture-pane', '-p', '-e', '-t', 'in');
   const esc = String.fromCharCode(27);
   t.match(colored, new RegExp(`${esc}\\[[0-9;]*m+def${esc}\\[[0-9;]*m`), 'the code block is highlighted');
@@ -121,7 +121,7 @@ t.test('typing while 500 deltas/s stream: every key arrives, the message is sent
   const typed = 'the quick brown fox jumps over the lazy dog 0123456789';
   for (const ch of typed) tmux('send-keys', '-t', 'fast', '-l', ch);
   tmux('send-keys', '-t', 'fast', 'Enter');
-  const text = await waitFor('fast', /got it\n─+\n\n─+$/, 120_000);
+  const text = await waitFor('fast', /got it\n10 in · 5 out tokens\n─+\n\n─+$/, 120_000);
   artifact('fast-stream.txt', text);
   t.equal(userMessages(model).at(-1), typed, 'the typed text, whole, sent after the run');
   t.match(text, /w1499\n/, 'the answer streamed to its end');

@@ -57,6 +57,8 @@ t.test('a second up on a served home refuses with one line and leaves run/url al
   // Defect 10: the key in admin.key is deleted only with --force, with the way back; doctor says it.
   const keys = JSON.parse((await cli(['keys', 'list', '--json', '--home', home])).stdout) as { id: string; name: string }[];
   const adminKey = keys.find((k) => k.name === 'admin')!.id;
+  const listed = (await cli(['keys', 'list', '--home', home])).stdout;
+  t.match(listed, new RegExp(`^ID +KEY +CREATED \\(UTC\\) +LAST USED \\(UTC\\) +NAME\n${adminKey} +\\S+ +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +(never|\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d) +admin\n$`), 'keys list: a table under a header');
   const refused = await cli(['keys', 'delete', adminKey, '--home', home]);
   t.equal(refused.code, 1);
   t.match(refused.stderr, new RegExp(`^agentsvc: ${adminKey} is the key in ${home}/admin.key, which chat, sessions and doctor use; pass --force`));

@@ -114,3 +114,12 @@ export function tmuxServer(name: string) {
   const kill = () => void spawnSync('tmux', ['-L', name, 'kill-server']);
   return { tmux, screen, waitFor, kill };
 }
+
+/**
+ * Run the built CLI in a new session `name` of a tmux server: the shell prints its exit status
+ * (`[exit N]`) and keeps the pane open for the last capture.
+ */
+export function startCli(tmux: (...args: string[]) => string, name: string, env: Record<string, string>, args: string[], size = { columns: 100, rows: 40 }) {
+  const vars = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ');
+  tmux('new-session', '-d', '-s', name, '-x', String(size.columns), '-y', String(size.rows), `env ${vars} '${process.execPath}' '${BIN}' ${args.join(' ')}; echo "[exit $?]"; sleep 120`);
+}

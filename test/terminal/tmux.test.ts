@@ -12,6 +12,8 @@ const { tmux, waitFor, kill } = tmuxServer(`agentsvc-test-${process.pid}`);
 /** The empty editor at the bottom of the screen: the client waits for input. */
 const IDLE = '\\n─+\\n\\n─+$';
 const idle = (before: string) => new RegExp(`${before}${IDLE}`, 's');
+/** The line after each answer: the run's tokens. */
+const TOKENS = '\\n[\\d,]+ in · [\\d,]+ out tokens';
 
 function start(name: string, env: Record<string, string>, args: string[]) {
   const vars = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ');
@@ -36,7 +38,7 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   // 1. A tool call: compact line, folded result, then the answer.
   model.script({ reasoning: ['Planning the call.'], text: ['Running echo.'], toolCalls: [{ name: 'Echo', args: { text: 'hi' } }] }, { text: ['Echo ', 'said ', 'hi.'] });
   tmux('send-keys', '-t', 'chat', 'run echo', 'Enter');
-  text = await waitFor('chat', idle('Echo said hi\\.'));
+  text = await waitFor('chat', idle(`Echo said hi\\.${TOKENS}`));
   t.match(text, /› run echo\nsession sess_\w+ \(new\)\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines\nEcho said hi\./);
   const sid = /session (sess_\w+)/.exec(text)![1];
   artifact('tool-call.txt', text);
@@ -54,7 +56,7 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   tmux('send-keys', '-t', 'chat', '2', 'Enter');
   text = await waitFor('chat', idle('\\? Sizes: Which sizes\\? \\(2\\/2\\)\\n {2}1\\. S\\n {2}2\\. M\\n {2}3\\. L\\n {2}choose one or more[^\\n]*'));
   tmux('send-keys', '-t', 'chat', '1,3', 'Enter');
-  text = await waitFor('chat', idle('You chose blue, S and L\\.'));
+  text = await waitFor('chat', idle(`You chose blue, S and L\\.${TOKENS}`));
   t.match(text, /\? AskUserQuestion\(Which color\?\)/);
   artifact('question.txt', text);
   const answerMsg = model.requests.at(-1).messages.find((m: { role: string; content: string }) => m.role === 'tool' && /blue/.test(m.content));

@@ -1,4 +1,5 @@
 import { KeysCommand } from '../../cli/keys.js';
+import { table } from '../../client/tables.js';
 
 export default class KeysList extends KeysCommand<typeof KeysList> {
   static summary = "List a user's API keys";
@@ -8,7 +9,8 @@ export default class KeysList extends KeysCommand<typeof KeysList> {
   async run(): Promise<void> {
     const users = await this.service();
     const keys = await users.listKeys((await this.user(users)).id);
-    const rows = keys.map((k) => `${k.id}  ${k.masked}  ${k.name}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}`);
-    this.print(keys, rows.join('\n') || 'no keys');
+    const when = (iso: string | null) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) : 'never');
+    const rows = keys.map((k) => [k.id, k.masked, when(k.created_at), when(k.last_used_at), k.name]);
+    this.print(keys, rows.length ? table(['ID', 'KEY', 'CREATED (UTC)', 'LAST USED (UTC)', 'NAME'], rows) : 'no keys');
   }
 }

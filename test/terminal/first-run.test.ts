@@ -1,0 +1,88 @@
+import { createServer } from 'node:net';
+import t from 'tap';
+import { buildWithModel } from '../helpers/chat.js';
+import { artifact, cli, hasTmux, startCli, tmuxServer } from './helpers.js';
+
+/**
+ * A first run explains itself (issue 31): `agentsvc chat` checks, before its prompt, that the
+ * service answers (else the steps to start it, exit 1) and that its model endpoint does (else
+ * what is wrong: no key, refused, unreachable, and how to fix it, on one screen). A run that fails
+ * on the model says the same after its error, with -m on stderr. Screens in test/artifacts/terminal/.
+ */
+
+const { tmux, waitFor, kill } = tmuxServer(`agentsvc-first-${process.pid}`);
+t.teardown(kill);
+
+const start = (name: string, env: Record<string, string>, args: string[]) => startCli(tmux, name, env, args);
+
+/** A port nothing listens on. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+t.test('the service is down: the next steps, exit 1, no prompt', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+  const port = await closedPort();
+  start('down', { AGENTSVC_HOME: '/tmp/agentsvc-first-run-nowhere', AGENTSVC_URL: `http://127.0.0.1:${port}` }, ['chat']);
+  const text = await waitFor('down', /\[exit \d+\]/);
+  artifact('first-run-down.txt', text);
+  t.match(text, new RegExp(`^agentsvc is not running at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED; address from AGENTSVC_URL\\)\\n\\nNext steps\\n`));
+  t.match(text, /1\. Start the service in another terminal: +agentsvc up\n.*creates \/tmp\/agentsvc-first-run-nowhere/);
+  t.match(text, /OPENAI_BASE_URL=https:\/\/api\.openai\.com\/v1 +OPENAI_API_KEY=sk-… +AGENTSVC_MODEL=/);
+  t.match(text, /3\. Then chat: +agentsvc chat +check everything: +agentsvc doctor/);
+  t.match(text, /\[exit 1\]$/);
+  t.notMatch(text, /─{20}/, 'no editor: nothing could be sent');
+  t.ok(text.split('\n').length <= 14, 'one screen');
+});
+
+t.test('no model key: said before the prompt and after the failed run; -m says it on stderr', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+  const { app, model } = await buildWithModel(t, { OPENAI_API_KEY: '' });
+  model.apiKey = 'sk-the-real-one';
+  const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
+  start('nokey', env, ['chat']);
+  let text = await waitFor('nokey', /new session \(made by your first message\)[^\n]*\n─+\n\n─+$/);
+  artifact('first-run-no-key.txt', text);
+  const base = model.baseUrl.replace(/[/.]/g, '\\$&');
+  t.match(text, new RegExp(`^The model endpoint is not ready: answers will fail until it is\\.\\n {2}${base} answered 401: no API key is set \\(OPENAI_API_KEY is empty\\)\\n\\nTo fix it\\n {2}set OPENAI_API_KEY \\(environment or AGENTSVC_HOME/config\\.json\\), then restart \`agentsvc up\`\\n`));
+  t.match(text, new RegExp(`for example in ${app.home.replace(/[/.]/g, '\\$&')}/config\\.json:\\n +\\{"OPENAI_BASE_URL"`));
+
+  // The first message fails on the model: its error, then the same finding.
+  tmux('send-keys', '-t', 'nokey', 'hello', 'Enter');
+  text = await waitFor('nokey', /› hello[\s\S]*error: [^\n]*401[\s\S]*\[chat failed[^\n]*\]\nThe model endpoint is not ready[\s\S]*checks it again\.\n─+\n\n─+$/);
+  artifact('first-run-no-key-failed.txt', text);
+  tmux('send-keys', '-t', 'nokey', '/exit', 'Enter');
+
+  const one = await cli(['chat', '-m', 'hello'], env);
+  t.equal(one.code, 1, 'the run failed');
+  t.match(one.stdout, /error: [^\n]*401/, 'the error, where the answer would be');
+  t.match(one.stderr, /answered 401: no API key is set \(OPENAI_API_KEY is empty\)\n\nTo fix it\n {2}set OPENAI_API_KEY/, '-m: the finding on stderr');
+  t.notMatch(one.stdout, /To fix it/, 'stdout keeps the answer alone');
+});
+
+t.test('a refused key and an unreachable endpoint are told apart; a working one says nothing', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+  const { app, model } = await buildWithModel(t, { OPENAI_API_KEY: 'sk-wrong' });
+  model.apiKey = 'sk-the-real-one';
+  const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
+  start('wrong', env, ['chat']);
+  const text = await waitFor('wrong', /new session \(made by your first message\)/);
+  t.match(text, /answered 401: it refused the API key\n\nTo fix it\n {2}check OPENAI_API_KEY/);
+  tmux('send-keys', '-t', 'wrong', '/exit', 'Enter');
+
+  const port = await closedPort();
+  const { app: app2 } = await buildWithModel(t, { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: '' });
+  start('gone', { AGENTSVC_HOME: app2.home, AGENTSVC_URL: app2.url }, ['chat']);
+  const gone = await waitFor('gone', /new session \(made by your first message\)/);
+  artifact('first-run-unreachable.txt', gone);
+  t.match(gone, new RegExp(`http://127\\.0\\.0\\.1:${port}/v1 unreachable: ECONNREFUSED \\(and OPENAI_API_KEY is empty\\)\\n\\nTo fix it\\n {2}check the network, or set OPENAI_BASE_URL`));
+  tmux('send-keys', '-t', 'gone', '/exit', 'Enter');
+
+  model.apiKey = undefined;
+  start('fine', env, ['chat']);
+  const fine = await waitFor('fine', /new session \(made by your first message\)[^\n]*\n─+\n\n─+$/);
+  t.match(fine, /^new session/, 'a working endpoint: straight to the prompt');
+  tmux('send-keys', '-t', 'fine', '/exit', 'Enter');
+});
