@@ -44,6 +44,7 @@ const OPERATOR: Record<string, string> = {
   'src/diagnostics/local.ts': 'local checks of AGENTSVC_HOME',
   'src/frontend-config/routes.ts': 'AGENTSVC_HOME/frontend_config',
   'src/server/console.ts': 'the built web console shipped in the package',
+  'src/plugins/loader.ts': "the package.json of a plugin folder the operator names in AGENTSVC_PLUGINS",
   'src/skills/routes.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
   'plugins/skills/library.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
   'plugins/integrations/index.ts': "an integration's OpenAPI file named by the operator",

@@ -5,7 +5,7 @@ import type { RunOutcome } from '../../src/chat/runs.js';
 // The runs API (src/chat/runs.ts): start a run, learn how it ended, without scraping events.
 
 t.test('runs.start: the handle ends with the run outcome (completed, then failed with its error)', async (t) => {
-  const { app, model } = await buildWithModel(t);
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_RETRIES: '0' });
   const sid = await createSession(app);
   const me = (await app.service.users.findUser('admin'))!;
   model.script({ text: ['hello'] });
