@@ -4,13 +4,19 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tsImport } from 'tsx/esm/api';
 
-const { protocolTables } = await tsImport('../src/chat/catalogue.ts', import.meta.url);
+const { protocolTables, clientTable } = await tsImport('../src/chat/catalogue.ts', import.meta.url);
 const file = new URL('./socket-protocol.md', import.meta.url);
 const START = '<!-- generated from src/chat/catalogue.ts by `npm run docs:protocol`: do not edit below -->';
 const END = '<!-- end of generated part -->';
-const doc = readFileSync(file, 'utf8');
-const a = doc.indexOf(START);
-const b = doc.indexOf(END);
-if (a < 0 || b < a) throw new Error('docs/socket-protocol.md: the generated-part markers are missing');
-writeFileSync(file, `${doc.slice(0, a + START.length)}\n${protocolTables()}\n${doc.slice(b)}`);
-console.log('docs/socket-protocol.md: server events regenerated');
+let doc = readFileSync(file, 'utf8');
+// Each generated part, in document order: the client events, then the server events.
+let from = 0;
+for (const table of [clientTable(), protocolTables()]) {
+  const a = doc.indexOf(START, from);
+  const b = doc.indexOf(END, a);
+  if (a < 0 || b < a) throw new Error('docs/socket-protocol.md: the generated-part markers are missing');
+  doc = `${doc.slice(0, a + START.length)}\n${table}\n${doc.slice(b)}`;
+  from = doc.indexOf(END, a) + END.length;
+}
+writeFileSync(file, doc);
+console.log('docs/socket-protocol.md: client and server events regenerated');

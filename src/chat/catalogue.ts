@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ChatSend, SessionRef, Subscribe } from './send-schema.js';
 
 /**
  * The server events of the real-time protocol, defined once: the payload each carries (zod), and
@@ -115,6 +116,19 @@ export const SOCKET_EVENTS = {
   'session:resync': entry(z.object({ session_id: z.string(), seq: z.number().int(), turns: z.array(TurnSchema) }), '{session_id, seq, turns}', 'the whole turn list as of `seq` (see Replay)'),
 } as const;
 
+/** What clients send (each with an ack), validated by these schemas in src/chat/socket.ts. */
+export const CLIENT_EVENTS = {
+  'session:subscribe': { schema: Subscribe, shown: '{session_id, since_seq?}', ack: '{ok: true}' },
+  'session:unsubscribe': { schema: SessionRef, shown: '{session_id}', ack: '{ok: true}' },
+  'chat:send': {
+    schema: ChatSend,
+    shown: '{session_id, message, mode?, whatif?, askuser_answer?, headless?, output_schema?}',
+    ack: '{ok: true, turn_id}` (`turn_id` null when answering a question or an approval)',
+  },
+  'chat:stop': { schema: SessionRef, shown: '{session_id}', ack: '{ok: true}`; the run ends within 2 s' },
+  'chat:compact': { schema: SessionRef, shown: '{session_id}', ack: '{ok: true}`; the compaction runs as a chat of its own' },
+} as const;
+
 export type ServerEventName = keyof typeof SERVER_EVENTS;
 export type ServerEventData<N extends ServerEventName> = z.input<(typeof SERVER_EVENTS)[N]['schema']>;
 
@@ -124,6 +138,16 @@ export function parseServerEvent(name: string, payload: unknown): { success: boo
   if (!e) return z.never().safeParse(payload);
   const logged = name in SERVER_EVENTS ? z.intersection(z.object({ session_id: z.string(), seq: z.number().int().positive() }), e.schema) : e.schema;
   return logged.safeParse(payload);
+}
+
+/** The "Client events" table of docs/socket-protocol.md, from the catalogue. */
+export function clientTable(): string {
+  return [
+    '| event | payload | ack on success |',
+    '|---|---|---|',
+    // An `ack` may close its code span early to add a note after it.
+    ...Object.entries(CLIENT_EVENTS).map(([n, e]) => `| \`${n}\` | \`${e.shown}\` | \`${e.ack}${e.ack.includes('`') ? '' : '`'} |`),
+  ].join('\n');
 }
 
 /** The "Server events" tables of docs/socket-protocol.md, from the catalogue. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { parseServerEvent, protocolTables, SERVER_EVENTS } from '../../src/chat/catalogue.js';
+import { CLIENT_EVENTS, clientTable, parseServerEvent, protocolTables, SERVER_EVENTS } from '../../src/chat/catalogue.js';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
@@ -28,6 +28,13 @@ t.test('an event the catalogue does not know, or a payload it does not allow, is
 
 t.test('docs/socket-protocol.md carries the tables generated from the catalogue (npm run docs:protocol)', async (t) => {
   const doc = readFileSync(new URL('../../docs/socket-protocol.md', import.meta.url), 'utf8');
-  t.ok(doc.includes(protocolTables()), 'the generated part is current');
+  t.ok(doc.includes(protocolTables()), 'the server events part is current');
+  t.ok(doc.includes(clientTable()), 'the client events part is current');
   for (const name of Object.keys(SERVER_EVENTS)) t.ok(doc.includes(`| \`${name}\``), `${name} documented`);
+});
+
+t.test('the socket handles exactly the client events of the catalogue', async (t) => {
+  const src = readFileSync(new URL('../../src/chat/socket.ts', import.meta.url), 'utf8');
+  const handled = [...src.matchAll(/handle\('([a-z]+:[a-z]+)'/g)].map((m) => m[1]).sort();
+  t.same(handled, Object.keys(CLIENT_EVENTS).sort());
 });
