@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { text } from '../lib/storable.js';
+import { STORABLE_MSG, storable, text } from '../lib/storable.js';
 
-/** PostgreSQL cannot store NUL; a message holding one is refused before anything is stored. */
-const Text = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'must not contain NUL characters (\\u0000)');
+/**
+ * PostgreSQL stores neither NUL nor an unpaired surrogate: a message holding one is refused (422)
+ * before anything is stored (the run's start stores the user turn in its claim statement).
+ */
+const Text = (max: number) => z.string().max(max).refine(storable, STORABLE_MSG);
 
 const Part = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: Text(1_000_000) }),

@@ -1,3 +1,4 @@
+import { text } from '../lib/storable.js';
 import { z } from 'zod';
 import { RuleSchema } from '../config/policy.js';
 import { AUDIT_ACTIONS } from './audit-store.js';
@@ -19,8 +20,8 @@ export const EffectivePolicy = z.object({
 });
 
 export const UserPolicy = z.object({ user_id: z.string(), rules: z.array(RuleSchema) });
-export const SessionParams = z.object({ session_id: z.string().min(1).max(100) });
-export const UserParams = z.object({ user_id: z.string().min(1).max(100) });
+export const SessionParams = z.object({ session_id: text(100, 1) });
+export const UserParams = z.object({ user_id: text(100, 1) });
 
 export const AuditQuerySchema = z
   .object({

@@ -70,7 +70,8 @@ t.test('a run with text, a tool call and a final answer: exact events, stored tu
   const result = seen.find((e) => e.payload.patch_type === 'tool_result')!.payload.data;
   t.match(result, { tool_call_id: addCall.id, result: 'echo: hi', status: 'done' });
   t.type(result.duration_ms, 'number');
-  t.same(seen.at(-1)!.payload, { session_id: sid, seq: seen.length, status: 'completed', result: null, finish_reason: 'stop' });
+  // usage: the sum of the run's two model calls (100 + 150 in, 20 + 5 out; no price, so cost null).
+  t.same(seen.at(-1)!.payload, { session_id: sid, seq: seen.length, status: 'completed', result: null, finish_reason: 'stop', usage: { input_tokens: 250, output_tokens: 25, cost: null } });
   t.same(calls, [{ args: { text: 'hi' }, session: sid, call: addCall.id }]);
 
   const stored: Turn[] = await (await app.api(`/api/sessions/${sid}/messages`)).json();

@@ -38,11 +38,14 @@ t.test('console: usage, budgets, audit, policy and approvals', { timeout: 240_00
   await signIn(page, app.adminKey);
   const unavailable = (what: string) => page.getByRole('status').filter({ hasText: `${what}: not available on this server.` });
 
-  // This service has none of these routes yet: each screen says so, nothing breaks.
+  // A server without these routes (an older agentsvc) answers 404: each screen says so, nothing
+  // breaks. This one has them (200), so the 404s come from the browser's request routing.
+  t.equal((await app.api('/api/usage')).status, 200, 'this server has the usage route');
+  const missing = /\/api\/(usage|budgets|audit|sessions\/[^/]+\/policy)(\?|$)/;
+  await context.route(missing, (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ detail: 'not found', code: 'NOT_FOUND' }) }));
   await page.goto(`${app.url}/usage`);
   await unavailable('Budgets').waitFor();
   await unavailable('Usage').waitFor();
-  t.equal((await app.api('/api/usage')).status, 404, 'the route really answers 404 here');
   await shot(page, '40-usage-unavailable-desktop');
   a11y.push(...(await axe(page)).map((v) => `usage (404): ${v}`));
   await page.goto(`${app.url}/audit`);
@@ -53,6 +56,7 @@ t.test('console: usage, budgets, audit, policy and approvals', { timeout: 240_00
   t.equal(await page.getByRole('alert').count(), 0, 'a missing feature is not shown as an error');
 
   // The same screens against contract-shaped answers.
+  await context.unroute(missing);
   const asked: { url: URL; method: string; body: unknown }[] = [];
   await context.route(/\/api\/(usage|budgets|audit|sessions\/[^/]+\/policy)(\?|$)/, (route) => {
     const req = route.request();

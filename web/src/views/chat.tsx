@@ -50,7 +50,8 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
       if (closed) return;
       if (!ack.ok) return setLoadError(ackError(ack));
       setLoadError(null);
-      if (!first) return;
+      // After a drop (a restart): the session's status and title may have changed meanwhile.
+      if (!first) return void onChanged();
       first = false;
       const ackSeq = model.lastSeq;
       try {

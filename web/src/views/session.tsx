@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Checkpoint, rest, type Session, type ShareLink } from '../api.js';
 import type { Connection } from '../connection.js';
 import { href, navigate, onLink, type Tab } from '../router.js';
@@ -131,8 +131,20 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
   const [tick, setTick] = useState(0);
   const [branch, setBranch] = useState(0);
   // tick (a change here) and version (a change in the list: rename, pin) reload the title and status
+  // A reload that fails once the session is shown (the service restarting) keeps the view: the chat
+  // reconnects and reloads it. Only a first load that fails replaces it with the error.
+  const shown = useRef<string | null>(null);
   useEffect(() => {
-    rest.session(id).then(setSession, (e) => setError(message(e)));
+    rest.session(id).then(
+      (s) => {
+        shown.current = id;
+        setSession(s);
+        setError(null);
+      },
+      (e) => {
+        if (shown.current !== id) setError(message(e));
+      },
+    );
   }, [id, tick, version]);
   // Stable: the chat pane subscribes once per session, not once per render.
   const changed = useCallback(() => {
