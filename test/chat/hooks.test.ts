@@ -1,24 +1,11 @@
 import t from 'tap';
-import { chatFixture, untilEnd } from '../helpers/chat.js';
+import { chatFixture, untilEnd, echoTool } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import type { HookEvents } from '../../src/chat/hooks.js';
-import type { Tool } from '../../src/tools/types.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The run engine's seams (src/chat/hooks.ts): what policy, budgets, usage and metrics plug into.
 
-function echoTool(runs: string[]): Tool<{ say?: string }> {
-  return {
-    name: 'Echo',
-    description: 'echo',
-    provider: 'builtin',
-    parameters: { type: 'object', properties: { say: { type: 'string' } } },
-    execute: async (a: { say?: string }) => {
-      runs.push(a.say ?? '');
-      return `said ${a.say}`;
-    },
-  };
-}
 
 t.test('events: a run tells run.started, model.call, tool.call and run.ended, in order', async (t) => {
   const { app, model, sid, sock, seen } = await chatFixture(t);

@@ -1,24 +1,11 @@
 import t from 'tap';
-import type { Tool } from '../../src/tools/types.js';
-import { buildWithModel, createSession, record, subscribe, untilEnd, type Recorded } from '../helpers/chat.js';
+import { buildWithModel, createSession, record, subscribe, untilEnd, type Recorded, echoTool } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
 
 // CONTRACT 15: `ask` is a durable pause answered through askuser_answer; several approvals of a
 // turn are asked one after another; "Allow for this session" records a session rule.
 
-function echoTool(runs: string[]): Tool<{ say?: string }> {
-  return {
-    name: 'Echo',
-    description: 'echo',
-    provider: 'builtin',
-    parameters: { type: 'object', properties: { say: { type: 'string' } } },
-    execute: async (a: { say?: string }) => {
-      runs.push(a.say ?? '');
-      return `said ${a.say}`;
-    },
-  };
-}
 
 const POLICY = JSON.stringify({ default: 'allow', rules: [{ tool: 'Echo', pattern: '*secret*', action: 'ask' }] });
 
