@@ -5,7 +5,7 @@ import type { SessionWorkspace } from '../tools/types.js';
 import { assistantMessages } from './history.js';
 import type { ModelMessage, ModelPort } from './model.js';
 import type { RunState } from './run-state.js';
-import { isOpen, type ToolCall, type Turn } from './turns.js';
+import { isOpen, type Patch, type ToolCall, type Turn } from './turns.js';
 import { executeTool } from './tool-exec.js';
 import type { Hooks } from './hooks.js';
 
@@ -299,11 +299,12 @@ export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn
 
 /** End a turn that did not finish: unfinished tool calls are cancelled with a result saying so. */
 export async function closeTurn(run: RunState, turn: Turn, status: 'interrupted' | 'failed', t0?: number) {
-  const why = status === 'interrupted' ? 'cancelled: the run was stopped before this tool call finished' : 'cancelled: the run failed before this tool call finished';
-  for (const c of turn.tool_calls) {
-    if (isOpen(c)) {
-      run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: c.id, result: why, status: 'cancelled', duration_ms: 0 } });
-    }
-  }
+  for (const p of cancelOpenCalls(turn, status)) run.patch(turn, p);
   await run.endTurn(turn, status, t0);
+}
+
+/** The tool_result patches that cancel a closing turn's open tool calls, saying why. */
+export function cancelOpenCalls(turn: Turn, status: 'interrupted' | 'failed'): Patch[] {
+  const why = status === 'interrupted' ? 'cancelled: the run was stopped before this tool call finished' : 'cancelled: the run failed before this tool call finished';
+  return turn.tool_calls.filter(isOpen).map((c) => ({ patch_type: 'tool_result', data: { tool_call_id: c.id, result: why, status: 'cancelled', duration_ms: 0 } }));
 }

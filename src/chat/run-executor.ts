@@ -5,7 +5,7 @@ import { Errors } from '../server/errors.js';
 import type { EventLog, SeqStart, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
 import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
-import { closeTurn, RunStopped } from './loop.js';
+import { cancelOpenCalls, closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from './run-failure.js';
 import { openingEvents, type RunOpening, RunState, TurnJournal } from './run-state.js';
 import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
@@ -91,6 +91,7 @@ export class RunExecutor {
     // One node (no REDIS_URL): every run left running belongs to a predecessor that is gone, so it
     // is closed now, before the service listens (CONTRACT 5). Several nodes: leases decide.
     await this.recover(!this.deps.config.redisUrl);
+    await this.closeStranded();
     // A run whose events cannot be stored (a full disk) fails now, its turns closed, instead of
     // streaming on into a log with holes (CONTRACT 3); replay answers those holes with a resync.
     this.offLost = this.deps.log.onLost((sessionId, error) => {
@@ -373,6 +374,35 @@ export class RunExecutor {
       this.deps.log.release(o.id);
     }
     return true;
+  }
+
+  /**
+   * Turns that failed runs could not close before their process stopped (the retry of
+   * `closeUnclosed` lived in that process's memory: a full disk, then a restart). Each is rebuilt from
+   * its stored patches, its open tool calls cancelled, and written `failed`; no events are sent, as
+   * its run's system:error and chat:end were. Once at start: the query scans `turns` by status.
+   */
+  private async closeStranded() {
+    const stranded = await this.deps.turns.stranded().catch((e) => {
+      this.deps.logger.error(errField(e), 'could not look for turns left streaming');
+      return [];
+    });
+    for (const { session_id, turn } of stranded) {
+      try {
+        const patches = await this.deps.events.turnPatches(session_id, turn.turn_id);
+        if (patches.length) {
+          turn.blocks = [];
+          turn.tool_calls = [];
+          for (const p of patches) applyPatch(turn, p as Patch);
+        }
+        for (const p of cancelOpenCalls(turn, 'failed')) applyPatch(turn, p);
+        turn.status = 'failed';
+        await this.deps.turns.update(turn);
+        this.deps.logger.warn({ session_id, turn_id: turn.turn_id }, 'closed a turn a failed run left streaming');
+      } catch (e) {
+        this.deps.logger.error({ ...errField(e), session_id }, 'could not close a turn left streaming');
+      }
+    }
   }
 
   /** Write the closed turns of failed runs whose closing write failed; stops at the first that fails again. */

@@ -111,6 +111,21 @@ export class TurnStore {
     );
   }
 
+  /**
+   * Turns left `streaming` in sessions no run holds: a failed run whose closing write never reached
+   * the disk before its process stopped (a full disk, then a restart). At most `limit`, oldest first.
+   */
+  async stranded(limit = 500): Promise<{ session_id: string; turn: Turn }[]> {
+    const rows = await this.db.sql<TurnRow & { session_id: string }>(
+      `select ${COLUMNS.split(', ')
+        .map((c) => `t.${c}`)
+        .join(', ')} from turns t join sessions s on s.id = t.session_id
+       where t.status = 'streaming' and s.status <> 'running' order by t.session_id, t.sequence limit ?`,
+      [limit],
+    );
+    return rows.map((r) => ({ session_id: r.session_id, turn: fromRow(r).turn }));
+  }
+
   /** Every turn of a session, on every branch, in order. */
   async all(sessionId: string): Promise<StoredTurn[]> {
     const rows = await this.db.sql<TurnRow>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);

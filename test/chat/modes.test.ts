@@ -151,6 +151,25 @@ t.test('runs no live process owns are closed when the service starts', async (t)
   t.equal(turn.status, 'interrupted');
 });
 
+t.test("a failed run's turn its process could not close (a full disk, then a restart) is closed at start", async (t) => {
+  const { app } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const conn = app.service.db.em().getConnection();
+  // The run failed and was released, but its turn's closing write never reached the disk: the
+  // in-memory retry went with the process.
+  await conn.execute(`update sessions set status = 'failed' where id = ?`, [sid]);
+  const call = { id: 'tc_z', tool_name: 'Bash', display_name: 'Bash', arguments: '{}', status: 'pending', result: null, duration_ms: 0, pending_question_ref: null };
+  await conn.execute(
+    `insert into turns (id, session_id, sequence, turn_id, role, status, tool_calls) values ('entry_z', ?, 0, 'turn_z', 'assistant', 'streaming', ?::jsonb)`,
+    [sid, JSON.stringify([call])],
+  );
+  await app.restart();
+  const [turn] = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.equal(turn.status, 'failed', 'closed as its run ended');
+  t.match(turn.tool_calls, [{ id: 'tc_z', status: 'cancelled', result: /the run failed/ }], 'its open tool call cancelled');
+  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'failed', 'the session keeps its status');
+});
+
 t.test('a session left running by this very process (a lost claim) is closed by chat:stop and by recovery', async (t) => {
   const { app } = await buildWithModel(t);
   const sid = await createSession(app);
