@@ -63,11 +63,11 @@ try {
   const srv = { pid: svc.child.pid!, inspect };
   const url = svc.m[1];
   const token = readFileSync(join(tmp, 'home', 'admin.key'), 'utf8').trim();
-  const rows: { at: string; rss: number; live: number; heapTotal: number }[] = [];
+  const rows: { at: string; rss: number; anon: number; live: number; heapTotal: number }[] = [];
   const read = async (at: string) => {
     const m = await settled(srv);
     rows.push({ at, ...m });
-    console.log(`${at.padEnd(22)} RSS ${m.rss.toFixed(0).padStart(5)} MiB   live ${m.live.toFixed(1).padStart(6)} MiB   JS heap kept ${m.heapTotal.toFixed(1).padStart(6)} MiB`);
+    console.log(`${at.padEnd(22)} RSS ${m.rss.toFixed(0).padStart(5)} MiB (anonymous ${m.anon.toFixed(0).padStart(4)})   live ${m.live.toFixed(1).padStart(6)} MiB   JS heap kept ${m.heapTotal.toFixed(1).padStart(6)} MiB`);
   };
   console.log(`${CLIENTS} clients, back-to-back chats of ${DELTAS} deltas; memory after a full GC:`);
   await read('started');

@@ -72,14 +72,15 @@ export async function inspector(port: number): Promise<{ call(method: string, pa
  * (heapTotal), in MiB. RSS alone does not show 1,000 sockets once a warm-up has left the heap room
  * to spare; live memory does.
  */
-export async function settled(srv: { pid: number; inspect?: number }): Promise<{ rss: number; live: number; heapTotal: number }> {
-  if (!srv.inspect) return { rss: rssMiB(srv.pid), live: Number.NaN, heapTotal: Number.NaN };
+export async function settled(srv: { pid: number; inspect?: number }): Promise<{ rss: number; anon: number; live: number; heapTotal: number }> {
+  const anon = kib(srv.pid, 'status', 'RssAnon') / 1024;
+  if (!srv.inspect) return { rss: rssMiB(srv.pid), anon, live: Number.NaN, heapTotal: Number.NaN };
   const i = await inspector(srv.inspect);
   try {
     await i.call('HeapProfiler.collectGarbage');
     const r = await i.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
     const m = JSON.parse(r.result.value) as { heapUsed: number; heapTotal: number; external: number };
-    return { rss: rssMiB(srv.pid), live: (m.heapUsed + m.external) / 1024 / 1024, heapTotal: m.heapTotal / 1024 / 1024 };
+    return { rss: rssMiB(srv.pid), anon: kib(srv.pid, 'status', 'RssAnon') / 1024, live: (m.heapUsed + m.external) / 1024 / 1024, heapTotal: m.heapTotal / 1024 / 1024 };
   } finally {
     i.close();
   }
