@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/index.js';
 import { newId, randomToken } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
@@ -180,6 +181,9 @@ export class RunExecutor {
           // sequence: no round trip more.
           this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
           const abort = new AbortController();
+          // Every parallel tool call (20 sub-agents at once) and model call listens to the run's
+          // signal: more than Node's default of 10 listeners is expected, not a leak warning.
+          setMaxListeners(256, abort.signal);
           const model = claimed.model ?? defaultModel;
           const sequence = claimed.next_sequence;
           const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, this.journal(sessionId));
