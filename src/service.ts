@@ -56,7 +56,8 @@ import { Recall } from './memories/recall.js';
 import { memoryRoutes } from './memories/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { envRoutes } from './settings/env-routes.js';
-import { revokeAll, sharingRoutes } from './sharing/routes.js';
+import { sharingRoutes } from './sharing/routes.js';
+import { ShareLinkStore } from './sharing/store.js';
 import { portabilityRoutes } from './portability/routes.js';
 import { Replays } from './replay/service.js';
 import { replayRoutes } from './replay/routes.js';
@@ -239,7 +240,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const conversation = new Conversation(turns, executor);
     const policy = await PolicyService.create({ db, install: config.policy, logger, count: (a) => metrics.approval(a), roleRules: (id) => business.roles.policy(id) });
     policy.attach(hooks);
-    hooks.on('session.unshared', ({ sessionId }) => revokeAll(db, sessionId));
+    hooks.on('session.unshared', ({ sessionId }) => new ShareLinkStore(db).revokeAll(sessionId));
     const memories = new MemoryStore(db);
     const recall = new Recall(db, memories, config.memoryTopK);
     prompt.add(recall.prompt);

@@ -11,18 +11,12 @@ import { me, publicRoute } from '../server/auth.js';
 import { Errors } from '../server/errors.js';
 import { AppParams, PublishBody, PublishedApp, PublishedAppList, type PublishedAppT, Unpublished } from './schemas.js';
 import { resolveAppFile } from './serve.js';
+import { type PublishedAppRow, PublishedAppStore } from './store.js';
 
 export interface AppRouteDeps {
   config: Config;
   db: Database;
   sessions: { getOwned(userId: string, id: string): Promise<unknown> };
-}
-
-interface Row {
-  session_id: string;
-  user_id: string;
-  working_dir: string;
-  published_at: Date;
 }
 
 const SESSION_ID = /^sess_[A-Za-z0-9]{1,64}$/;
@@ -36,9 +30,9 @@ const APP_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals all
 
 /** Published apps (CONTRACT 13): the API under /api/published-apps, the public pages under /apps/. */
 export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => {
-  const sql = <T>(q: string, p: unknown[] = []) => d.db.sql<T>(q, p);
+  const apps = new PublishedAppStore(d.db);
   const tags = ['published-apps'];
-  const record = (req: FastifyRequest, r: Row): PublishedAppT => ({
+  const record = (req: FastifyRequest, r: PublishedAppRow): PublishedAppT => ({
     session_id: r.session_id,
     url: `${d.config.share.publicUrl ?? `${req.protocol}://${req.host}`}/apps/${r.session_id}/`,
     working_dir: r.working_dir,
@@ -64,28 +58,21 @@ export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => 
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw Errors.invalid(['body', 'working_dir'], 'no such folder in the session workspace');
         throw fsError(e);
       });
-    const [row] = await sql<Row>(
-      `insert into published_apps (session_id, user_id, working_dir) values (?, ?, ?)
-       on conflict (session_id) do update set working_dir = excluded.working_dir, published_at = now() returning *`,
-      [req.body.session_id, userId, rel],
-    );
-    return record(req, row);
+    return record(req, await apps.publish(userId, req.body.session_id, rel));
   });
 
   app.get('/api/published-apps', { schema: { tags, response: { 200: PublishedAppList } } }, async (req) => {
-    const rows = await sql<Row>('select * from published_apps where user_id = ? order by published_at desc limit 1000', [me(req).id]);
-    return { items: rows.map((r) => record(req, r)) };
+    return { items: (await apps.list(me(req).id)).map((r) => record(req, r)) };
   });
 
   app.get('/api/published-apps/:session_id', { schema: { tags, params: AppParams, response: { 200: PublishedApp } } }, async (req) => {
-    const [row] = await sql<Row>('select * from published_apps where session_id = ? and user_id = ?', [req.params.session_id, me(req).id]);
+    const row = await apps.get(req.params.session_id, me(req).id);
     if (!row) throw Errors.notFound('published app');
     return record(req, row);
   });
 
   app.delete('/api/published-apps/:session_id', { schema: { tags, params: AppParams, response: { 200: Unpublished } } }, async (req) => {
-    const r = await sql('delete from published_apps where session_id = ? and user_id = ? returning session_id', [req.params.session_id, me(req).id]);
-    if (!r.length) throw Errors.notFound('published app');
+    if (!(await apps.remove(me(req).id, req.params.session_id))) throw Errors.notFound('published app');
     return { session_id: req.params.session_id, unpublished: true };
   });
 
@@ -94,7 +81,7 @@ export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => 
 
   async function serve(req: FastifyRequest, reply: FastifyReply, sessionId: string, path: string) {
     if (!SESSION_ID.test(sessionId) || path.length > 4096) return notFound(reply);
-    const [row] = await sql<Row>('select * from published_apps where session_id = ?', [sessionId]);
+    const row = await apps.get(sessionId);
     if (!row) return notFound(reply);
     const got = await resolveAppFile(d.config.workspaces, row.user_id, sessionId, row.working_dir, path).catch((e) => {
       req.log.warn({ err: (e as Error).message, session_id: sessionId }, 'published app: could not read a file');

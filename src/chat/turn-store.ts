@@ -126,6 +126,23 @@ export class TurnStore {
     return rows.map((r) => ({ session_id: r.session_id, turn: fromRow(r).turn }));
   }
 
+  /**
+   * The session of a payload of the user: an entry (`entry_`), a turn (`turn_`) or a tool call
+   * (`tc_`) id of one of their sessions. Anything else, or someone else's, is null.
+   */
+  async sessionOfPayload(userId: string, payloadId: string): Promise<string | null> {
+    const where = payloadId.startsWith('entry_')
+      ? 't.id = ?'
+      : payloadId.startsWith('turn_')
+        ? 't.turn_id = ?'
+        : payloadId.startsWith('tc_')
+          ? `t.tool_calls @> jsonb_build_array(jsonb_build_object('id', ?::text))`
+          : null;
+    if (!where) return null;
+    const rows = await this.db.sql<{ session_id: string }>(`select t.session_id from turns t join sessions s on s.id = t.session_id where s.user_id = ? and ${where} limit 1`, [userId, payloadId]);
+    return rows[0]?.session_id ?? null;
+  }
+
   /** Every turn of a session, on every branch, in order. */
   async all(sessionId: string): Promise<StoredTurn[]> {
     const rows = await this.db.sql<TurnRow>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);

@@ -12,6 +12,7 @@ import { AppError, Errors } from '../server/errors.js';
 import { SessionParams } from '../sessions/schemas.js';
 import { redactor, sessionSecrets } from './redact.js';
 import { renderGone, renderShare } from './render.js';
+import { ShareLinkStore } from './store.js';
 
 export interface SharingDeps {
   config: Config;
@@ -29,7 +30,7 @@ const TOKEN = /^share_[A-Za-z0-9]{32}$/;
  * key. Expired, revoked or unknown: 404; with public sharing off, nothing answers.
  */
 export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) => {
-  const sql = <T>(q: string, p: unknown[] = []) => d.db.sql<T>(q, p);
+  const links = new ShareLinkStore(d.db);
   const tags = ['sharing'];
 
   app.post(
@@ -48,13 +49,10 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
       await d.sessions.getOwned(userId, req.params.session_id);
       const token = `share_${randomToken(32)}`;
       const ttl = req.body?.ttl_seconds ?? d.config.share.ttlSeconds;
-      const [row] = await sql<{ expires_at: Date }>(
-        `insert into share_links (id, token_hash, session_id, expires_at) values (?, ?, ?, now() + make_interval(secs => ?)) returning expires_at`,
-        [newId('share'), hash(token), req.params.session_id, ttl],
-      );
+      const expires = await links.create(newId('share'), hash(token), req.params.session_id, ttl);
       await d.sessions.setShared(userId, req.params.session_id, true);
       const origin = d.config.share.publicUrl ?? `${req.protocol}://${req.host}`;
-      return { token, url: `${origin}/share/${token}`, expires_at: new Date(row.expires_at).toISOString() };
+      return { token, url: `${origin}/share/${token}`, expires_at: expires.toISOString() };
     },
   );
 
@@ -63,8 +61,7 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
     { schema: { tags, params: SessionParams.extend({ token: text(100, 1) }), response: { 200: z.object({ revoked: z.boolean() }) } } },
     async (req) => {
       await d.sessions.getOwned(me(req).id, req.params.session_id);
-      const r = await sql('update share_links set revoked_at = now() where token_hash = ? and session_id = ? and revoked_at is null returning id', [hash(req.params.token), req.params.session_id]);
-      if (!r.length) throw Errors.notFound('share link');
+      if (!(await links.revoke(hash(req.params.token), req.params.session_id))) throw Errors.notFound('share link');
       return { revoked: true };
     },
   );
@@ -73,12 +70,7 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
   async function resolve(token: string) {
     if (!d.config.publicSharing || !TOKEN.test(token)) return null;
     const h = hash(token);
-    const [row] = await sql<{ session_id: string; token_hash: string; expires_at: Date; intent: string }>(
-      `select l.session_id, l.token_hash, l.expires_at, s.intent
-       from share_links l join sessions s on s.id = l.session_id
-       where l.token_hash = ? and l.revoked_at is null and l.expires_at > now()`,
-      [h],
-    );
+    const row = await links.live(h);
     if (!row || !timingSafeEqual(Buffer.from(row.token_hash), Buffer.from(h))) return null;
     const turns = (await d.turns.list(row.session_id)).map((s) => s.turn);
     // Values of the session's env (and the owner's default bucket) never leave through a share:
@@ -110,8 +102,3 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
     return reply.send(await renderShare(s.intent, s.turns, s.expires));
   });
 };
-
-/** PATCH .../sharing {shared: false}: every active link of the session is revoked. */
-export async function revokeAll(db: Database, sessionId: string): Promise<void> {
-  await db.sql('update share_links set revoked_at = now() where session_id = ? and revoked_at is null', [sessionId]);
-}

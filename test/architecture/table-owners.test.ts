@@ -1,0 +1,135 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import t from 'tap';
+
+/**
+ * Tables with owners (issue #27): each table is named in SQL by one store, the only code that
+ * reads or writes it; route files hold no SQL at all. The cross-table SQL found when the rule was
+ * made is listed below as debt: an entry may only go (the test fails on a stale one, so the list
+ * shrinks as stores gain the methods their callers need), never be added.
+ */
+const root = resolve(import.meta.dirname, '../..');
+const src = join(root, 'src');
+
+/** Every table and the file of its store. */
+const OWNERS: Record<string, string> = {
+  users: 'src/users/service.ts',
+  api_keys: 'src/users/service.ts',
+  sessions: 'src/sessions/service.ts',
+  turns: 'src/chat/turn-store.ts',
+  session_events: 'src/chat/event-store.ts',
+  service_instances: 'src/chat/run-store.ts',
+  session_branches: 'src/timetravel/store.ts',
+  checkpoints: 'src/timetravel/store.ts',
+  session_tasks: 'src/agents/tasks.ts',
+  memories: 'src/memories/store.ts',
+  payload_annotations: 'src/annotations/store.ts',
+  user_preferences: 'src/settings/store.ts',
+  env_buckets: 'src/settings/store.ts',
+  share_links: 'src/sharing/store.ts',
+  published_apps: 'src/apps/store.ts',
+  model_usage: 'src/usage/store.ts',
+  budgets: 'src/usage/store.ts',
+  user_policies: 'src/policy/store.ts',
+  session_policies: 'src/policy/store.ts',
+  policy_audit: 'src/policy/audit-store.ts',
+  scheduled_tasks: 'src/scheduling/store.ts',
+  scheduled_task_runs: 'src/scheduling/store.ts',
+  installation: 'src/scheduling/store.ts',
+  job_schedules: 'src/infra/jobs-db.ts',
+  workspaces: 'src/workspaces/store.ts',
+  workspace_members: 'src/workspaces/store.ts',
+  workspace_agents: 'src/workspaces/store.ts',
+  workspace_assistant_sessions: 'src/workspaces/store.ts',
+  issues: 'src/workspaces/issues.ts',
+  issue_events: 'src/workspaces/issues.ts',
+  issue_task_runs: 'src/workspaces/task-runs.ts',
+  prod_agents: 'src/production/agents/service.ts',
+  prod_solution_agents: 'src/production/solution-agents/service.ts',
+  prod_solutions: 'src/production/solutions/records.ts',
+  prod_solution_versions: 'src/production/solutions/records.ts',
+  biz_role_grants: 'src/admin/service.ts',
+};
+
+/** Whole-install copies: they read and write every table by design (listed, not debt). */
+const WHOLE_INSTALL: Record<string, string> = {
+  'src/backup/table-copy.ts': 'backup and restore copy every table in one snapshot',
+  'src/db/schema.ts': 'migrations and schema checks',
+};
+
+/** Cross-table SQL present when the rule was made: `file: tables it names but does not own`. */
+const DEBT: Record<string, string[]> = {
+  'src/admin/service.ts': ['users'],
+  'src/chat/event-store.ts': ['sessions'],
+  'src/chat/run-store.ts': ['env_buckets', 'memories', 'session_events', 'sessions', 'turns'],
+  'src/chat/turn-store.ts': ['session_branches', 'sessions'],
+  'src/memories/recall.ts': ['sessions', 'turns'],
+  'src/portability/archive.ts': ['checkpoints', 'memories', 'payload_annotations', 'session_branches', 'session_tasks', 'sessions', 'turns'],
+  'src/portability/import.ts': ['checkpoints', 'memories', 'payload_annotations', 'session_branches', 'session_tasks', 'sessions', 'turns'],
+  'src/production/agents/service.ts': ['sessions'],
+  'src/production/solution-agents/service.ts': ['prod_agents'],
+  'src/production/solutions/documents.ts': ['prod_solution_versions', 'prod_solutions'],
+  'src/production/solutions/records.ts': ['sessions'],
+  'src/production/users/service.ts': ['api_keys', 'users'],
+  'src/replay/service.ts': ['session_events', 'sessions', 'turns'],
+  'src/retention/store.ts': ['checkpoints', 'session_branches', 'sessions'],
+  'src/scheduling/store.ts': ['sessions'],
+  'src/sessions/service.ts': ['turns'],
+  'src/sharing/redact.ts': ['env_buckets', 'sessions'],
+  'src/sharing/store.ts': ['sessions'],
+  'src/solutions/roles.ts': ['sessions'],
+  'src/timetravel/store.ts': ['sessions', 'turns'],
+  'src/usage/budgets.ts': ['model_usage'],
+  'src/workspaces/issues.ts': ['workspaces'],
+  'src/workspaces/store.ts': ['issues', 'users'],
+  'src/workspaces/task-runs.ts': ['sessions', 'turns'],
+};
+
+const migrations = join(src, 'db', 'migrations');
+const TABLES = new Set(
+  readdirSync(migrations).flatMap((f) => [...readFileSync(join(migrations, f), 'utf8').matchAll(/create table (?:if not exists )?"?([a-z_]+)"?/gi)].map((m) => m[1])),
+);
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    if (p === migrations) return [];
+    return statSync(p).isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** The tables a file names in SQL (after from, join, into, update, table). */
+function named(text: string): string[] {
+  return [...TABLES].filter((table) => new RegExp(`\\b(from|join|into|update|table)\\s+${table}\\b`, 'i').test(text));
+}
+
+const files = tsFiles(src).map((p) => ({ path: relative(root, p), text: readFileSync(p, 'utf8') }));
+
+t.test('every table has an owner', async (t) => {
+  const unowned = [...TABLES].filter((x) => !OWNERS[x]);
+  t.same(unowned, [], 'a new table is listed in OWNERS with its store');
+  t.same(
+    Object.keys(OWNERS).filter((x) => !TABLES.has(x)),
+    [],
+    'no owner for a table that no migration creates',
+  );
+});
+
+t.test('only its owner names a table (listed debt aside)', async (t) => {
+  const found: Record<string, string[]> = {};
+  for (const f of files) {
+    if (WHOLE_INSTALL[f.path]) continue;
+    const foreign = named(f.text).filter((x) => OWNERS[x] !== f.path);
+    if (foreign.length) found[f.path] = foreign.sort();
+  }
+  const added = Object.entries(found).flatMap(([file, tables]) => tables.filter((x) => !DEBT[file]?.includes(x)).map((x) => `${file} names ${x} (owner: ${OWNERS[x]})`));
+  t.same(added, [], "new SQL on another store's table: add a method to its owner instead");
+  const stale = Object.entries(DEBT).flatMap(([file, tables]) => tables.filter((x) => !found[file]?.includes(x)).map((x) => `${file}: ${x}`));
+  t.same(stale, [], 'debt paid: remove these entries from DEBT');
+  t.comment(`cross-table debt left: ${Object.values(DEBT).flat().length} (file, table) pairs in ${Object.keys(DEBT).length} files`);
+});
+
+t.test('route files hold no SQL', async (t) => {
+  const withSql = files.filter((f) => /routes?\.ts$/.test(f.path) && (/\.sql\s*[<(]/.test(f.text) || named(f.text).length)).map((f) => f.path);
+  t.same(withSql, [], 'routes call stores');
+});
