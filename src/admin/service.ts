@@ -45,15 +45,14 @@ export class Admin implements RoleAccess {
 
   /** Removing the last admin is 409 LAST_ADMIN; two concurrent removals never leave none. */
   async revokeAdmin(userId: string): Promise<void> {
-    await this.db.em().transactional(async (em) => {
-      const c = em.getConnection();
-      await c.execute('select pg_advisory_xact_lock(?)', [ADMIN_LOCK], 'all', em.getTransactionContext());
-      const u = await c.execute<{ is_admin: boolean }[]>('select is_admin from users where id = ?', [userId], 'all', em.getTransactionContext());
+    await this.db.transaction(async (q) => {
+      await q('select pg_advisory_xact_lock(?)', [ADMIN_LOCK]);
+      const u = await q<{ is_admin: boolean }>('select is_admin from users where id = ?', [userId]);
       if (!u.length) throw Errors.notFound('user');
       if (!u[0].is_admin) return;
-      const [{ n }] = await c.execute<{ n: number }[]>('select count(*)::int as n from users where is_admin', [], 'all', em.getTransactionContext());
+      const [{ n }] = await q<{ n: number }>('select count(*)::int as n from users where is_admin', []);
       if (n <= 1) throw new AppError(409, 'LAST_ADMIN', 'this is the last admin; make another user admin first');
-      await c.execute('update users set is_admin = false where id = ?', [userId], 'all', em.getTransactionContext());
+      await q('update users set is_admin = false where id = ?', [userId]);
     });
   }
 

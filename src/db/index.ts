@@ -10,6 +10,9 @@ import { StatementNames } from './prepared.js';
 
 export type { EntityManager };
 
+/** Raw SQL with `?` placeholders bound by the server, answering the rows. */
+export type Sql = <T = Record<string, unknown>>(query: string, params?: unknown[]) => Promise<T[]>;
+
 export interface Database {
   orm: MikroORM;
   /** A fresh fork of the entity manager: one per request or unit of work. */
@@ -21,6 +24,11 @@ export interface Database {
    * runs often becomes a named prepared statement (./prepared.ts).
    */
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * `fn` in one transaction: its `sql` runs inside it; committed when `fn` resolves, rolled back
+   * when it throws (the error goes on).
+   */
+  transaction<R>(fn: (sql: Sql) => Promise<R>): Promise<R>;
   url: string;
   /** Set when this process started the embedded server. */
   embedded?: EmbeddedDb;
@@ -84,6 +92,11 @@ export async function openDatabase(config: Config, opts: { migrate?: boolean; po
         throw e;
       }
     },
+    transaction: (fn) =>
+      (orm.em.fork() as EntityManager).transactional((em) => {
+        const ctx = em.getTransactionContext();
+        return fn((query, params = []) => em.getConnection().execute(query, params as unknown[], 'all', ctx));
+      }),
     url,
     embedded: embedded?.owned ? embedded : undefined,
     close: async () => {

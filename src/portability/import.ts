@@ -212,8 +212,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
   const sid = await d.sessions.create(userId, { intent: (name || String(m.intent ?? '')).slice(0, 10000), model, is_persistent: !!m.is_persistent, memory_enabled: !!m.memory_enabled });
   const remap = idMapper();
   try {
-    await d.db.em().transactional(async (em) => {
-      const q = (sql: string, params: unknown[]) => em.getConnection().execute(sql, params, 'all', em.getTransactionContext());
+    await d.db.transaction(async (q) => {
       let turns = 0;
       for await (const t of jsonLines(part('turns.jsonl'), 'turns.jsonl') as AsyncIterable<Json>) {
         turns++;

@@ -29,14 +29,10 @@ export class TimeTravelStore {
    * cannot start (its claim waits for the lock) until `fn` is done, on any node.
    */
   static async locked<T>(db: Database, sessionId: string, fn: (store: TimeTravelStore, status: string | null) => Promise<T>): Promise<T> {
-    return db
-      .em()
-      .transactional(async (em) => {
-        const ctx = em.getTransactionContext();
-        const q: Query = (query, params = []) => em.getConnection().execute(query, params, 'all', ctx);
-        const [row] = await q<{ status: string }>('select status from sessions where id = ? for update', [sessionId]);
-        return fn(new TimeTravelStore(q), row?.status ?? null);
-      });
+    return db.transaction(async (q) => {
+      const [row] = await q<{ status: string }>('select status from sessions where id = ? for update', [sessionId]);
+      return fn(new TimeTravelStore(q), row?.status ?? null);
+    });
   }
 
   async insertCheckpoint(c: Omit<CheckpointRow, 'created_at' | 'branch_id'>): Promise<void> {

@@ -96,8 +96,7 @@ export class IssueStore {
   /** The next number of the workspace, the issue and its `created` event: one transaction. */
   async create(workspaceId: string, userId: string, f: CreateIssueT): Promise<IssueT> {
     const id = wsId('iss');
-    await this.db.em().transactional(async (em) => {
-      const q = <T>(s: string, p: unknown[]) => em.getConnection().execute<T[]>(s, p, 'all', em.getTransactionContext());
+    await this.db.transaction(async (q) => {
       const [{ issue_seq }] = await q<{ issue_seq: number }>('update workspaces set issue_seq = issue_seq + 1, updated_at = now() where id = ? returning issue_seq', [workspaceId]);
       await q(
         `insert into issues (id, workspace_id, number, parent_id, title, description, priority, status, assignee, assignee_type, assignee_id, project, labels, created_by)
@@ -119,8 +118,7 @@ export class IssueStore {
    */
   async update(workspaceId: string, id: string, patch: PatchIssueT, actor: Actor): Promise<{ before: IssueT; after: IssueT }> {
     let before: IssueT | null = null;
-    await this.db.em().transactional(async (em) => {
-      const q = <T>(s: string, p: unknown[]) => em.getConnection().execute<T[]>(s, p, 'all', em.getTransactionContext());
+    await this.db.transaction(async (q) => {
       const [row] = await q<IssueRow>('select * from issues where id = ? and workspace_id = ? for update', [id, workspaceId]);
       if (!row) throw Errors.notFound('issue');
       before = toIssue(row);

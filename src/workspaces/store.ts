@@ -58,8 +58,7 @@ export class WorkspaceStore {
 
   async create(userId: string, name: string, description: string): Promise<WorkspaceT> {
     const id = wsId('ws');
-    await this.db.em().transactional(async (em) => {
-      const q = (s: string, p: unknown[]) => em.getConnection().execute(s, p, 'all', em.getTransactionContext());
+    await this.db.transaction(async (q) => {
       await q('insert into workspaces (id, name, description, owner_id) values (?, ?, ?, ?)', [id, name, description, userId]);
       await q(`insert into workspace_members (workspace_id, user_id, role) values (?, ?, 'owner')`, [id, userId]);
     });
@@ -125,8 +124,7 @@ export class WorkspaceStore {
     const [r] = await this.sql<{ role: string }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
     if (!r) throw Errors.notFound('member');
     if (r.role === 'owner') throw Errors.conflict('OWNER_STAYS', 'the owner cannot leave the workspace; delete it instead');
-    await this.db.em().transactional(async (em) => {
-      const q = (s: string, p: unknown[]) => em.getConnection().execute(s, p, 'all', em.getTransactionContext());
+    await this.db.transaction(async (q) => {
       await q('delete from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
       await q('delete from workspace_agents where workspace_id = ? and owner_id = ?', [id, userId]);
     });
