@@ -30,7 +30,8 @@ t.test('create, read, list, patch, stop/start, delete; the record of CONTRACT 11
   t.match(stopped, { enabled: false, next_run_at: null });
   const started = await (await app.api(`/api/scheduled-tasks/${task.id}/start`, { method: 'POST' })).json();
   t.match(started, { enabled: true });
-  t.ok(started.next_run_at);
+  t.match(started.next_run_at, /T\d\d:00:00\.000Z$/, 'the next full hour again');
+  t.ok(Date.parse(started.next_run_at) > Date.now(), 'in the future');
   t.same(await (await app.api(`/api/scheduled-tasks/${task.id}/runs`)).json(), []);
 
   const del = await app.api(`/api/scheduled-tasks/${task.id}`, { method: 'DELETE' });

@@ -63,7 +63,7 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
     input_tokens: 320,
     output_tokens: 70,
   });
-  t.ok(run.finished_at);
+  t.ok(Date.parse(run.finished_at) >= Date.parse(run.started_at ?? run.created_at), 'finished after it started');
   t.comment(`task run: ${JSON.stringify(run)}`);
 
   // The agent worked the issue in a session of its owner, configured from the agent.
