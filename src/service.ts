@@ -50,6 +50,7 @@ import { timeTravelRoutes } from './timetravel/routes.js';
 import { tokenizeRoutes } from './tokenize/routes.js';
 import { Compactor } from './compaction/compactor.js';
 import { CompactionService } from './compaction/service.js';
+import { contextWindowOf } from './config/models.js';
 import { compactionRoutes } from './compaction/routes.js';
 import { MemoryStore } from './memories/store.js';
 import { Recall } from './memories/recall.js';
@@ -169,6 +170,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     // The gateway is made after the app listens; the gauge reads it once it is there.
     const gateway: { io?: { engine: { clientsCount: number } } } = {};
     const metrics = new ServiceMetrics({ sockets: () => gateway.io?.engine.clientsCount ?? 0, pool: poolStats(db.orm.em.getConnection().getKnex()) });
+    metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);
     const log = new EventLog(events, metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
     shutdown.add('infrastructure', 'event log', () => log.close());
     shutdown.add('infrastructure', 'event bus', () => bus.close());
@@ -271,11 +273,12 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       compactor: new Compactor({
         model,
         keepTurns: config.compaction.keepTurns,
+        hooks,
         stored: (sessionId) => conversation.stored(sessionId),
         tasks: (sessionId) => tasks.list(sessionId),
       }),
       compactAt: config.compaction.at,
-      contextWindow: config.model.contextWindow,
+      contextWindow: (m) => contextWindowOf(config.model, m),
     });
     const chat = new ChatService({
       config,

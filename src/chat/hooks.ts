@@ -52,6 +52,8 @@ export interface HookEvents {
     turnId: string;
     model: string;
     outcome: 'ok' | 'error' | 'aborted';
+    /** What the call was for: a turn of the loop (default), or a compaction's summary. */
+    purpose?: 'turn' | 'compaction';
     usage: TokenUsage;
     startedAt: Date;
     durationMs: number;

@@ -8,6 +8,7 @@ import type { RunState } from './run-state.js';
 import { isOpen, type Patch, type ToolCall, type Turn } from './turns.js';
 import { executeTool } from './tool-exec.js';
 import type { Hooks } from './hooks.js';
+import { contextWindowOf } from '../config/models.js';
 
 /** A gate ended the run on purpose (a spent budget): chat:end says `finish_reason`, not a failure. */
 export class RunStopped extends Error {
@@ -180,6 +181,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
       case 'model':
         // The model that answers (a fallback's, maybe): the turn says so (CONTRACT 16).
         turn.model = d.model;
+        turn.context_window = contextWindowOf(run.config.model, d.model);
         meta.attempts = d.attempts;
         meta.fallbackFrom = d.fallback_from;
         break;

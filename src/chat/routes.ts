@@ -10,6 +10,7 @@ import { countTokens, messagesTokens, TOKENIZER_MODEL } from './tokens.js';
 import { turnText, type Turn } from './turns.js';
 import { TurnSchema } from './catalogue.js';
 import type { Config } from '../config/index.js';
+import { contextWindowOf } from '../config/models.js';
 import { SessionParams as Params } from '../sessions/schemas.js';
 
 export interface ChatRouteDeps {
@@ -95,16 +96,18 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
     const messages_tokens = messagesTokens(await deps.conversation.modelHistory(req.params.session_id));
     const total = system_prompt_tokens + tools_tokens + messages_tokens;
     const assistants = turns.filter((t) => t.role === 'assistant');
+    const model = s.model ?? deps.config.model.default;
+    const window = contextWindowOf(deps.config.model, model);
     return {
       session_id: s.id,
-      model: s.model ?? deps.config.model.default,
-      context_window: deps.config.model.contextWindow,
+      model,
+      context_window: window,
       tokenizer_model: TOKENIZER_MODEL,
       system_prompt_tokens,
       tools_tokens,
       messages_tokens,
       total_tokens: total,
-      usage_ratio: Math.round((total / deps.config.model.contextWindow) * 10000) / 10000,
+      usage_ratio: Math.round((total / window) * 10000) / 10000,
       turn_count: turns.length,
       last_input_tokens: assistants.at(-1)?.usage.input_tokens ?? 0,
       total_output_tokens: assistants.reduce((n, t) => n + t.usage.output_tokens, 0),

@@ -77,6 +77,8 @@ export class RunExecutor {
   private offLost: (() => void) | null = null;
   private closed = false;
   private readonly storageFull: EveryMinute;
+  /** The context windows of the models config, for a new message's user turn (its claim resolves the model). */
+  private readonly windows: { windows: Record<string, number>; defaultWindow: number };
   /**
    * Turns of failed runs whose closing write failed (a full disk), as they were closed: written
    * again at each heartbeat until it works, so no turn stays `streaming` once space returns.
@@ -84,6 +86,8 @@ export class RunExecutor {
   private unclosed = new Map<string, Turn>();
 
   constructor(private readonly deps: ExecutorDeps) {
+    const model = deps.config.model;
+    this.windows = { windows: Object.fromEntries(model.entries.map((e) => [e.id, e.contextWindow])), defaultWindow: model.contextWindow };
     this.storageFull = new EveryMinute(deps.logger, 'runs fail: storage is full');
   }
 
@@ -173,7 +177,7 @@ export class RunExecutor {
       this.claiming.add(sessionId);
       try {
         const defaultModel = this.deps.config.model.default;
-        const stored = opening && { turn: opening.turn, content: opening.content, events: openingEvents(opening), defaultModel };
+        const stored = opening && { turn: opening.turn, content: opening.content, events: openingEvents(opening), defaultModel, ...this.windows };
         const runId = newId('run');
         const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser, { id: runId, origin: how.origin }, stored);
         try {

@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.js';
+import { contextWindowOf } from '../config/models.js';
 import { newId } from '../lib/ids.js';
 import type { RunInfo, RunOrigin } from './hooks.js';
 import type { ServerEventData, ServerEventName } from './catalogue.js';
@@ -219,7 +220,7 @@ export class RunState {
   }
 
   newTurn(role: Turn['role'], loopId: string, parent: string | null, status: Turn['status']): Turn {
-    return newTurn({ role, loopId, parent, status, sequence: this.sequence++, model: this.model, contextWindow: this.config.model.contextWindow });
+    return newTurn({ role, loopId, parent, status, sequence: this.sequence++, model: this.model, contextWindow: contextWindowOf(this.config.model, this.model) });
   }
 
   async startTurn(turn: Turn, content: unknown = null) {
@@ -248,6 +249,7 @@ export class RunState {
   opened(o: RunOpening, mode: string) {
     o.turn.sequence = this.sequence++;
     o.turn.model = this.model;
+    o.turn.context_window = contextWindowOf(this.config.model, this.model);
     o.mode ??= mode;
     this.journal.opened(o);
   }

@@ -32,6 +32,9 @@ export interface ClaimOpening {
   events: { name: string; data: Record<string, unknown> }[];
   /** The model of a session that has none of its own (the user turn's). */
   defaultModel: string;
+  /** The user turn's context window: its model's in this map (the models config), else `defaultWindow`. */
+  windows: Record<string, number>;
+  defaultWindow: number;
 }
 
 export interface OrphanRow {
@@ -126,14 +129,16 @@ export class RunStore {
     if (!this.opening) throw new Error('RunStore: a claim with an opening needs the turn and event stores');
     const turn = this.opening.turns.insertFrom('src', o.turn, o.content);
     const events = this.opening.events.appendFrom('src', o.events);
+    const window = 'coalesce((?::jsonb ->> coalesce(c.model, ?::text))::int, ?::int)';
+    const windowParams = [JSON.stringify(o.windows), o.defaultModel, o.defaultWindow];
     return this.db.sql<Claimed>(
       `with claimed as (${update}),
-       src as (select c.*, coalesce(c.model, ?::text) as turn_model,
-         jsonb_build_object('turn', jsonb_build_object('sequence', c.next_sequence, 'model', coalesce(c.model, ?::text)), 'mode', to_jsonb(c.mode)) as fill from claimed c),
+       src as (select c.*, coalesce(c.model, ?::text) as turn_model, ${window} as turn_window,
+         jsonb_build_object('turn', jsonb_build_object('sequence', c.next_sequence, 'model', coalesce(c.model, ?::text), 'context_window', ${window}), 'mode', to_jsonb(c.mode)) as fill from claimed c),
        t as (${turn.sql}),
        e as (${events.sql})
        select * from src`,
-      [...params, o.defaultModel, o.defaultModel, ...turn.params, ...events.params],
+      [...params, o.defaultModel, ...windowParams, o.defaultModel, ...windowParams, ...turn.params, ...events.params],
     );
   }
 

@@ -95,19 +95,20 @@ export class TurnStore {
    * columns `id`, `next_sequence`, `turn_model` and `active_branch`; nothing when `src` is empty.
    */
   insertFrom(src: string, turn: Turn, content: unknown = null): { sql: string; params: unknown[] } {
-    const { id, turn_id, loop_id, kind, role, status, blocks, tool_calls, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
+    const { id, turn_id, loop_id, kind, role, status, blocks, tool_calls, usage, duration_ms, started_at, memory_refs, parent_fork_tool_call_id } = turn;
     return {
+      // Model and context window as the claim resolved them (`src`'s turn_model and turn_window).
       sql: `insert into turns (${COLUMNS}, branch_id)
-        select ?::text, s.id, s.next_sequence, ?::text, ?::text, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::jsonb, s.turn_model, ?::jsonb, ?::int, ?::timestamptz, ?::int,
+        select ?::text, s.id, s.next_sequence, ?::text, ?::text, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::jsonb, s.turn_model, ?::jsonb, ?::int, ?::timestamptz, s.turn_window,
           ?::jsonb, ?::text, ?::text, ?::jsonb, s.active_branch from ${src} s`,
-      params: [id, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn)],
+      params: [id, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), JSON.stringify(usage), duration_ms, started_at, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn)],
     };
   }
 
   async update(turn: Turn): Promise<void> {
     await this.db.sql(
-      'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, extra = ?::jsonb where id = ?',
-      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, extraOrNull(turn), turn.id],
+      'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, context_window = ?, extra = ?::jsonb where id = ?',
+      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, turn.context_window, extraOrNull(turn), turn.id],
     );
   }
 

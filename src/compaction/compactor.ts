@@ -1,5 +1,6 @@
 import { lastCompaction, MASK_OVER_CHARS, maskedUntil, toModelMessages } from '../chat/history.js';
-import type { ModelMessage, ModelPort } from '../chat/model.js';
+import type { Hooks } from '../chat/hooks.js';
+import type { ModelDelta, ModelMessage, ModelPort } from '../chat/model.js';
 import type { RunState } from '../chat/run-state.js';
 import { messagesTokens } from '../chat/tokens.js';
 import type { StoredTurn } from '../chat/turn-store.js';
@@ -16,6 +17,8 @@ export interface CompactorDeps {
   tasks(sessionId: string): Promise<{ id: string; subject: string; status: string; description: string }[]>;
   /** Newest root turns kept verbatim (AGENTSVC_COMPACT_KEEP_TURNS). */
   keepTurns: number;
+  /** Told of the summary's model call (`model.call`, purpose `compaction`): usage, budgets, metrics. */
+  hooks?: Hooks;
 }
 
 export type Plan = { archived: StoredTurn[]; cut: number } | { skipped: string };
@@ -120,16 +123,19 @@ export class Compactor {
     const t0 = performance.now();
     await state.startTurn(entry);
     let summary = '';
+    const call = this.observe(state, entry);
     try {
       const messages: ModelMessage[] = [
         { role: 'system', content: SYSTEM },
         { role: 'user', content: transcript(plan.archived, prev?.summary_full ?? null) },
       ];
       for await (const d of this.d.model.stream({ model: state.model, messages, signal: state.signal })) {
+        call.delta(d);
         if (d.type !== 'text') continue;
         summary += d.text;
         state.patch(entry, { patch_type: 'add_content', data: { text_delta: d.text } });
       }
+      call.end('ok');
       if (!summary.trim()) throw new Error('the model wrote no summary');
       const tasks = (await this.d.tasks(state.sessionId)).filter((t) => t.status !== 'completed');
       const full = tasks.length ? `${summary.trim()}\n\nOpen tasks (verbatim):\n${tasks.map((t) => `- [${t.status}] #${t.id} ${t.subject}${t.description ? `: ${t.description}` : ''}`).join('\n')}` : summary.trim();
@@ -140,10 +146,64 @@ export class Compactor {
       if (after >= before) entry.failure_reason = `the summary did not shrink the context (${before} -> ${after} tokens)`;
       await state.endTurn(entry, 'completed', t0);
     } catch (e) {
+      call.end(state.signal.aborted ? 'aborted' : 'error', e);
       Object.assign(entry, { failure_reason: state.signal.aborted ? 'stopped' : `summary failed: ${(e as Error).message.slice(0, 300)}`, tokens_after: before, saved_ratio: 0 });
       await state.endTurn(entry, state.signal.aborted ? 'interrupted' : 'failed', t0);
       if (state.signal.aborted) throw e;
     }
     return entry;
+  }
+
+  /**
+   * The summary's model call, told to `model.call` once (purpose `compaction`) so that it is
+   * recorded and counted like any other: a compaction costs tokens too. Its usage is the entry's.
+   */
+  private observe(state: RunState, entry: Turn) {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    let ttftMs: number | null = null;
+    let model = state.model;
+    let attempts = 1;
+    let fallbackFrom: string | undefined;
+    let cached = 0;
+    let estimated = false;
+    let done = false;
+    return {
+      delta: (d: ModelDelta) => {
+        if (d.type === 'model') {
+          ({ model, attempts, fallback_from: fallbackFrom } = d);
+          return;
+        }
+        ttftMs ??= performance.now() - t0;
+        if (d.type === 'usage') {
+          cached = d.cached_input_tokens ?? 0;
+          estimated = !!d.estimated;
+          state.patch(entry, { patch_type: 'usage', data: { input_tokens: d.input_tokens, output_tokens: d.output_tokens } });
+        }
+      },
+      end: (outcome: 'ok' | 'error' | 'aborted', e?: unknown) => {
+        if (done) return;
+        done = true;
+        if (e !== undefined) attempts = (e as { attempts?: number })?.attempts ?? attempts;
+        entry.model = model;
+        void this.d.hooks?.emit('model.call', {
+          run: state.info,
+          loopId: entry.loop_id,
+          turnId: entry.turn_id,
+          model,
+          outcome,
+          purpose: 'compaction',
+          usage: { ...entry.usage },
+          startedAt,
+          durationMs: performance.now() - t0,
+          ttftMs,
+          error: e === undefined ? undefined : ((e as Error)?.message ?? String(e)),
+          cachedInputTokens: cached,
+          estimated,
+          attempts,
+          fallbackFrom,
+        });
+      },
+    };
   }
 }

@@ -15,7 +15,8 @@ export interface CompactionDeps {
   sessions: { getOwned(userId: string, id: string): Promise<unknown> };
   /** Auto compaction past this share of the context window (AGENTSVC_COMPACT_AT). */
   compactAt: number;
-  contextWindow: number;
+  /** The context window of a model id (its entry of the models config). */
+  contextWindow(model: string): number;
 }
 
 export type Compacted = { entry: Turn } | { compaction_id: null; reason: string };
@@ -85,14 +86,15 @@ export class CompactionService {
    */
   async auto(state: RunState, messages: ModelMessage[]): Promise<ModelMessage[] | null> {
     if (this.gaveUp.has(state)) return null;
-    if (messagesTokens(messages) < this.d.compactAt * this.d.contextWindow) return null;
+    const limit = this.d.compactAt * this.d.contextWindow(state.model);
+    if (messagesTokens(messages) < limit) return null;
     const stored = await this.d.stored(state.sessionId);
     const plan = this.d.compactor.plan(stored);
     if ('skipped' in plan) return null;
     // Cheap first: eliding old tool outputs, when that alone brings the history under the threshold.
     const masking = this.d.compactor.maskable(stored, plan);
     const entry =
-      masking.outputs > 0 && masking.tokensAfter < this.d.compactAt * this.d.contextWindow ? await this.d.compactor.mask(state, 'auto', plan) : await this.d.compactor.run(state, 'auto', plan);
+      masking.outputs > 0 && masking.tokensAfter < limit ? await this.d.compactor.mask(state, 'auto', plan) : await this.d.compactor.run(state, 'auto', plan);
     if (entry.failure_reason) {
       this.gaveUp.add(state);
       return null;

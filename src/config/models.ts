@@ -121,3 +121,25 @@ export function parseBudgets(raw: unknown): BudgetSpec[] {
   if (!r.success) throw new Error(describe(r.error));
   return r.data;
 }
+
+/** What `modelEntry` reads of the model config. */
+interface ModelList {
+  entries: ModelEntry[];
+  baseUrl: string;
+  apiKey: string;
+  contextWindow: number;
+}
+
+/**
+ * A model id's entry of the models config (CONTRACT 16); an id not in the list (a session's own
+ * choice) uses the default endpoint, key and context window.
+ */
+export function modelEntry(config: ModelList, id: string, listed?: ReadonlyMap<string, ModelEntry>): ModelEntry {
+  const known = listed ? listed.get(id) : config.entries.find((e) => e.id === id);
+  return known ?? { id, baseUrl: config.baseUrl, apiKey: config.apiKey, contextWindow: config.contextWindow, price: null, fallback: [] };
+}
+
+/** The context window of a model id: its entry's `context_window`, else AGENTSVC_CONTEXT_WINDOW. */
+export function contextWindowOf(config: ModelList, id: string | null | undefined): number {
+  return id ? modelEntry(config, id).contextWindow : config.contextWindow;
+}

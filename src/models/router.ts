@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { Config } from '../config/index.js';
-import type { ModelEntry } from '../config/models.js';
+import { modelEntry, type ModelEntry } from '../config/models.js';
 import { ModelError, type ModelDelta, type ModelPort, type ModelRequest } from '../chat/model.js';
 import { backoffMs, sleepUnlessAborted } from './backoff.js';
 import { streamOnce } from './openai-stream.js';
@@ -29,9 +29,7 @@ export class ModelRouter implements ModelPort {
 
   /** The entry of a model id; an id not in the list (a session's own choice) uses the default endpoint. */
   entry(id: string): ModelEntry {
-    const known = this.entries.get(id);
-    if (known) return known;
-    return { id, baseUrl: this.config.baseUrl, apiKey: this.config.apiKey, contextWindow: this.config.contextWindow, price: null, fallback: [] };
+    return modelEntry(this.config, id, this.entries);
   }
 
   private client(e: ModelEntry): OpenAI {

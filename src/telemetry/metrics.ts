@@ -3,11 +3,13 @@
  * text exposition format, histograms, default process metrics with event-loop lag), registered in
  * a registry of our own so tests and several services in one process never share counters.
  *
- * Run, model and tool figures are read off the session events this node publishes (observeBus):
- * the event stream already says when a run starts and ends, when its first delta comes, what each
- * model call used and how each tool call ended, so the loop needs no extra calls to be measured.
+ * Run and tool figures are read off the session events this node publishes (observeBus): the
+ * event stream already says when a run starts and ends, when its first delta comes and how each
+ * tool call ended, so the loop needs no extra calls to be measured. Model figures (retries,
+ * fallbacks, cost: not in the events) come from the model hooks, after each call (observeModels).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Hooks } from '../chat/hooks.js';
 import type { EventBus, SessionEvent } from '../infra/event-bus.js';
 
 export interface MetricsSources {
@@ -35,8 +37,11 @@ export class ServiceMetrics {
   private readonly runsEnded: Counter<'status' | 'finish_reason'>;
   private readonly runDuration: Histogram<'status'>;
   private readonly firstDelta: Histogram;
-  private readonly modelCalls: Counter<'model' | 'outcome'>;
+  private readonly modelCalls: Counter<'model' | 'outcome' | 'purpose'>;
+  private readonly modelRetries: Counter<'model'>;
+  private readonly modelFallbacks: Counter<'model' | 'from'>;
   private readonly tokens: Counter<'model' | 'direction'>;
+  private readonly cost: Counter<'model'>;
   private readonly toolCalls: Counter<'tool' | 'status'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly events: Counter<'event'>;
@@ -82,12 +87,47 @@ export class ServiceMetrics {
     this.runsEnded = new Counter({ name: 'agentsvc_runs_ended_total', help: 'Runs ended (chat:end) by status and finish_reason', labelNames: ['status', 'finish_reason'], registers });
     this.runDuration = new Histogram({ name: 'agentsvc_run_duration_seconds', help: 'From chat:start to chat:end', labelNames: ['status'], buckets: SECONDS, registers });
     this.firstDelta = new Histogram({ name: 'agentsvc_time_to_first_delta_seconds', help: 'From chat:start to the first text, thinking or tool call of the run', buckets: SECONDS, registers });
-    this.modelCalls = new Counter({ name: 'agentsvc_model_calls_total', help: 'Model calls (assistant turns) by model and outcome', labelNames: ['model', 'outcome'], registers });
-    this.tokens = new Counter({ name: 'agentsvc_model_tokens_total', help: 'Tokens of model calls by model and direction', labelNames: ['model', 'direction'], registers });
+    // Model figures come from the model hooks (observeModels): every call, compactions' included.
+    // Their `model` label is bounded: an id of the models config, else `other`.
+    this.modelCalls = new Counter({ name: 'agentsvc_model_calls_total', help: 'Model calls by the model that answered, outcome (ok, error, aborted) and purpose (turn, compaction)', labelNames: ['model', 'outcome', 'purpose'], registers });
+    this.modelRetries = new Counter({ name: 'agentsvc_model_retries_total', help: 'Requests of model calls beyond their first (retries before the first delta and fallbacks), by the model asked for', labelNames: ['model'], registers });
+    this.modelFallbacks = new Counter({ name: 'agentsvc_model_fallbacks_total', help: 'Model calls answered by a fallback, by the model that answered and the model asked for', labelNames: ['model', 'from'], registers });
+    this.tokens = new Counter({ name: 'agentsvc_model_tokens_total', help: 'Tokens of model calls by model and direction (input, output, cached_input: part of input)', labelNames: ['model', 'direction'], registers });
+    this.cost = new Counter({ name: 'agentsvc_model_cost_total', help: "Cost of model calls from the models config's price table (its currency), by model; calls of a model without a price add nothing", labelNames: ['model'], registers });
     this.toolCalls = new Counter({ name: 'agentsvc_tool_calls_total', help: 'Tool calls by tool and final status', labelNames: ['tool', 'status'], registers });
     this.toolDuration = new Histogram({ name: 'agentsvc_tool_call_duration_seconds', help: 'Tool call duration', labelNames: ['tool'], buckets: SECONDS, registers });
     this.events = new Counter({ name: 'agentsvc_events_published_total', help: 'Session events published by this node', labelNames: ['event'], registers });
     this.approvals = new Counter({ name: 'agentsvc_approvals_total', help: 'Tool policy decisions by action (allowed, denied, asked, approved, rejected)', labelNames: ['action'], registers });
+  }
+
+  /**
+   * Model calls, retries, fallbacks, tokens and cost from the model hooks (CONTRACT 17), with the
+   * `model` label one of `models` (the configured ids) or `other`, so that no caller can grow the
+   * series. Returns the listeners' removal.
+   */
+  observeModels(hooks: Hooks, models: Iterable<string>): () => void {
+    const known = new Set(models);
+    const label = (id: string | undefined) => (id && known.has(id) ? id : 'other');
+    const offs = [
+      hooks.on('model.call', (c) => {
+        const model = label(c.model);
+        this.modelCalls.inc({ model, outcome: c.outcome, purpose: c.purpose ?? 'turn' });
+        const asked = c.fallbackFrom ?? c.model;
+        if (c.attempts > 1) this.modelRetries.inc({ model: label(asked) }, c.attempts - 1);
+        if (c.fallbackFrom) this.modelFallbacks.inc({ model, from: label(c.fallbackFrom) });
+      }),
+      // Tokens and cost as the usage module recorded them (its cost from the price table).
+      hooks.on('model.usage', (u) => {
+        const model = label(u.model);
+        if (u.input_tokens) this.tokens.inc({ model, direction: 'input' }, u.input_tokens);
+        if (u.output_tokens) this.tokens.inc({ model, direction: 'output' }, u.output_tokens);
+        if (u.cached_input_tokens) this.tokens.inc({ model, direction: 'cached_input' }, u.cached_input_tokens);
+        if (u.cost) this.cost.inc({ model }, u.cost);
+      }),
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
   }
 
   /** One decision of the tool policy (CONTRACT 15). */
@@ -112,7 +152,6 @@ export class ServiceMetrics {
       finish_reason?: string;
       patch_type?: string;
       data: { id: string; tool_name?: string; tool_call_id: string; status?: string; duration_ms?: number };
-      turn?: { role?: string; model?: string; usage?: { input_tokens?: number; output_tokens?: number } };
     };
     this.events.inc({ event: ev.name });
     const sid = p.session_id;
@@ -146,15 +185,6 @@ export class ServiceMetrics {
           this.toolCalls.inc({ tool, status: String(p.data.status) });
           if (typeof p.data.duration_ms === 'number') this.toolDuration.observe({ tool }, p.data.duration_ms / 1000);
         }
-        return;
-      }
-      case 'turn:end': {
-        const turn = p.turn;
-        if (turn?.role !== 'assistant') return;
-        const model = turn.model || 'unknown';
-        this.modelCalls.inc({ model, outcome: String(p.status) });
-        if (turn.usage?.input_tokens) this.tokens.inc({ model, direction: 'input' }, turn.usage.input_tokens);
-        if (turn.usage?.output_tokens) this.tokens.inc({ model, direction: 'output' }, turn.usage.output_tokens);
         return;
       }
     }

@@ -71,6 +71,7 @@ export async function createUsage(deps: {
         run_id: c.run.runId,
         model: c.model,
         outcome: c.outcome,
+        purpose: c.purpose ?? 'turn',
         input_tokens,
         output_tokens,
         cached_input_tokens: c.cachedInputTokens,

@@ -9,6 +9,8 @@ export interface UsageRecord {
   run_id: string | null;
   model: string;
   outcome: string;
+  /** `turn` (a call of the agent loop) or `compaction` (a summary). */
+  purpose: 'turn' | 'compaction';
   input_tokens: number;
   output_tokens: number;
   cached_input_tokens: number;
@@ -54,6 +56,7 @@ const COLUMNS = [
   'run_id',
   'model',
   'outcome',
+  'purpose',
   'input_tokens',
   'output_tokens',
   'cached_input_tokens',

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
 import { startFakeModel, type FakeModel, type Step } from '../fixtures/fake-model.js';
-import { deadline, type Api } from './chaos.js';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { deadline, sleep, type Api } from './chaos.js';
 import { kill, startUp, type UpProcess } from './cli.js';
 
 type Teardown = { teardown(fn: () => unknown): void };
@@ -57,3 +59,44 @@ export function tempHome(t: Teardown): string {
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   return home;
 }
+
+/** A free local TCP port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server on `port` that the test can kill and start again. */
+export async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG')) return child;
+    await sleep(50);
+  }
+  throw new Error('redis-server did not start');
+}
+
+export type Ev = { name: string; payload: any };
+
+/** Every event of `sid` this socket receives. */
+export function recorder(sock: Socket, sid: string): Ev[] {
+  const got: Ev[] = [];
+  sock.onAny((name, payload) => payload?.session_id === sid && got.push({ name, payload }));
+  return got;
+}
+
+/** Wait for a condition the test's sockets fill in (20 ms polls), failing after `ms`. */
+export const until = (what: string, ok: () => boolean, ms = 20_000) =>
+  deadline(
+    (async () => {
+      while (!ok()) await sleep(20);
+    })(),
+    ms,
+    what,
+  );

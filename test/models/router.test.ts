@@ -98,6 +98,7 @@ t.test('a dead primary falls back down the list; the turn names the model that a
   t.same(backup.timeline.map((x) => [x.model, x.status]), [['backup', 200]], 'then the backup (after the unreachable one)');
   const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
   t.equal(msgs[1].model, 'backup', 'the turn names the answering model');
+  t.equal(msgs[1].context_window, 32000, "and reports that model's context window");
   t.match(calls[0], { model: 'backup', fallbackFrom: 'primary', attempts: 5 });
   const list = await (await app.api('/api/config/models')).json();
   t.same(list.models.map((m: { id: string }) => m.id), ['primary', 'dead-too', 'backup']);

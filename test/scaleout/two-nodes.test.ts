@@ -1,12 +1,10 @@
 import t from 'tap';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { Socket } from 'socket.io-client';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { kill } from '../helpers/cli.js';
-import { deadline, seqProblems, sleep } from '../helpers/chaos.js';
-import { boot, modelEnv, socketTo, tempHome, type Running } from '../helpers/nodes.js';
+import { seqProblems, sleep } from '../helpers/chaos.js';
+import { boot, type Ev, freePort, modelEnv, recorder, socketTo, startRedis, tempHome, until, type Running } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
@@ -16,44 +14,6 @@ import { startFakeModel } from '../fixtures/fake-model.js';
 
 const CI = process.env.CI === 'true';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server on `port` that the test can kill and start again. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG')) return child;
-    await sleep(50);
-  }
-  throw new Error('redis-server did not start');
-}
-
-type Ev = { name: string; payload: any };
-
-/** Every event of `sid` this socket receives. */
-function recorder(sock: Socket, sid: string): Ev[] {
-  const got: Ev[] = [];
-  sock.onAny((name, payload) => payload?.session_id === sid && got.push({ name, payload }));
-  return got;
-}
-
-const until = (what: string, ok: () => boolean, ms = 20_000) =>
-  deadline(
-    (async () => {
-      while (!ok()) await sleep(20);
-    })(),
-    ms,
-    what,
-  );
 const deltas = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_content').length;
 /** The streamed text: deltas that arrive within one tick may travel as one event, so compare text, not events. */
 const streamed = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_content').map((e) => e.payload.data.text_delta).join('');

@@ -8,7 +8,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { buildWithModel, createSession } from '../helpers/chat.js';
+import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
+import { request } from '../helpers/socket.js';
+import { startFakeModel } from '../fixtures/fake-model.js';
 import { chat } from '../plugins/helpers.js';
 
 const CI = process.env.CI === 'true';
@@ -56,7 +58,7 @@ t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) 
   t.equal(sample(text, 'agentsvc_time_to_first_delta_seconds_count'), 1);
   t.equal(sample(text, 'agentsvc_tool_calls_total{tool="Write",status="done"}'), 1, 'the Write call, by tool and status');
   t.equal(sample(text, 'agentsvc_tool_call_duration_seconds_count{tool="Write"}'), 1);
-  t.equal(sample(text, 'agentsvc_model_calls_total{model="fake-model",outcome="completed"}'), 2, 'two model calls');
+  t.equal(sample(text, 'agentsvc_model_calls_total{model="fake-model",outcome="ok",purpose="turn"}'), 2, 'two model calls');
   t.ok((sample(text, 'agentsvc_http_requests_total{method="POST",route="/api/sessions",status="200"}') ?? 0) >= 1, 'HTTP by route template');
   t.ok((sample(text, 'agentsvc_http_requests_total{method="GET",route="/metrics",status="403"}') ?? 0) >= 1, 'refusals counted');
   t.match(text, /^agentsvc_sockets_open \d+$/m);
@@ -64,6 +66,40 @@ t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) 
   t.match(text, /^agentsvc_process_cpu_seconds_total \d/m, 'process CPU');
   t.match(text, /^agentsvc_nodejs_eventloop_lag_seconds \d/m, 'event-loop lag');
   t.match(text, /^agentsvc_process_resident_memory_bytes \d/m, 'memory');
+});
+
+t.test('model calls by outcome, retries, fallbacks, tokens and cost, with model labels bounded to the config', async (t) => {
+  const backup = await startFakeModel();
+  t.teardown(() => backup.close());
+  const models = [
+    { id: 'primary', fallback: ['backup'], price: { input: 1, output: 2 } },
+    { id: 'backup', base_url: backup.baseUrl, price: { input: 0.5, output: 1.5, cached_input: 0.1 } },
+  ];
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL: 'primary', AGENTSVC_MODELS: JSON.stringify(models), AGENTSVC_MODEL_RETRIES: '1' });
+  model.fallback = { status: 503 };
+  backup.fallback = { text: ['from backup'], usage: { prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 40 } } };
+  const sid = await createSession(app);
+  const { sock, seen } = await watch(app, sid);
+  await request(sock, 'chat:send', { session_id: sid, message: 'hello' });
+  await untilEnd(seen, sid, 30_000);
+  t.match(seen.at(-1)?.payload, { status: 'completed' });
+  // A model id nobody configured (a plugin's, a stale session's) must not grow the series.
+  const run = { runId: 'run_x', userId: 'u', sessionId: sid, model: 'x', origin: 'chat' as const, unattended: false, signal: new AbortController().signal, notice() {} };
+  for (let i = 0; i < 3; i++) {
+    const model = `made-up-${i}`;
+    await app.service.hooks.emit('model.call', { run, loopId: 'root', turnId: 't', model, outcome: 'error', usage: { input_tokens: 0, output_tokens: 0 }, startedAt: new Date(), durationMs: 1, ttftMs: null, cachedInputTokens: 0, estimated: false, attempts: 2, fallbackFrom: `asked-${i}` });
+  }
+  const text = await (await app.api('/metrics', { key: app.adminKey })).text();
+  t.equal(sample(text, 'agentsvc_model_calls_total{model="backup",outcome="ok",purpose="turn"}'), 1, 'the call, by the model that answered');
+  t.equal(sample(text, 'agentsvc_model_retries_total{model="primary"}'), 2, 'a retry of primary and the fallback request');
+  t.equal(sample(text, 'agentsvc_model_fallbacks_total{model="backup",from="primary"}'), 1, 'one fallback');
+  t.equal(sample(text, 'agentsvc_model_tokens_total{model="backup",direction="input"}'), 100);
+  t.equal(sample(text, 'agentsvc_model_tokens_total{model="backup",direction="output"}'), 10);
+  t.equal(sample(text, 'agentsvc_model_tokens_total{model="backup",direction="cached_input"}'), 40);
+  t.ok(Math.abs((sample(text, 'agentsvc_model_cost_total{model="backup"}') ?? 0) - (60 * 0.5 + 40 * 0.1 + 10 * 1.5) / 1e6) < 1e-12, 'cost from the price table');
+  t.equal(sample(text, 'agentsvc_model_calls_total{model="other",outcome="error",purpose="turn"}'), 3, 'unconfigured ids: one series, other');
+  t.equal(sample(text, 'agentsvc_model_fallbacks_total{model="other",from="other"}'), 3);
+  t.notMatch(text, /made-up|asked-/, 'no label of an unconfigured id');
 });
 
 t.test('promtool accepts the text, and Prometheus scrapes it with the token', { skip: noProm }, async (t) => {

@@ -112,3 +112,34 @@ t.test("a sub-agent's model calls count in the run's usage, the records and the 
   t.same([r.body.total.input_tokens, r.body.total.output_tokens], [turns.input, turns.output], 'records and turns agree');
   t.same([turns.input, turns.output], [260, 20]);
 });
+
+t.test("a compaction's model call is recorded (purpose compaction) and the totals still match the turns; turns carry their model's context window", async (t) => {
+  const models = JSON.stringify([{ id: 'fake-model', context_window: 50_000, price: { input: 2, output: 8, cached_input: 1 } }]);
+  const { app, model } = await buildWithModel(t, { AGENTSVC_MODELS: models, AGENTSVC_CONTEXT_WINDOW: '200000', AGENTSVC_COMPACT_KEEP_TURNS: '2' });
+  const sid = await createSession(app);
+  const { sock, seen } = await watch(app, sid);
+  for (let i = 0; i < 4; i++) {
+    model.script({ text: [`answer ${i} `.repeat(20)], usage: { prompt_tokens: 100 + i, completion_tokens: 10 } });
+    await request(sock, 'chat:send', { session_id: sid, message: `m${i}` });
+    await untilEnd(seen, sid, 20_000, i + 1);
+  }
+  model.script({ text: ['- Goal: ', 'the summary.'], usage: { prompt_tokens: 700, completion_tokens: 7 } });
+  const entry = await (await app.api(`/api/sessions/${sid}/compact`, { method: 'POST' })).json();
+  t.match(entry, { kind: 'compaction', failure_reason: null, model: 'fake-model', usage: { input_tokens: 700, output_tokens: 7 } }, "the entry carries its call's usage");
+
+  const r = await untilCalls(app, 5, `?session_id=${sid}`);
+  const turns = await turnsUsage(app, sid);
+  t.same(r.body.total, { calls: 5, input_tokens: 406 + 700, output_tokens: 47, cost: ((406 + 700) * 2 + 47 * 8) / 1e6 }, 'four turns and the compaction');
+  t.same([r.body.total.input_tokens, r.body.total.output_tokens], [turns.input, turns.output], 'records and turns agree across the compaction');
+  const rows = await app.service.db.sql<{ purpose: string; turn_id: string }>('select purpose, turn_id from model_usage where session_id = ? order by id', [sid]);
+  t.same(
+    rows.map((x) => x.purpose),
+    ['turn', 'turn', 'turn', 'turn', 'compaction'],
+  );
+  t.equal(rows[4].turn_id, entry.turn_id, "the compaction's record names its entry");
+
+  // CONTRACT 16: a model's context_window is what its turns and the session's stats report.
+  const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.same([...new Set(msgs.map((m: { context_window: number }) => m.context_window))], [50_000], 'every turn: the entry of its model');
+  t.equal((await (await app.api(`/api/sessions/${sid}/context-stats`)).json()).context_window, 50_000, 'context-stats too');
+});

@@ -14,6 +14,7 @@ import { Migration20261124000031_workspaces_issues } from './Migration2026112400
 import { Migration20261125000040_run_identity } from './Migration20261125000040_run_identity.js';
 import { Migration20261125000041_usage_budgets } from './Migration20261125000041_usage_budgets.js';
 import { Migration20261125000050_tool_policy } from './Migration20261125000050_tool_policy.js';
+import { Migration20261126000042_usage_purpose } from './Migration20261126000042_usage_purpose.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000040_run_identity', class: Migration20261125000040_run_identity },
   { name: 'Migration20261125000041_usage_budgets', class: Migration20261125000041_usage_budgets },
   { name: 'Migration20261125000050_tool_policy', class: Migration20261125000050_tool_policy },
+  { name: 'Migration20261126000042_usage_purpose', class: Migration20261126000042_usage_purpose },
 ];
