@@ -173,7 +173,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     shutdown.add('infrastructure', 'event bus', () => bus.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new ModelRouter(config.model);
-    const runner =
+    const created =
       config.runner.kind === 'docker'
         ? createRunner('docker', {
             home: config.home,
@@ -187,6 +187,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             network: config.runner.network,
           })
         : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
+    const runner = tracing ? tracing.runner(created) : created;
     shutdown.add('infrastructure', 'runner', () => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
@@ -331,6 +332,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         return { ok: database === 'ok', degraded: checks.redis === 'down', checks };
       },
       logger: logStream ? { level: config.logLevel, stream: logStream } : false,
+      requestHook: tracing ? { plugin: tracing.rest, opts: {} } : undefined,
       routes: [
         { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
         { plugin: sessionRoutes, opts: { config, sessions } },
@@ -392,6 +394,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }),],
     });
     gateway.io = io;
+    tracing?.sockets(io);
     shutdown.add('clients', 'sockets', () => io.close());
     shutdown.add('clients', 'http', () => app.close());
     shutdown.add('infrastructure', 'subscriptions', async () => subs.close());
