@@ -8,6 +8,7 @@ import { createGateway, type AppServer } from './server/gateway.js';
 import { watchRevocations } from './users/revocations.js';
 import { userRoutes } from './users/routes.js';
 import { storageQuota } from './files/quota.js';
+import { ModelStates } from './telemetry/health.js';
 import { startTracing } from './telemetry/traces.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { UserService } from './users/service.js';
@@ -137,6 +138,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const hooks = new Hooks(logger);
     storageQuota.limit = config.userQuotaBytes;
     const tracing = await startTracing(hooks, logger);
+    const modelStates = new ModelStates(hooks);
     // Last to close: the runs' spans end before the exporter flushes.
     if (tracing) shutdown.add('infrastructure', 'traces', () => tracing.close());
     const sessions = new SessionService(db.em, {
@@ -329,7 +331,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           .then(() => 'ok' as const, () => 'down' as const);
         const checks: Record<string, 'ok' | 'down'> = { database };
         if (config.redisUrl) checks.redis = bus.healthy() ? 'ok' : 'down';
-        return { ok: database === 'ok', degraded: checks.redis === 'down', checks };
+        // Last known, never probed here: the runner as checked at start, models as their last call went.
+        checks.runner = check.error ? 'down' : 'ok';
+        Object.assign(checks, modelStates.checks());
+        return { ok: database === 'ok', degraded: Object.values(checks).includes('down'), checks };
       },
       logger: logStream ? { level: config.logLevel, stream: logStream } : false,
       requestHook: tracing ? { plugin: tracing.rest, opts: {} } : undefined,
