@@ -2,15 +2,19 @@
 // 1 MiB of random bytes in sessions of 100 files, written by the bench straight into the session
 // folders) while `up` runs: wall time, throughput and the CLI process's peak RSS (VmHWM: it must
 // not grow with the install), for a plain tar and a gzip archive. The disk's own speed for the same
-// bytes (`cat` of the files to /dev/null, then cp -r) is printed beside it.
-// Usage: npx tsx bench/backup.ts [GiB=1]
+// bytes (`cat` of the files to /dev/null, then cp -r) is printed beside it. TURNS turns (about
+// 400 bytes of text each, the shape a chat leaves) are inserted into the sessions by SQL.
+// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '../src/config/index.js';
+import { openDatabase } from '../src/db/index.js';
 
 const GIB = Number(process.argv[2] ?? 1);
+const TURNS = Number(process.argv[3] ?? 100_000);
 const FILE = 1024 * 1024;
 const FILES = Math.round((GIB * 1024 ** 3) / FILE);
 const PER_SESSION = 100;
@@ -30,6 +34,12 @@ const url = await new Promise<string>((resolve, reject) => {
   });
 });
 const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
+// A failing step must not leave `up` (and its database) running.
+process.on('uncaughtException', (e) => {
+  console.error(e);
+  up.kill('SIGTERM');
+  up.once('exit', () => process.exit(1));
+});
 const api = async (path: string, body?: unknown) => {
   const r = await fetch(url + path, { method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
   return r.json() as Promise<any>;
@@ -47,7 +57,27 @@ for (let i = 0; i < FILES; i += PER_SESSION) {
     writeFileSync(join(dir, `f${j}.bin`), block);
   }
 }
-console.log(`install: ${FILES} files of 1 MiB in ${Math.ceil(FILES / PER_SESSION)} sessions, written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+const sessions = Math.ceil(FILES / PER_SESSION);
+const t1 = Date.now();
+const db = await openDatabase(loadConfig({ env: { ...env } }), { migrate: false, poolMax: 1, role: 'cli' });
+const perSession = Math.ceil(TURNS / sessions);
+const text = `${'The quick brown fox jumps over the lazy dog. '.repeat(9)}`;
+// knex bindings: one `?` each, in order.
+await db.sql(
+  `insert into turns (id, session_id, sequence, turn_id, role, status, blocks, text)
+   select 'tb_' || s.n || '_' || g, s.id, 1000 + g, 'bench' || g, case when g % 2 = 0 then 'user' else 'assistant' end, 'completed',
+          jsonb_build_array(jsonb_build_object('type', 'text', 'text', ?::text)), ?::text
+   from (select id, row_number() over (order by id) as n from sessions where user_id = ?) s, generate_series(1, ?::int) g
+   where (s.n - 1) * ?::int + g <= ?::int`,
+  [text, text, me.id, perSession, perSession, TURNS],
+);
+const [{ n: turns }] = await db.sql<{ n: string }>('select count(*) as n from turns');
+const [{ size }] = await db.sql<{ size: string }>("select pg_size_pretty(pg_total_relation_size('turns')) as size");
+await db.close();
+console.log(
+  `install: ${FILES} files of 1 MiB in ${sessions} sessions, written in ${((t1 - t0) / 1000).toFixed(1)} s; ` +
+    `${turns} turns (${size} with indexes) inserted in ${((Date.now() - t1) / 1000).toFixed(1)} s`,
+);
 spawnSync('sync');
 
 /** Runs the CLI; wall time and its peak RSS (VmHWM, read until it exits). */
@@ -71,6 +101,10 @@ async function timed(args: string[], extraEnv: Record<string, string> = {}): Pro
 
 const mibs = (bytes: number, s: number) => `${(bytes / 1024 ** 2 / s).toFixed(0)} MiB/s`;
 const bytes = FILES * FILE;
+const read0 = Date.now();
+spawnSync('sh', ['-c', `find ${join(home, 'workspaces')} -type f -exec cat {} + > /dev/null`]);
+const readS = (Date.now() - read0) / 1000;
+console.log(`disk: cat of the workspace files to /dev/null ${readS.toFixed(1)} s (${mibs(bytes, readS)})`);
 const disk = Date.now();
 spawnSync('sh', ['-c', `cp -r ${join(home, 'workspaces')} ${join(tmp, 'copy')} && sync`]);
 const diskS = (Date.now() - disk) / 1000;

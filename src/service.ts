@@ -8,6 +8,7 @@ import { createGateway, type AppServer } from './server/gateway.js';
 import { watchRevocations } from './users/revocations.js';
 import { userRoutes } from './users/routes.js';
 import { storageQuota } from './files/quota.js';
+import { ModelStates } from './telemetry/health.js';
 import { startTracing } from './telemetry/traces.js';
 import { bootstrapAdmin } from './users/bootstrap.js';
 import { UserService } from './users/service.js';
@@ -139,6 +140,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const hooks = new Hooks(logger);
     storageQuota.limit = config.userQuotaBytes;
     const tracing = await startTracing(hooks, logger);
+    const modelStates = new ModelStates(hooks);
     // Last to close: the runs' spans end before the exporter flushes.
     if (tracing) shutdown.add('infrastructure', 'traces', () => tracing.close());
     const sessions = new SessionService(db.em, {
@@ -176,7 +178,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     shutdown.add('infrastructure', 'event bus', () => bus.close());
     const turns = new TurnStore(db);
     const model = opts.model ?? new ModelRouter(config.model);
-    const runner =
+    const created =
       config.runner.kind === 'docker'
         ? createRunner('docker', {
             home: config.home,
@@ -190,6 +192,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             network: config.runner.network,
           })
         : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
+    const runner = tracing ? tracing.runner(created) : created;
     shutdown.add('infrastructure', 'runner', () => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
@@ -332,9 +335,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
           .then(() => 'ok' as const, () => 'down' as const);
         const checks: Record<string, 'ok' | 'down'> = { database };
         if (config.redisUrl) checks.redis = bus.healthy() ? 'ok' : 'down';
-        return { ok: database === 'ok', degraded: checks.redis === 'down', checks };
+        // Last known, never probed here: the runner as checked at start, models as their last call went.
+        checks.runner = check.error ? 'down' : 'ok';
+        Object.assign(checks, modelStates.checks());
+        return { ok: database === 'ok', degraded: Object.values(checks).includes('down'), checks };
       },
       logger: logStream ? { level: config.logLevel, stream: logStream } : false,
+      requestHook: tracing ? { plugin: tracing.rest, opts: {} } : undefined,
       routes: [
         { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
         { plugin: sessionRoutes, opts: { config, sessions } },
@@ -396,6 +403,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }),],
     });
     gateway.io = io;
+    tracing?.sockets(io);
     shutdown.add('clients', 'sockets', () => io.close());
     shutdown.add('clients', 'http', () => app.close());
     shutdown.add('infrastructure', 'subscriptions', async () => subs.close());

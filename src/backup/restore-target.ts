@@ -1,10 +1,13 @@
 /**
  * Where a restore goes and whether it may: the home (and a workspaces folder outside it) must be
- * empty, the database must hold no install, and no `up` may serve the home; `--force` empties
- * them first. Files a failed restore wrote are removed again, so a refused or broken restore
- * leaves an empty target as it found it.
+ * empty, the database must hold no install, and no `up` may serve the home. `--force` first sets
+ * what is there aside (renamed into ASIDE inside each target folder: same file system, no copy),
+ * and drops it only once the restore committed; a restore that fails puts it back, so a broken
+ * archive never costs the install it was meant to replace. (The database of DATABASE_URL is
+ * emptied inside the restore's own transaction, which a failure rolls back.) Files a failed
+ * restore wrote are removed again, so a refused or broken restore leaves the target as it was.
  */
-import { mkdir, open, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, symlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { constants } from 'node:fs';
 import type { Config } from '../config/index.js';
@@ -55,11 +58,58 @@ export async function checkTarget(config: Config, force: boolean): Promise<{ dbH
   return { dbHoldsData };
 }
 
-/** Removes everything inside the target folders (--force before a restore, or after a failed one). */
+/** Where `--force` keeps the replaced install until the restore committed. */
+export const ASIDE = '.agentsvc-restore-previous';
+
+/** Removes what a restore wrote inside the target folders (after a failed one); never ASIDE. */
 export async function emptyTarget(config: Config): Promise<void> {
   for (const dir of targetFolders(config)) {
-    for (const name of await entries(dir)) await rm(join(dir, name), { recursive: true, force: true });
+    for (const name of await entries(dir)) if (name !== ASIDE) await rm(join(dir, name), { recursive: true, force: true });
   }
+}
+
+export interface SetAside {
+  /** After a failed restore: what it wrote removed, the previous content back in place. */
+  putBack(): Promise<void>;
+  /** After a committed restore: the previous content removed. */
+  drop(): Promise<void>;
+}
+
+/**
+ * --force: moves every entry of the target folders into ASIDE. An ASIDE left by a restore that
+ * was killed halfway is refused (it may be the only copy of an install), not overwritten.
+ */
+export async function setAside(config: Config): Promise<SetAside> {
+  const folders = targetFolders(config);
+  for (const dir of folders) {
+    if ((await entries(dir)).includes(ASIDE)) {
+      throw new RestoreRefused(`${join(dir, ASIDE)} is left from an earlier restore that did not finish (it holds what that restore replaced); move it away, then retry`);
+    }
+  }
+  const moved: { dir: string; names: string[] }[] = [];
+  for (const dir of folders) {
+    const names = await entries(dir);
+    if (!names.length) continue;
+    await mkdir(join(dir, ASIDE), { mode: 0o700 });
+    for (const n of names) await rename(join(dir, n), join(dir, ASIDE, n));
+    moved.push({ dir, names });
+  }
+  return {
+    putBack: async () => {
+      try {
+        await emptyTarget(config);
+        for (const { dir, names } of moved) {
+          for (const n of names) await rename(join(dir, ASIDE, n), join(dir, n));
+          await rmdir(join(dir, ASIDE));
+        }
+      } catch (e) {
+        throw new Error(`the restore failed and putting the previous install back failed too (${(e as Error).message}); it is in ${moved.map((m) => join(m.dir, ASIDE)).join(' and ')}`);
+      }
+    },
+    drop: async () => {
+      for (const { dir } of moved) await rm(join(dir, ASIDE), { recursive: true, force: true });
+    },
+  };
 }
 
 /** Writes operator files (home, checkpoint stores) below `base`, by path: new entries only. */

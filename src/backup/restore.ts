@@ -18,7 +18,7 @@ import { migrationsList } from '../db/migrations/index.js';
 import { archivePath, writeUserTree, type TreeWriter } from '../files/tree-io.js';
 import { EntryDigest, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
 import { SNAPSHOTS } from './backup.js';
-import { checkTarget, emptyTarget, operatorWriter, RestoreRefused } from './restore-target.js';
+import { checkTarget, emptyTarget, operatorWriter, RestoreRefused, setAside } from './restore-target.js';
 import { connect, copyIn, type CopyIn, listTables, setSequences, truncate } from './table-copy.js';
 
 /** The archive is not a whole, readable backup. */
@@ -134,7 +134,7 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
   const { dbHoldsData } = await checkTarget(config, opts.force);
 
   // From here on the target changes: anything that fails undoes it.
-  if (opts.force) await emptyTarget(config);
+  const previous = opts.force ? await setAside(config) : null;
   let db: Database | null = null;
   let client: Awaited<ReturnType<typeof connect>> | null = null;
   const rows: Record<string, number> = {};
@@ -232,7 +232,10 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
   } finally {
     await client?.end().catch(() => {});
     await db?.close().catch(() => {});
-    // After the database stopped: a failed restore leaves the target empty again.
-    if (!committed) await emptyTarget(config).catch(() => {});
+    // After the database stopped: a failed restore leaves the target as it was (empty, or with
+    // what --force set aside put back); a committed one drops what it replaced.
+    if (committed) await previous?.drop();
+    else if (previous) await previous.putBack();
+    else await emptyTarget(config).catch(() => {});
   }
 }

@@ -22,6 +22,8 @@ export interface AppDeps {
   health: () => Promise<HealthReport>;
   /** Domain route plugins, registered after auth, each with its own dependencies. */
   routes?: RouteModule[];
+  /** Registered before everything else: its request hook sees every request (a trace span per request). */
+  requestHook?: RouteModule;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -37,6 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  if (deps.requestHook) await app.register(deps.requestHook.plugin, deps.requestHook.opts);
   installErrorHandler(app);
   installBodyGuards(app);
 

@@ -80,7 +80,7 @@ t.test('auth, public paths, errors, OpenAPI', async (t) => {
     const res = await app.api(path, { key: null });
     t.equal(res.status, 200, path);
   }
-  t.same(await (await app.api('/api/health', { key: null })).json(), { status: 'ok', checks: { database: 'ok' } });
+  t.same(await (await app.api('/api/health', { key: null })).json(), { status: 'ok', checks: { database: 'ok', runner: 'ok' } });
   const cfg = await (await app.api('/api/config', { key: null })).json();
   t.equal(cfg.publicSharingEnabled, true);
   t.equal((await app.api('/api/config/models', { key: null })).status, 401);

@@ -7,6 +7,7 @@ import t from 'tap';
 import { assertFreshBuild, cli } from '../appliance/cli-helpers.js';
 import { record, subscribe, untilEnd } from '../helpers/chat.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
+import { kill } from '../helpers/cli.js';
 import { boot, modelEnv, type Running, tempHome } from '../helpers/nodes.js';
 import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
@@ -132,6 +133,30 @@ t.test('round trip of a live install into a fresh home (embedded database)', asy
     t.same(readdirSync(home3), ['keep.txt'], 'nothing written');
   });
 
+  t.test('--force over an install: a failed restore puts it back, a good one replaces it', async (t) => {
+    const home3 = tempHome(t);
+    t.equal(cli(['restore', archive, '--home', home3], {}).code, 0, 'an install to replace (with its embedded database)');
+    writeFileSync(join(home3, 'keep.txt'), 'mine');
+    const was = tree(home3);
+    const cut = join(out, 'cut.tar');
+    const tar = gunzipSync(readFileSync(archive));
+    writeFileSync(cut, tar.subarray(0, tar.length - 20_000));
+    const bad = cli(['restore', cut, '--home', home3, '--force'], {});
+    t.equal(bad.code, 1, 'a truncated archive is refused');
+    t.match(bad.stderr, /corrupt or truncated/);
+    t.same(tree(home3), was, 'the home is back as it was, byte for byte (database files included)');
+    const ok = cli(['restore', archive, '--home', home3, '--force'], {});
+    t.equal(ok.code, 0, `restore --force: ${ok.stderr}`);
+    t.notOk(existsSync(join(home3, 'keep.txt')), 'what was there is gone');
+    t.notOk(existsSync(join(home3, '.agentsvc-restore-previous')), 'nothing set aside is left');
+    t.same(tree(join(home3, 'workspaces', user)), tree(join(home, 'workspaces', user)), 'the archive\'s files');
+    // A restore killed halfway leaves what it set aside: the next one must not overwrite it.
+    writeFileSync(join(home3, '.agentsvc-restore-previous'), '');
+    const again = cli(['restore', archive, '--home', home3, '--force'], {});
+    t.equal(again.code, 1);
+    t.match(again.stderr, /left from an earlier restore/);
+  });
+
   t.test('corrupt and truncated archives: a clear error, the target left empty', async (t) => {
     const tar = gunzipSync(readFileSync(archive));
     const cases: [string, Buffer, RegExp][] = [];
@@ -181,4 +206,21 @@ t.test('round trip with DATABASE_URL', async (t) => {
   const restored = await boot(t, { ...modelEnv(model), AGENTSVC_HOME: into, DATABASE_URL: dbB });
   t.same(await served(restored, sid), before, 'same sessions, turns, checkpoints and file');
   t.equal((await json(await restored.api('/api/auth/me', { key: bob }))).username, 'bob');
+
+  // --force over that install (stopped): a failed restore keeps the database, a good one replaces it.
+  await kill(restored.up.child, 'SIGTERM');
+  const carol = JSON.parse(cli(['keys', 'create', '--name', 'c', '--user', 'carol', '--json'], { AGENTSVC_HOME: into, DATABASE_URL: dbB }).stdout).plaintext as string;
+  const cut = `${archive}.cut`;
+  t.teardown(() => rmSync(cut, { force: true }));
+  writeFileSync(cut, readFileSync(archive).subarray(0, -20_000));
+  const bad = cli(['restore', cut, '--home', into, '--force'], { DATABASE_URL: dbB });
+  t.equal(bad.code, 1, 'a truncated archive is refused');
+  const kept = await boot(t, { ...modelEnv(model), AGENTSVC_HOME: into, DATABASE_URL: dbB });
+  t.equal((await json(await kept.api('/api/auth/me', { key: carol }))).username, 'carol', 'the failed restore left the database as it was');
+  await kill(kept.up.child, 'SIGTERM');
+  const forced = cli(['restore', archive, '--home', into, '--force'], { DATABASE_URL: dbB });
+  t.equal(forced.code, 0, `restore --force: ${forced.stderr}`);
+  const replaced = await boot(t, { ...modelEnv(model), AGENTSVC_HOME: into, DATABASE_URL: dbB });
+  t.same(await served(replaced, sid), before, 'the archive\'s install');
+  t.equal((await replaced.api('/api/auth/me', { key: carol })).status, 401, 'a key made after the backup is gone');
 });

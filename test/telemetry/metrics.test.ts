@@ -3,7 +3,7 @@
  * text, and that a real Prometheus (Debian's package) scrapes it with the metrics token.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,4 +142,15 @@ t.test('promtool accepts the text, and Prometheus scrapes it with the token', { 
   }
   t.equal(up, 1, 'Prometheus scraped the target (up == 1)');
   t.equal(started, 1, 'and reads the run counter');
+
+  // The shipped dashboard: every query is valid PromQL for this Prometheus, on metrics we export.
+  const dashboard = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'deploy', 'grafana', 'agentsvc.json'), 'utf8'));
+  const exprs: string[] = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.map((x) => x.expr));
+  t.ok(exprs.length >= 10, `${exprs.length} queries`);
+  for (const expr of exprs) {
+    const q = expr.replaceAll('$__rate_interval', '1m').replaceAll('$job', '.*');
+    const body = (await (await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as { status: string; error?: string };
+    t.equal(body.status, 'success', `${q}${body.error ? `: ${body.error}` : ''}`);
+    for (const name of q.match(/agentsvc_[a-z0-9_]+/g) ?? []) t.ok(text.includes(`# TYPE ${name.replace(/_bucket$/, '')} `), `${name} is exported`);
+  }
 });

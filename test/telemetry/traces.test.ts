@@ -1,16 +1,20 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { io as connect } from 'socket.io-client';
 import t from 'tap';
 import { Hooks } from '../../src/chat/hooks.js';
-import { startTracing } from '../../src/telemetry/traces.js';
-import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
-import { request } from '../helpers/socket.js';
+import { parseTraceparent, startTracing } from '../../src/telemetry/traces.js';
+import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
+import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * OTLP traces (CONTRACT 17) against an OTLP/HTTP receiver in this process: a chat with a tool call
  * gives one trace, a run span with a child per model call (GenAI attributes, token usage) and per
  * tool call. Without OTEL_EXPORTER_OTLP_ENDPOINT the SDK is not even loaded.
  */
+type T = { teardown(fn: () => unknown): void };
+
 t.setTimeout(120_000);
 
 interface OtlpSpan {
@@ -18,15 +22,17 @@ interface OtlpSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
+  startTimeUnixNano: string;
   attributes: { key: string; value: Record<string, unknown> }[];
 }
 
 const attrs = (s: OtlpSpan) => Object.fromEntries(s.attributes.map((a) => [a.key, Object.values(a.value)[0]]));
 
-t.test('a chat with a tool call is one trace: run, model calls, tool call', async (t) => {
+/** An OTLP/HTTP receiver in this process, pointed at by the standard variables for one test. */
+async function receiver(t: T) {
   const spans: OtlpSpan[] = [];
   const paths: string[] = [];
-  const receiver = createServer((req, res) => {
+  const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
@@ -35,40 +41,103 @@ t.test('a chat with a tool call is one trace: run, model calls, tool call', asyn
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  t.teardown(() => receiver.close());
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
   t.teardown(() => {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     delete process.env.OTEL_BSP_SCHEDULE_DELAY;
   });
+  const until = (what: string, ok: () => boolean) => waitFor(ok, { timeoutMs: 15_000, what });
+  return { spans, paths, until };
+}
 
+/** The spans as an indented tree (printed for the note, and compared). */
+function tree(spans: OtlpSpan[], parent: string | undefined, depth = 0): string[] {
+  return spans
+    .filter((s) => (s.parentSpanId || undefined) === parent)
+    .sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)))
+    .flatMap((s) => [`${'  '.repeat(depth)}${s.name}`, ...tree(spans, s.spanId, depth + 1)]);
+}
+
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+t.test('one trace from a chat:send to its last sandbox command, continuing the handshake traceparent', async (t) => {
+  const { spans, paths, until } = await receiver(t);
   const { app, model } = await buildWithModel(t);
-  model.fallback = (body: any) =>
-    body.messages.at(-1).role === 'tool'
-      ? { text: ['written'], usage: { prompt_tokens: 40, completion_tokens: 2 } }
-      : { toolCalls: [{ name: 'Write', args: { file_path: 'a.txt', content: 'hi\n' } }], usage: { prompt_tokens: 30, completion_tokens: 7 } };
+  model.fallback = (body: any) => {
+    const tools = body.messages.filter((m: any) => m.role === 'tool').length;
+    if (tools === 0) return { toolCalls: [{ name: 'Write', args: { file_path: 'a.txt', content: 'hi\n' } }], usage: { prompt_tokens: 30, completion_tokens: 7 } };
+    if (tools === 1) return { toolCalls: [{ name: 'Bash', args: { command: 'cat a.txt' } }], usage: { prompt_tokens: 35, completion_tokens: 5 } };
+    return { text: ['written'], usage: { prompt_tokens: 40, completion_tokens: 2 } };
+  };
   const sid = await createSession(app);
-  const { sock, seen } = await watch(app, sid);
+  const sock = connect(app.url, { auth: { token: app.adminKey, traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` }, transports: ['websocket'], reconnection: false, forceNew: true });
+  t.teardown(() => sock.disconnect());
+  await next(sock, 'connect', 30_000);
+  const seen = record(sock);
+  await subscribe(sock, sid);
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'write it' })).ok, true);
   await untilEnd(seen, sid, 30_000);
-  const deadline = Date.now() + 15_000;
-  while (!spans.some((s) => s.name === 'invoke_agent agentsvc') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await until('the run span exported', () => spans.some((s) => s.name === 'invoke_agent agentsvc'));
 
   t.match(paths[0], /^POST \/v1\/traces application\/json/, 'OTLP/HTTP to <endpoint>/v1/traces');
-  const run = spans.find((s) => s.name === 'invoke_agent agentsvc');
-  t.ok(run, 'a run span');
-  t.match(attrs(run!), { 'gen_ai.operation.name': 'invoke_agent', 'agentsvc.session.id': sid, 'agentsvc.run.status': 'completed' });
-  const children = spans.filter((s) => s.parentSpanId === run!.spanId);
-  t.same(children.map((s) => s.name).sort(), ['chat fake-model', 'chat fake-model', 'execute_tool Write'], 'two model calls and the tool call under the run');
-  t.ok(children.every((s) => s.traceId === run!.traceId), 'one trace');
-  const calls = children.filter((s) => s.name.startsWith('chat ')).map(attrs);
+  const send = spans.find((s) => s.name === 'chat:send');
+  t.ok(send, 'a span for the chat:send event');
+  t.equal(send!.traceId, CALLER_TRACE, 'the handshake traceparent\'s trace is continued');
+  t.equal(send!.parentSpanId, CALLER_SPAN, 'under the caller\'s span');
+  const run = spans.find((s) => s.name === 'invoke_agent agentsvc')!;
+  t.equal(run.parentSpanId, send!.spanId, 'the run is a child of the chat:send event');
+  t.match(attrs(run), { 'gen_ai.operation.name': 'invoke_agent', 'agentsvc.session.id': sid, 'agentsvc.run.status': 'completed' });
+  const mine = spans.filter((s) => s.traceId === CALLER_TRACE);
+  const shown = tree(mine, CALLER_SPAN);
+  t.comment(`trace ${CALLER_TRACE}\n${shown.join('\n')}`);
+  t.same(
+    tree(mine, run.spanId).sort(),
+    ['chat fake-model', 'chat fake-model', 'chat fake-model', 'execute_tool Bash', 'execute_tool Write', 'sandbox exec'].sort(),
+    'three model calls, both tool calls and the sandbox command under the run',
+  );
+  const calls = spans.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat ')).map(attrs);
   t.match(calls, [
     { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'fake-model', 'gen_ai.response.model': 'fake-model', 'gen_ai.usage.input_tokens': '30', 'gen_ai.usage.output_tokens': '7' },
+    { 'gen_ai.usage.input_tokens': '35', 'gen_ai.usage.output_tokens': '5' },
     { 'gen_ai.usage.input_tokens': '40', 'gen_ai.usage.output_tokens': '2' },
   ]);
-  t.match(attrs(children.find((s) => s.name === 'execute_tool Write')!), { 'gen_ai.tool.name': 'Write', 'agentsvc.tool.status': 'done' });
+  t.match(attrs(spans.find((s) => s.name === 'execute_tool Write')!), { 'gen_ai.tool.name': 'Write', 'agentsvc.tool.status': 'done' });
+  const exec = spans.find((s) => s.name === 'sandbox exec')!;
+  t.match(attrs(exec), { 'process.executable.name': 'cat', 'process.exit.code': '0' });
+  t.notOk(JSON.stringify(exec).includes('a.txt'), 'the command line itself is not exported');
+  const subscribeSpan = spans.find((s) => s.name === 'session:subscribe');
+  t.equal(subscribeSpan?.traceId, CALLER_TRACE, 'every event of the connection continues the handshake\'s trace');
+});
+
+t.test('a REST request is a span named by its route, continuing a traceparent header', async (t) => {
+  const { spans, until } = await receiver(t);
+  const { app } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const r = await app.api(`/api/sessions/${sid}`, { headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+  t.equal(r.status, 200);
+  t.equal((await app.api('/api/sessions/nope', { headers: { traceparent: 'garbage' } })).status, 404);
+  t.equal((await app.api('/api/sessions', { key: 'wrong' })).status, 401);
+  await until('three request spans', () => spans.filter((s) => s.name.startsWith('GET /api/sessions')).length >= 3);
+  const got = spans.find((s) => s.traceId === CALLER_TRACE)!;
+  t.equal(got.name, 'GET /api/sessions/:session_id', 'the route pattern, not the URL');
+  t.equal(got.parentSpanId, CALLER_SPAN, 'under the caller\'s span');
+  t.match(attrs(got), { 'http.request.method': 'GET', 'http.route': '/api/sessions/:session_id', 'http.response.status_code': '200' });
+  const notFound = spans.find((s) => s.name === 'GET /api/sessions/:session_id' && s.traceId !== CALLER_TRACE)!;
+  t.notOk(notFound.parentSpanId, 'a malformed traceparent starts a new trace');
+  t.match(attrs(notFound), { 'http.response.status_code': '404' });
+  t.ok(spans.some((s) => s.name === 'GET /api/sessions' && String(attrs(s)['http.response.status_code']) === '401'), 'a refused request has its span too');
+});
+
+t.test('traceparent parsing', async (t) => {
+  t.same(parseTraceparent(`00-${CALLER_TRACE}-${CALLER_SPAN}-01`), { traceId: CALLER_TRACE, spanId: CALLER_SPAN, traceFlags: 1 });
+  t.equal(parseTraceparent(`00-${'0'.repeat(32)}-${CALLER_SPAN}-01`), null, 'all-zero trace id');
+  t.equal(parseTraceparent(`00-${CALLER_TRACE}-${'0'.repeat(16)}-01`), null, 'all-zero span id');
+  t.equal(parseTraceparent('00-abc-def-01'), null);
+  t.equal(parseTraceparent(42), null);
 });
 
 t.test('without OTEL_EXPORTER_OTLP_ENDPOINT nothing is started', async (t) => {
