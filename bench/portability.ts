@@ -2,17 +2,14 @@
 // REST interface of a real `agentsvc up` (its own process): time and the service's peak RSS for
 // several archive sizes (memory must not grow with the archive), and the share page render time
 // for those 1,000 turns. Usage: npx tsx bench/portability.ts [sizes MB, comma separated=10,50,200]
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import yazl from 'yazl';
 import { Api } from '../src/client/api.js';
 import { Progress } from '../src/client/progress.js';
 import { downloadExport, uploadArchive } from '../src/client/transfer.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { archivedTurn } from '../test/helpers/long-session.js';
+import { makeArchive } from './lib/archive.js';
 import { startUp } from './lib/up.js';
 
 const SIZES = (process.argv[2] ?? '10,50,200').split(',').map(Number);
@@ -39,31 +36,13 @@ async function measure<T>(fn: () => Promise<T>): Promise<{ ms: number; peak: num
   return { ms, peak: Math.max(peak, rssMiB()), before, value };
 }
 
-/** A session archive as `agentsvc export` writes it: 1,000 turns (every 4th with a tool call), MB MiB of incompressible files. */
-async function makeArchive(mb: number, file: string) {
-  const zip = new yazl.ZipFile();
-  const started = Date.now() - TURNS * 60_000;
-  const turns = Array.from({ length: TURNS }, (_, i) => {
-    const user = i % 2 === 0;
-    const text = `${user ? 'Please look at' : 'I looked at'} part ${i} of the report. `.repeat(8);
-    return archivedTurn(i, started, text, !user && i % 4 === 1 ? { path: `data/part${i}.bin`, result: 'x'.repeat(600) } : undefined);
-  });
-  const manifest = { format: 'agentsvc-session', version: 1, exported_at: new Date().toISOString(), session: { intent: `bench ${mb} MB`, model: null, mode: 'executing', created_at: new Date(started).toISOString(), memory_enabled: false, is_persistent: false, disable_tools: [], active_branch: 'main' }, counts: { turns: TURNS, branches: 0, checkpoints: 0, tasks: 0, memories: 0 } };
-  zip.addBuffer(Buffer.from(JSON.stringify(manifest)), 'manifest.json');
-  zip.addBuffer(Buffer.from(turns.map((t) => JSON.stringify(t)).join('\n') + '\n'), 'turns.jsonl');
-  for (const name of ['branches.json', 'checkpoints.json', 'tasks.json', 'memories.json']) zip.addBuffer(Buffer.from('[]'), name);
-  for (let i = 0; i < mb; i++) zip.addBuffer(randomBytes(1 << 20), `files/data/part${i}.bin`, { compress: false });
-  zip.end();
-  await pipeline(zip.outputStream, createWriteStream(file));
-}
-
 const mib = (b: number) => (b / 1048576).toFixed(1);
 console.log(`service idle RSS ${rssMiB().toFixed(0)} MiB; ${TURNS} turns per session`);
 console.log('archive   | import: time   peak RSS (+idle) | export: time   peak RSS (+idle) | round trip');
 let lastSid = '';
 for (const mb of SIZES) {
   const src = join(tmp, `in-${mb}.zip`);
-  await makeArchive(mb, src);
+  await makeArchive(mb, TURNS, src);
   const imp = await measure(() => uploadArchive(api, src, { name: `bench ${mb}` }, false, quiet));
   const sid = String(imp.value.session_id);
   lastSid = sid;

@@ -59,7 +59,7 @@ function wrapped(text: string, indent: string, width = Math.min(process.stdout.c
 }
 
 /** The model endpoint is not ready: what the service found, and how to fix it. */
-export function modelScreen(s: Style, target: Target, check: ModelCheck): string[] {
+export function modelScreen(s: Style, target: Pick<Target, 'home'>, check: ModelCheck): string[] {
   if (check.status === 'warn') return [s.yellow(`model endpoint: ${check.detail}`) + s.gray(' (answers may still work; `agentsvc doctor` checks again)')];
   const config = join(target.home, 'config.json');
   return [
@@ -72,5 +72,35 @@ export function modelScreen(s: Style, target: Target, check: ModelCheck): string
     s.gray('    {"OPENAI_BASE_URL": "https://api.openai.com/v1", "OPENAI_API_KEY": "sk-…"}'),
     s.gray('  a local model works too, e.g. Ollama: OPENAI_BASE_URL=http://127.0.0.1:11434/v1 (any key)'),
     `  then ${s.cyan('agentsvc doctor')} checks it again.`,
+  ];
+}
+
+/** OPENAI_BASE_URL's default: with no key beside it, nothing was configured. */
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * What `agentsvc up` says about its default model's endpoint at start: null when nothing was
+ * configured (no key, the default endpoint: said without a network call), else the service's own
+ * `model` check (src/diagnostics/service-checks.ts), run once.
+ */
+export async function upModelCheck(model: { baseUrl: string; apiKey: string }, check: () => Promise<ModelCheck>): Promise<ModelCheck> {
+  if (!model.apiKey && model.baseUrl.replace(/\/$/, '') === DEFAULT_BASE_URL) {
+    return {
+      status: 'fail',
+      detail: `no model is configured: OPENAI_API_KEY is empty and OPENAI_BASE_URL is its default (${DEFAULT_BASE_URL})`,
+      fix: 'set OPENAI_BASE_URL (any OpenAI-compatible endpoint), OPENAI_API_KEY and AGENTSVC_MODEL in the environment of `agentsvc up` or in AGENTSVC_HOME/config.json, then restart it',
+    };
+  }
+  return check().catch((e) => ({ status: 'warn' as const, detail: `the model check failed: ${(e as Error).message}`, fix: null }));
+}
+
+/** After "listening": where to go next. */
+export function nextSteps(s: Style, url: string): string[] {
+  const base = url.replace('://0.0.0.0', '://127.0.0.1').replace(/\/$/, '');
+  return [
+    s.bold('Next steps'),
+    `  web console   ${s.cyan(`${base}/`)}   (sign in with the key in admin.key)`,
+    `  API docs      ${s.cyan(`${base}/api/docs`)}`,
+    `  chat here     ${s.cyan('agentsvc chat')}   (another terminal; \`agentsvc doctor\` checks everything)`,
   ];
 }

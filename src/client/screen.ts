@@ -44,22 +44,35 @@ class Transcript implements Component, Output {
       this.wrapped = [];
       this.wrappedUpTo = 0;
     }
-    for (; this.wrappedUpTo < this.lines.length; this.wrappedUpTo++) for (const l of wrap(this.lines[this.wrappedUpTo], width)) this.wrapped.push(l);
-    return this.partial ? [...this.wrapped, ...wrap(this.partial, width)] : this.wrapped;
+    for (; this.wrappedUpTo < this.lines.length; this.wrappedUpTo++) for (const l of wrapLine(this.lines[this.wrappedUpTo], width)) this.wrapped.push(l);
+    return this.partial ? [...this.wrapped, ...wrapLine(this.partial, width)] : this.wrapped;
   }
 
   invalidate() {}
 }
 
-function wrap(line: string, width: number): string[] {
-  return line ? wrapTextWithAnsi(line, width) : [''];
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point
+const ANSI = /\x1b\[[0-9;]*m/g;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * A transcript line wrapped to `width`. Most lines already fit (markdown comes wrapped to the
+ * width): printable ASCII under its styling is one column a character, so those skip pi-tui's
+ * grapheme-by-grapheme wrap, which was half the time of showing a 1,000-turn session.
+ */
+export function wrapLine(line: string, width: number): string[] {
+  if (!line) return [''];
+  if (line.length <= width && PRINTABLE_ASCII.test(line)) return [line];
+  const bare = line.includes('\x1b') ? line.replace(ANSI, '') : line;
+  if (bare.length <= width && PRINTABLE_ASCII.test(bare)) return [line];
+  return wrapTextWithAnsi(line, width);
 }
 
 /** Text shown live under the conversation (the block streaming now; the queue). */
 class Lines implements Component {
   constructor(private readonly get: () => string[]) {}
   render(width: number): string[] {
-    return this.get().flatMap((l) => wrap(l, width));
+    return this.get().flatMap((l) => wrapLine(l, width));
   }
   invalidate() {}
 }

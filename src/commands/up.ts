@@ -1,7 +1,10 @@
 import { Flags } from '@oclif/core';
+import { modelScreen, nextSteps, upModelCheck } from '../client/first-run.js';
 import { forgetServiceUrl, recordServiceUrl } from '../client/options.js';
+import { styleFor } from '../client/style.js';
 import { BaseCommand } from '../cli/base.js';
 import { servingUrl } from '../cli/served.js';
+import { serviceChecks } from '../diagnostics/service-checks.js';
 import { startService } from '../service.js';
 
 export default class Up extends BaseCommand<typeof Up> {
@@ -23,6 +26,14 @@ export default class Up extends BaseCommand<typeof Up> {
     // A second `up` on a served home would share its database and, on stopping, take its run/url.
     const serving = await servingUrl(this.cfg.home);
     if (serving) this.fail(new Error(`${this.cfg.home} is already served by ${serving}; stop that \`agentsvc up\` first, or pass another --home`));
+    // The default model's endpoint, checked once while the service starts (non-fatal): a first run
+    // says what is missing here rather than at the first chat. The same check as `agentsvc doctor`.
+    const model = this.cfg.model.entries.find((m) => m.id === this.cfg.model.default) ?? this.cfg.model;
+    const modelState = upModelCheck(model, async () => {
+      const probe = serviceChecks({ redis: () => null, model }).find((c) => c.id === 'model');
+      const r = await probe!.run({} as never);
+      return { status: r.status, detail: r.message, fix: r.fix };
+    });
     const service = await startService(this.cfg).catch((e) => this.fail(e));
     // One line when the embedded database was left behind by a crash or an `up` that is gone.
     if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);
@@ -34,6 +45,10 @@ export default class Up extends BaseCommand<typeof Up> {
     // written before the listening line, so whoever waits for that line finds it.
     recordServiceUrl(this.cfg.home, service.url);
     this.log(`agentsvc listening on ${service.url}`);
+    const s = styleFor(process.stdout);
+    const check = await modelState;
+    const lines = [...(check.status === 'ok' ? [] : ['', ...modelScreen(s, this.cfg, check)]), '', ...nextSteps(s, service.url)];
+    for (const l of lines) this.log(l);
 
     await new Promise<void>((resolve) => {
       let stopping = false;

@@ -80,7 +80,7 @@ t.test('embedded PostgreSQL: first start, keys while running, restart keeps data
   const again = await fetch(second.url + '/api/user/api-keys/', { headers: { authorization: `Bearer ${body.plaintext}` } });
   t.equal(again.status, 200, 'data survived the restart');
   t.equal((await again.json())[0].name, 'ci-2');
-  const del = cli(['keys', 'delete', body.key.id, '--user', 'alice'], env);
+  const del = cli(['keys', 'delete', body.key.id, '--user', 'alice', '--yes'], env);
   t.equal(del.code, 0, del.stderr);
   t.equal((await fetch(second.url + '/api/auth/me', { headers: { authorization: `Bearer ${body.plaintext}` } })).status, 401);
   const bad = cli(['keys', 'create', '--user', 'alice', '--name', ''], env);

@@ -63,7 +63,7 @@ t.test('a second up on a served home refuses with one line and leaves run/url al
   t.equal(refused.code, 1);
   t.match(refused.stderr, new RegExp(`^agentsvc: ${adminKey} is the key in ${home}/admin.key, which chat, sessions and doctor use; pass --force`));
   t.notMatch((await cli(['doctor', '--home', home])).stdout, /was refused/, 'not deleted: doctor still gets in');
-  const forced = await cli(['keys', 'delete', adminKey, '--force', '--home', home]);
+  const forced = await cli(['keys', 'delete', adminKey, '--force', '--yes', '--home', home]);
   t.equal(forced.code, 0, forced.stderr);
   t.match(forced.stderr, /warning: .*admin\.key now holds a deleted key; make another with: agentsvc keys create --name cli/);
   const doctor = await cli(['doctor', '--home', home]);
