@@ -52,6 +52,24 @@ function usageDelta(u: WireUsage): ModelDelta {
  * usage, a stream that ends cleanly (`[DONE]`) without a finish_reason is finished, and when the
  * server reports no usage the tokenizer estimates it once the stream has ended.
  */
+/** The endpoint as a person can name it in an error: its URL without credentials or query. */
+export function endpointOf(client: { baseURL: string }): string {
+  try {
+    const u = new URL(client.baseURL);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return 'the model endpoint';
+  }
+}
+
+/** What to do about a refusal, by its HTTP status (CONTRACT 3: a message a person can act on). */
+function statusHint(status: number, model: string): string {
+  if (status === 401 || status === 403) return ' (check the API key: OPENAI_API_KEY, or the key_env of this model in AGENTSVC_MODELS)';
+  if (status === 404) return ` (check that the endpoint serves the model ${model}, and OPENAI_BASE_URL)`;
+  if (status === 429) return ' (rate limited by the provider)';
+  return '';
+}
+
 export async function* streamOnce(client: OpenAI, model: string, req: ModelRequest, timeoutMs: number): AsyncGenerator<ModelDelta> {
   // A stream that goes silent for the whole timeout is as dead as one that never started.
   const ctl = new AbortController();
@@ -125,11 +143,13 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
     if (timedOut) throw timeout();
     if (e instanceof OpenAI.APIError && e.status) {
       const again = RETRYABLE.has(e.status) || e.status >= 500;
-      throw new ModelError('MODEL_ERROR', `model endpoint answered ${e.status}: ${e.message}`, again ? { afterMs: retryAfterMs(e.headers) } : undefined);
+      throw new ModelError('MODEL_ERROR', `model endpoint ${endpointOf(client)} answered ${e.status}: ${e.message}${statusHint(e.status, model)}`, again ? { afterMs: retryAfterMs(e.headers) } : undefined);
     }
     if (e instanceof OpenAI.APIConnectionTimeoutError) throw timeout();
     // A refused or cut connection: worth a retry only while nothing of the answer has come.
-    throw new ModelError('MODEL_STREAM_BROKEN', `model stream failed: ${(e as Error).message}`, sawDelta ? undefined : { afterMs: null });
+    const where = sawDelta ? `model stream from ${endpointOf(client)} broke` : `could not reach the model endpoint ${endpointOf(client)}`;
+    const hint = sawDelta ? '' : ' (is it running? `agentsvc doctor` checks OPENAI_BASE_URL)';
+    throw new ModelError('MODEL_STREAM_BROKEN', `${where}: ${(e as Error).message}${hint}`, sawDelta ? undefined : { afterMs: null });
   } finally {
     clearTimeout(idle);
     req.signal.removeEventListener('abort', onAbort);

@@ -51,14 +51,34 @@ t.test('not retried: a 400, and a stream cut after its first delta', async (t) =
   model.script({ status: 400 }, { text: ['x'] });
   await request(sock, 'chat:send', { session_id: sid, message: 'bad' });
   await untilEnd(seen, sid, 30_000);
-  t.match(seen.find((e) => e.name === 'system:error')?.payload, { code: 'MODEL_ERROR' });
+  const endpoint = model.baseUrl.replace(/\/+$/, '');
+  t.match(seen.find((e) => e.name === 'system:error')?.payload, { code: 'MODEL_ERROR', message: `model endpoint ${endpoint} answered 400` }, 'names the endpoint and the status');
   model.clear();
   model.script({ text: ['a', 'b', 'c'], breakAfter: 3, delayMs: 30 }, { text: ['x'] });
   const from = seen.length;
   await request(sock, 'chat:send', { session_id: sid, message: 'cut' });
   await untilEnd(seen, sid, 30_000, 2);
-  t.match(seen.slice(from).find((e) => e.name === 'system:error')?.payload, { code: 'MODEL_STREAM_BROKEN' });
+  t.match(seen.slice(from).find((e) => e.name === 'system:error')?.payload, { code: 'MODEL_STREAM_BROKEN', message: `model stream from ${endpoint} broke` });
   t.equal(model.timeline.length, 2, 'one request each');
+});
+
+t.test('a refused key and an endpoint nobody serves: named, with what to do', async (t) => {
+  const { model, sid, sock, seen } = await chatFixture(t, { AGENTSVC_MODEL_RETRIES: '0' });
+  model.script({ status: 401 });
+  await request(sock, 'chat:send', { session_id: sid, message: 'key' });
+  await untilEnd(seen, sid, 30_000);
+  const endpoint = model.baseUrl.replace(/\/+$/, '');
+  t.match(seen.find((e) => e.name === 'system:error')?.payload, { code: 'MODEL_ERROR', message: `model endpoint ${endpoint} answered 401` });
+  t.match(seen.find((e) => e.name === 'system:error')?.payload.message, /check the API key: OPENAI_API_KEY/, 'the hint');
+  await model.close();
+  const from = seen.length;
+  await request(sock, 'chat:send', { session_id: sid, message: 'gone' });
+  await untilEnd(seen, sid, 30_000, 2);
+  t.match(seen.slice(from).find((e) => e.name === 'system:error')?.payload, {
+    code: 'MODEL_STREAM_BROKEN',
+    message: `could not reach the model endpoint ${endpoint}`,
+  });
+  t.match(seen.slice(from).find((e) => e.name === 'system:error')?.payload.message, /agentsvc doctor/, 'the hint');
 });
 
 t.test('chat:stop ends a retry-after wait at once', async (t) => {
