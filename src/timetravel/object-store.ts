@@ -33,14 +33,26 @@ export async function writeObject(gitDir: string, type: 'blob' | 'tree', content
   const path = join(dir, id.slice(2));
   if (await stat(path).then(() => true, () => false)) return { id, written: false };
   const body = await deflateAsync(Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]), { level: zlib.Z_BEST_SPEED });
-  await mkdir(dir, { recursive: true });
   const tmp = join(gitDir, 'objects', `tmp_obj_${process.pid}_${Math.random().toString(36).slice(2)}`);
   await writeFile(tmp, body, { mode: 0o444 });
-  // link, not rename: an object written meanwhile by another snapshot of the store stays as it is.
-  await link(tmp, path).catch((e) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
-  await unlink(tmp).catch(() => {});
+  try {
+    // link, not rename: an object written meanwhile by another snapshot of the store stays as it
+    // is. A pack's `prune-packed` removes emptied object folders: made again when that happened.
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(dir, { recursive: true });
+      const done = await link(tmp, path).then(
+        () => true,
+        (e) => {
+          if (e.code === 'EEXIST') return true;
+          if (e.code === 'ENOENT' && attempt < 5) return false;
+          throw e;
+        },
+      );
+      if (done) break;
+    }
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
   return { id, written: true };
 }
 

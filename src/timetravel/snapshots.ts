@@ -51,7 +51,7 @@ const STORE_CONFIG: [string, string][] = [
 ];
 
 /** Blob cache entries kept over all stores (about 150 bytes each). */
-const CACHE_ENTRIES = 500_000;
+const CACHE_ENTRIES = 200_000;
 /** Tree ids remembered per store before the set starts over. */
 const KNOWN_TREES = 50_000;
 /** Blobs fetched from the store for a restore: at most this many bytes at a time (one file may be more). */
@@ -337,7 +337,8 @@ export class Snapshots {
     const cache = this.caches.get(gitDir) ?? new Map();
     // First what must be written (read only), then write it, blobs fetched in batches in that order.
     const needed: { id: string; size: number }[] = [];
-    await readSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, { cache, needed }));
+    const plan = { cache, needed };
+    if ((await readSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, plan))) === null) await this.sync(null, '', target, plan);
     const loader = blobLoader((ids) => this.blobs(gitDir, ids), needed);
     const next: BlobCache = new Map(cache);
     await writeSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, { cache, next, loader }));
