@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanWorkspace, settled, statKey, type BlobCache, type Skipped } from './scan.js';
 import { spawner } from './spawner.js';
 import { SessionFolder } from '../files/confine.js';
-import { readSessionTree, writeSessionTree, type TreeFolder, type TreeWriteFolder } from '../files/tree-sync.js';
+import { readSessionTree, writeSessionTree, type TreeWriteFolder } from '../files/tree-sync.js';
 import { keepPack, makeStoreFolder, packLayers, removePack, removeStore, storeExists, writeObject } from './object-store.js';
 
 /**
@@ -335,10 +335,14 @@ export class Snapshots {
       }
     }
     const cache = this.caches.get(gitDir) ?? new Map();
-    // First what must be written (read only), then write it, blobs fetched in batches in that order.
+    // The blobs the cache does not already place at their path, in the order they are written,
+    // fetched in batches (a file changed since it was cached is fetched alone).
     const needed: { id: string; size: number }[] = [];
-    const plan = { cache, needed };
-    if ((await readSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, plan))) === null) await this.sync(null, '', target, plan);
+    const plan = (node: TargetDir, rel: string) => {
+      for (const [name, dir] of node.dirs) plan(dir, rel ? `${rel}/${name}` : name);
+      for (const [name, blob] of node.blobs) if (blob.mode === '120000' || cache.get(rel ? `${rel}/${name}` : name)?.id !== blob.id) needed.push(blob);
+    };
+    plan(target, '');
     const loader = blobLoader((ids) => this.blobs(gitDir, ids), needed);
     const next: BlobCache = new Map(cache);
     await writeSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, { cache, next, loader }));
@@ -346,51 +350,32 @@ export class Snapshots {
     return count;
   }
 
-  /**
-   * One folder of a restore: with `write` absent, only collects the blobs that must be written
-   * (`needed`); with it, removes what the tree lacks and writes what differs.
-   */
-  private async sync(
-    f: TreeFolder | TreeWriteFolder | null,
-    rel: string,
-    node: TargetDir,
-    run: { cache: BlobCache; needed?: { id: string; size: number }[]; next?: BlobCache; loader?: (id: string) => Promise<Buffer> },
-  ): Promise<void> {
-    const w = run.loader ? (f as TreeWriteFolder) : null;
-    const current = new Map((f ? await f.entries() : []).map((e) => [e.name, e.st]));
+  /** One folder of a restore: removes what the tree lacks and writes what differs. */
+  private async sync(w: TreeWriteFolder, rel: string, node: TargetDir, run: { cache: BlobCache; next: BlobCache; loader: (id: string) => Promise<Buffer> }): Promise<void> {
+    const current = new Map((await w.entries()).map((e) => [e.name, e.st]));
     const pathOf = (name: string) => (rel ? `${rel}/${name}` : name);
-    if (w) {
-      for (const [name, st] of current) {
-        if (node.dirs.has(name) || node.blobs.has(name)) continue;
-        run.next!.delete(pathOf(name));
-        if (st.isDirectory()) {
-          if (EXCLUDED_DIRS.includes(name)) continue;
-          // Emptied of what may go, then removed if nothing is left (heavy folders, big files stay).
-          await w.folder(name, (sub) => this.sync(sub, pathOf(name), newDir(), run));
-          await w.removeIfEmpty(name);
-        } else if (!(st.isFile() && st.size > BigInt(this.opts.fileLimit))) await w.remove(name);
-      }
+    for (const [name, st] of current) {
+      if (node.dirs.has(name) || node.blobs.has(name)) continue;
+      run.next.delete(pathOf(name));
+      if (st.isDirectory()) {
+        if (EXCLUDED_DIRS.includes(name)) continue;
+        // Emptied of what may go, then removed if nothing is left (heavy folders, big files stay).
+        await w.folder(name, (sub) => this.sync(sub, pathOf(name), newDir(), run));
+        await w.removeIfEmpty(name);
+      } else if (!(st.isFile() && st.size > BigInt(this.opts.fileLimit))) await w.remove(name);
     }
-    for (const [name, dir] of node.dirs) {
-      if (w) await w.folder(name, (sub) => this.sync(sub, pathOf(name), dir, run));
-      else if (current.get(name)?.isDirectory() && f) await f.folder(name, (sub) => this.sync(sub, pathOf(name), dir, run));
-      else await this.sync(null, pathOf(name), dir, run);
-    }
+    for (const [name, dir] of node.dirs) await w.folder(name, (sub) => this.sync(sub, pathOf(name), dir, run));
     for (const [name, blob] of node.blobs) {
       const path = pathOf(name);
       const st = current.get(name);
       const hit = run.cache.get(path);
       if (st && blob.mode !== '120000' && gitMode(st) === blob.mode && hit?.id === blob.id && hit.key === statKey(st)) continue;
-      if (!w) {
-        run.needed!.push({ id: blob.id, size: blob.size });
-        continue;
-      }
-      const data = await run.loader!(blob.id);
-      run.next!.delete(path);
+      const data = await run.loader(blob.id);
+      run.next.delete(path);
       if (blob.mode === '120000') await w.symlink(name, data.toString());
       else {
         const written = await w.writeFile(name, data, blob.mode === '100755' ? 0o755 : 0o644);
-        if (settled(written)) run.next!.set(path, { key: statKey(written), id: blob.id });
+        if (settled(written)) run.next.set(path, { key: statKey(written), id: blob.id });
       }
     }
   }
