@@ -132,7 +132,7 @@ export async function scanWorkspace(
       if (id === null) {
         // Removed or replaced between the listing and the read: the next checkpoint sees it.
         out.racy = true;
-        out.skipped.push({ path, size: Number(st.size), reason: 'changed while the checkpoint was taken' });
+        out.skipped.push({ path, size: Number(st.size), reason: 'could not be read as listed (changed while the checkpoint was taken, or unreadable)' });
         continue;
       }
       out.files++;

@@ -149,6 +149,7 @@ export class Snapshots {
     const ids = await this.git(gitDir, ['cat-file', '--batch-all-objects', '--batch-check=%(objectname)']);
     const settings = STORE_CONFIG.flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     const made = (await this.git(gitDir, [...settings, 'pack-objects', '--honor-pack-keep', '--window=10', '--delta-base-offset', '-q', join(gitDir, 'objects', 'pack', 'pack')], { input: ids })).trim();
+    if (!/^[0-9a-f]{40}$/.test(made)) throw new Error(`pack-objects: no pack made (${made.slice(0, 100)})`);
     for (const p of before.open) if (p.name !== `pack-${made}`) await removePack(gitDir, p.name);
     await this.git(gitDir, ['prune-packed']);
     const after = await packLayers(gitDir);
@@ -271,8 +272,9 @@ export class Snapshots {
     const total = (this.loose.get(gitDir) ?? 0) + loose;
     this.loose.set(gitDir, total);
     // In the background: a checkpoint never waits for it (a repack keeps what is written meanwhile loose).
+    // Objects written while a pack runs are not in it: the idle pack takes them.
     if (total >= LOOSE_LIMIT) void this.startPack(gitDir);
-    else if (loose) this.packWhenIdle(gitDir);
+    if (loose) this.packWhenIdle(gitDir);
     const snapshot = { tree: scanned.tree ?? EMPTY_TREE, files: scanned.files, skipped };
     // A file that changed under the walk, or just before it, may look unchanged next time: no shortcut then.
     if (scanned.racy) {
