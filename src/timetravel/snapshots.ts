@@ -91,6 +91,7 @@ const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent
 
 export class Snapshots {
   private packing = new Map<string, Promise<void>>();
+  private packAgain = new Set<string>();
   /** The last snapshot of each store and the workspace signature it was taken at (bounded). */
   private last = new Map<string, { signature: string; snapshot: Snapshot }>();
   private idleTimers = new Map<string, NodeJS.Timeout>();
@@ -156,16 +157,25 @@ export class Snapshots {
     for (const p of after.open) if (p.size >= Math.max(KEEP_PACK_BYTES, after.keptBytes / 4)) await keepPack(gitDir, p.name);
   }
 
-  /** Pack in the background (one at a time per store; a checkpoint never waits for it). */
+  /**
+   * Pack in the background (one at a time per store; a checkpoint never waits for it). Asked while
+   * one runs, another follows it (what was written meanwhile is not in the running one).
+   */
   private startPack(gitDir: string): Promise<void> {
     const timer = this.idleTimers.get(gitDir);
     if (timer) clearTimeout(timer);
     this.idleTimers.delete(gitDir);
     const running = this.packing.get(gitDir);
-    if (running) return running;
+    if (running) {
+      this.packAgain.add(gitDir);
+      return running;
+    }
     const p = this.pack(gitDir)
       .catch(() => {})
-      .finally(() => this.packing.delete(gitDir));
+      .finally(() => {
+        this.packing.delete(gitDir);
+        if (this.packAgain.delete(gitDir)) void this.startPack(gitDir);
+      });
     this.packing.set(gitDir, p);
     return p;
   }
@@ -210,6 +220,7 @@ export class Snapshots {
 
   /** Forget what is held in memory for a store. */
   private forget(gitDir: string) {
+    this.packAgain.delete(gitDir);
     this.last.delete(gitDir);
     this.caches.delete(gitDir);
     this.trees.delete(gitDir);
