@@ -1,16 +1,18 @@
-import { mkdir, readdir, rm, stat, lchown, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EMPTY_SIGNATURE, EXCLUDED_DIRS, scanWorkspace, type Scanned, type Skipped } from './scan.js';
+import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanWorkspace, settled, statKey, type BlobCache, type Skipped } from './scan.js';
 import { spawner } from './spawner.js';
-import { SessionFolder, type OpenSession } from '../files/confine.js';
+import { SessionFolder } from '../files/confine.js';
+import { readSessionTree, writeSessionTree, type TreeWriteFolder } from '../files/tree-sync.js';
+import { keepPack, makeStoreFolder, packLayers, removePack, removeStore, storeExists, writeObject } from './object-store.js';
 
 /**
  * Workspace snapshots in a shadow git directory per session, outside the workspace
  * (`<workspaces>/.snapshots/<user>/<session>.git`, never visible to a sandbox): one tree per
  * checkpoint, content-addressed, so unchanged files cost nothing and changes made by any tool
- * (Bash included) are caught. Git works on the verified session folder through its open descriptor
- * (`/proc/<pid>/fd/<n>`), so a link put in place of the folder is never followed. Heavy folders are
- * excluded; files over the size limit are listed as skipped, never silently lost.
+ * (Bash included) are caught. The session folder is only ever read and written through the
+ * confined layer (files/tree-sync.ts: descriptors, no link followed, a link kept as a link); git
+ * only ever sees the store (objects written here, trees listed and blobs read from it). Heavy
+ * folders are excluded; files over the size limit are listed as skipped, never silently lost.
  */
 
 export interface Snapshot {
@@ -27,19 +29,6 @@ export interface SnapshotOptions {
   timeoutMs?: number;
 }
 
-/**
- * Prints the tree, its file count, the loose object count, and (last) what `add` could not read.
- * No ref is written: the checkpoints table names every tree, and the store never prunes (gc is off
- * and packing rolls up objects whatever their reachability), so a ref per snapshot (~100 bytes in
- * packed-refs, more than a small edit) would only cost.
- */
-const SNAPSHOT_SCRIPT = `err=$(git add -A --ignore-errors . 2>&1 >/dev/null) || true
-tree=$(git write-tree) || exit 1
-echo "$tree"
-git ls-tree -r --name-only -z "$tree" | tr -cd '\\000' | wc -c
-git count-objects -v | sed -n 's/^count: //p'
-printf '%s' "$err" | tr '\\n' ' '`;
-
 /** Git's empty tree: known to every git without being stored. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
@@ -51,21 +40,6 @@ const IDLE_PACK_MS = 2000;
 /** An open pack this large is kept (never rewritten); see pack(). */
 const KEEP_PACK_BYTES = 8 * 1024 * 1024;
 
-/** The packs of a store: the bytes of the kept ones, and the open ones (name without .pack, size). */
-async function packLayers(dir: string): Promise<{ keptBytes: number; open: { name: string; size: number }[] }> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const kept = new Set(names.filter((n) => n.endsWith('.keep')).map((n) => n.slice(0, -'.keep'.length)));
-  let keptBytes = 0;
-  const open: { name: string; size: number }[] = [];
-  for (const n of names.filter((x) => x.endsWith('.pack'))) {
-    const name = n.slice(0, -'.pack'.length);
-    const size = await stat(join(dir, n)).then((st) => st.size, () => 0);
-    if (kept.has(name)) keptBytes += size;
-    else open.push({ name, size });
-  }
-  return { keptBytes, open };
-}
-
 /** Store settings: never prune, never gc on its own; deltas for files up to 128 KiB. */
 const STORE_CONFIG: [string, string][] = [
   ['gc.auto', '0'],
@@ -76,13 +50,57 @@ const STORE_CONFIG: [string, string][] = [
   ['repack.writeBitmaps', 'false'],
 ];
 
+/** Blob cache entries kept over all stores (about 150 bytes each). */
+const CACHE_ENTRIES = 200_000;
+/** Tree ids remembered per store before the set starts over. */
+const KNOWN_TREES = 50_000;
+/** Blobs fetched from the store for a restore: at most this many bytes at a time (one file may be more). */
+const RESTORE_BATCH_BYTES = 16 * 1024 * 1024;
+
+interface TargetDir {
+  dirs: Map<string, TargetDir>;
+  blobs: Map<string, { mode: string; id: string; size: number }>;
+}
+const newDir = (): TargetDir => ({ dirs: new Map(), blobs: new Map() });
+
+/**
+ * Blobs in the order a restore writes them, fetched a batch at a time: asked for one not in the
+ * current batch, the loader fetches the next batch from that blob's place in `order` (or the one
+ * blob alone, when the folder changed between the two passes).
+ */
+function blobLoader(fetch: (ids: string[]) => Promise<Map<string, Buffer>>, order: { id: string; size: number }[]) {
+  let batch = new Map<string, Buffer>();
+  let pos = 0;
+  return async (id: string): Promise<Buffer> => {
+    const have = batch.get(id);
+    if (have) return have;
+    let i = order.findIndex((n, k) => k >= pos && n.id === id);
+    if (i < 0) return (await fetch([id])).get(id)!;
+    const ids = new Set<string>();
+    for (let bytes = 0; i < order.length && (!ids.size || bytes + order[i].size <= RESTORE_BATCH_BYTES); i++) {
+      ids.add(order[i].id);
+      bytes += order[i].size;
+    }
+    pos = i;
+    batch = await fetch([...ids]);
+    return batch.get(id)!;
+  };
+}
+
 const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
 
 export class Snapshots {
   private packing = new Map<string, Promise<void>>();
+  private packAgain = new Set<string>();
   /** The last snapshot of each store and the workspace signature it was taken at (bounded). */
   private last = new Map<string, { signature: string; snapshot: Snapshot }>();
   private idleTimers = new Map<string, NodeJS.Timeout>();
+  /** Per store: the blob of each file as last seen (an unchanged file is not read again), bounded. */
+  private caches = new Map<string, BlobCache>();
+  /** Per store: tree ids known to be stored (a tree already packed is not written loose again). */
+  private trees = new Map<string, Set<string>>();
+  /** Per store: loose objects written since the last pack. */
+  private loose = new Map<string, number>();
 
   constructor(
     private readonly root: string,
@@ -93,100 +111,22 @@ export class Snapshots {
     return join(this.root, '.snapshots', userId, `${sessionId}.git`);
   }
 
-  private git(gitDir: string, workTree: string | null, args: string[], input?: string): Promise<string> {
-    const base = ['-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.autocrlf=false', '-c', 'core.symlinks=true', `--git-dir=${gitDir}`];
-    if (workTree) base.push(`--work-tree=${workTree}`);
+  private git(gitDir: string, args: string[], opts: { input?: string; binary?: boolean } = {}): Promise<string> {
+    const base = ['-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', `--git-dir=${gitDir}`];
     return new Promise((resolve, reject) => {
       // Through the helper process: forking the service itself stalls its event loop (spawner.ts).
-      spawner.execFile('git', [...base, ...args], { env: GIT_ENV, maxBuffer: 256 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000, cwd: workTree ?? '/', input }, (e, out, err) =>
+      spawner.execFile('git', [...base, ...args], { env: GIT_ENV, maxBuffer: 256 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000, cwd: '/', ...opts }, (e, out, err) =>
         e ? reject(new Error(`git ${args[0]}: ${String(err).trim() || e.message}`)) : resolve(out),
       );
     });
   }
 
-  /** A short sh script with GIT_DIR / GIT_WORK_TREE set (paths never pass through the shell). */
-  private shell(gitDir: string, workTree: string, script: string): Promise<string> {
-    const config = Object.entries({ 'safe.directory': '*', 'core.hooksPath': '/dev/null', 'core.fsmonitor': 'false', 'core.autocrlf': 'false', 'core.symlinks': 'true' });
-    const env: NodeJS.ProcessEnv = { ...GIT_ENV, GIT_DIR: gitDir, GIT_WORK_TREE: workTree, GIT_CONFIG_COUNT: String(config.length) };
-    config.forEach(([k, v], i) => {
-      env[`GIT_CONFIG_KEY_${i}`] = k;
-      env[`GIT_CONFIG_VALUE_${i}`] = v;
-    });
-    return new Promise((resolve, reject) => {
-      spawner.execFile('sh', ['-c', script], { env, cwd: workTree, maxBuffer: 16 * 1024 * 1024, timeout: this.opts.timeoutMs ?? 120_000 }, (e, out, err) =>
-        e ? reject(new Error(`snapshot: ${String(err).trim() || e.message}`)) : resolve(out),
-      );
-    });
-  }
-
   private async ensure(gitDir: string) {
-    try {
-      await stat(join(gitDir, 'HEAD'));
-    } catch {
-      await mkdir(join(this.root, '.snapshots'), { recursive: true, mode: 0o700 });
-      await mkdir(gitDir, { recursive: true, mode: 0o700 });
-      await this.git(gitDir, null, ['init', '-q', '--bare']);
-      for (const [k, v] of STORE_CONFIG) await this.git(gitDir, null, ['config', k, v]);
-    }
-  }
-
-  /**
-   * What `git add -A` needs before it runs (a snapshot and a restore alike): our excludes written,
-   * nested repositories' files and the files the workspace's .gitignore hides staged.
-   */
-  private async stage(gitDir: string, wt: string, scanned: Pick<Scanned, 'skipped' | 'gitignores' | 'inNested'>) {
-    await this.excludes(gitDir, scanned.skipped);
-    await this.addNested(gitDir, wt, scanned.inNested, scanned.skipped);
-    if (scanned.gitignores) await this.addIgnored(gitDir, wt, scanned.skipped);
-  }
-
-  /**
-   * A folder holding its own repository (a clone, a `git init` in a subfolder) is, to `git add`, an
-   * embedded repository: one link, none of its files (or an error when it has no commit). Its files
-   * are staged by path instead; from then on they are tracked like any other. Only when such a
-   * folder exists.
-   */
-  private async addNested(gitDir: string, wt: string, paths: string[], skipped: Skipped[]) {
-    if (!paths.length) return;
-    await this.git(gitDir, wt, ['update-index', '--add', '--replace', '-z', '--stdin'], `${paths.join('\0')}\0`).catch((e: Error) => {
-      skipped.push({ path: '*', size: 0, reason: `some files in nested repositories could not be read: ${e.message.slice(0, 400)}` });
-    });
-  }
-
-  /**
-   * The workspace's own .gitignore files hide files from `git add -A`, but a checkpoint keeps every
-   * file (a rewind must bring back build output and logs too): the files they hide are added with
-   * -f, except ours to leave out (heavy folders, skipped files). Only when a .gitignore exists.
-   */
-  private async addIgnored(gitDir: string, wt: string, skipped: Skipped[]) {
-    const listed = await this.git(gitDir, wt, ['ls-files', '-z', '--others', '--ignored', '--directory', '--exclude-per-directory=.gitignore']);
-    const heavy = (p: string) => p.split('/').some((part) => EXCLUDED_DIRS.includes(part));
-    const paths = listed.split('\0').filter((p) => p && !heavy(p.replace(/\/$/, '')));
-    if (!paths.length) return;
-    const specs = [
-      ...paths.map((p) => `:(literal)${p}`),
-      ...EXCLUDED_DIRS.map((d) => `:(exclude,glob)**/${d}/**`),
-      ...skipped.map((x) => `:(exclude,literal)${x.path}`),
-    ];
-    await this.git(gitDir, wt, ['add', '-f', '--ignore-errors', '--pathspec-from-file=-', '--pathspec-file-nul'], specs.join('\0')).catch((e: Error) => {
-      skipped.push({ path: '*', size: 0, reason: `some files hidden by .gitignore could not be read: ${e.message.slice(0, 400)}` });
-    });
-  }
-
-  /** Exclude heavy folders and the skipped files (gitignore syntax, each path anchored and escaped). */
-  private async excludes(gitDir: string, skipped: Skipped[]) {
-    const esc = (p: string) => `/${p.replace(/[\\*?[\]!# ]/g, (c) => `\\${c}`)}`;
-    const lines = [...EXCLUDED_DIRS.map((d) => `${d}/`), ...skipped.map((s) => esc(s.path))];
-    await mkdir(join(gitDir, 'info'), { recursive: true });
-    await writeFile(join(gitDir, 'info', 'exclude'), `${lines.join('\n')}\n`);
-  }
-
-  private folder(userId: string, sessionId: string) {
-    return SessionFolder.of(this.root, userId, sessionId);
-  }
-
-  private static tree(s: OpenSession) {
-    return `/proc/${process.pid}/fd/${s.fh.fd}`;
+    if (await storeExists(gitDir)) return;
+    await makeStoreFolder(join(this.root, '.snapshots'));
+    await makeStoreFolder(gitDir);
+    await this.git(gitDir, ['init', '-q', '--bare']);
+    for (const [k, v] of STORE_CONFIG) await this.git(gitDir, ['config', k, v]);
   }
 
   /**
@@ -197,28 +137,45 @@ export class Snapshots {
    * that reaches KEEP_PACK_BYTES, or a quarter of the kept ones together, gets a `.keep` file and is
    * never rewritten again (so the first snapshot of a large workspace is written once, not rolled
    * up with every few kilobytes of edits). No ref names anything, so everything is kept whatever
-   * its reachability (`--keep-unreachable`): nothing is lost.
+   * its reachability: nothing is lost.
    */
   private async pack(gitDir: string) {
-    const dir = join(gitDir, 'objects', 'pack');
-    const m = /^count: (\d+)/m.exec(await this.git(gitDir, null, ['count-objects', '-v']));
-    if (Number(m?.[1] ?? 0) < 1 && (await packLayers(dir)).open.length <= 1) return;
+    this.loose.delete(gitDir);
+    const m = /^count: (\d+)/m.exec(await this.git(gitDir, ['count-objects', '-v']));
+    const before = await packLayers(gitDir);
+    if (Number(m?.[1] ?? 0) < 1 && before.open.length <= 1) return;
+    // No ref names anything, so `repack -a` would find nothing to pack: every object (those of kept
+    // packs left out) is listed and packed, then the open packs it replaces and the loose copies go.
+    // Objects written meanwhile are not listed and stay loose for the next pack.
+    const ids = await this.git(gitDir, ['cat-file', '--batch-all-objects', '--batch-check=%(objectname)']);
     const settings = STORE_CONFIG.flatMap(([k, v]) => ['-c', `${k}=${v}`]);
-    await this.git(gitDir, null, [...settings, 'repack', '-a', '-d', '-q', '--keep-unreachable', '--window=10']);
-    const after = await packLayers(dir);
-    for (const p of after.open) if (p.size >= Math.max(KEEP_PACK_BYTES, after.keptBytes / 4)) await writeFile(join(dir, `${p.name}.keep`), '');
+    const made = (await this.git(gitDir, [...settings, 'pack-objects', '--honor-pack-keep', '--window=10', '--delta-base-offset', '-q', join(gitDir, 'objects', 'pack', 'pack')], { input: ids })).trim();
+    if (!/^[0-9a-f]{40}$/.test(made)) throw new Error(`pack-objects: no pack made (${made.slice(0, 100)})`);
+    for (const p of before.open) if (p.name !== `pack-${made}`) await removePack(gitDir, p.name);
+    await this.git(gitDir, ['prune-packed']);
+    const after = await packLayers(gitDir);
+    for (const p of after.open) if (p.size >= Math.max(KEEP_PACK_BYTES, after.keptBytes / 4)) await keepPack(gitDir, p.name);
   }
 
-  /** Pack in the background (one at a time per store; a checkpoint never waits for it). */
+  /**
+   * Pack in the background (one at a time per store; a checkpoint never waits for it). Asked while
+   * one runs, another follows it (what was written meanwhile is not in the running one).
+   */
   private startPack(gitDir: string): Promise<void> {
     const timer = this.idleTimers.get(gitDir);
     if (timer) clearTimeout(timer);
     this.idleTimers.delete(gitDir);
     const running = this.packing.get(gitDir);
-    if (running) return running;
+    if (running) {
+      this.packAgain.add(gitDir);
+      return running;
+    }
     const p = this.pack(gitDir)
       .catch(() => {})
-      .finally(() => this.packing.delete(gitDir));
+      .finally(() => {
+        this.packing.delete(gitDir);
+        if (this.packAgain.delete(gitDir)) void this.startPack(gitDir);
+      });
     this.packing.set(gitDir, p);
     return p;
   }
@@ -237,9 +194,9 @@ export class Snapshots {
     const gitDir = this.gitDir(userId, sessionId);
     clearTimeout(this.idleTimers.get(gitDir));
     this.idleTimers.delete(gitDir);
-    this.last.delete(gitDir);
+    this.forget(gitDir);
     await this.packing.get(gitDir);
-    await rm(gitDir, { recursive: true, force: true });
+    await removeStore(gitDir);
   }
 
   /** Pack whatever is loose now, without waiting for the session to go idle. */
@@ -261,38 +218,81 @@ export class Snapshots {
     while (this.packing.size) await Promise.all(this.packing.values());
   }
 
+  /** Forget what is held in memory for a store. */
+  private forget(gitDir: string) {
+    this.packAgain.delete(gitDir);
+    this.last.delete(gitDir);
+    this.caches.delete(gitDir);
+    this.trees.delete(gitDir);
+    this.loose.delete(gitDir);
+  }
+
+  /** Keep a store's blob cache, most recent last; the least recent stores' caches go past CACHE_ENTRIES in all. */
+  private keepCache(gitDir: string, cache: BlobCache) {
+    this.caches.delete(gitDir);
+    this.caches.set(gitDir, cache);
+    let total = 0;
+    for (const c of this.caches.values()) total += c.size;
+    for (const [k, c] of this.caches) {
+      if (total <= CACHE_ENTRIES || k === gitDir) break;
+      total -= c.size;
+      this.caches.delete(k);
+    }
+  }
+
+  /** Store the trees of a snapshot that are not known to be stored; returns how many were written loose. */
+  private async writeTrees(gitDir: string, trees: [string, Buffer][]): Promise<number> {
+    let known = this.trees.get(gitDir);
+    if (!known || known.size > KNOWN_TREES) this.trees.set(gitDir, (known = new Set()));
+    let written = 0;
+    for (const [id, body] of trees) {
+      if (known.has(id)) continue;
+      if ((await writeObject(gitDir, 'tree', body, id)).written) written++;
+      known.add(id);
+    }
+    return written;
+  }
+
   /**
-   * Record the session folder's files now: the index follows the folder, one tree object. An
-   * unchanged workspace (same signature as the last snapshot) gives the same tree without a
-   * process, and an empty one the empty tree without a store.
+   * Record the session folder's files now. The folder is walked through descriptors; a file whose
+   * size, inode and times are unchanged since the last snapshot keeps its blob without being read,
+   * others are read and written to the store as loose objects, then the trees. An unchanged
+   * workspace (same signature as the last snapshot) gives the same tree without writing anything,
+   * and an empty one the empty tree without a store.
    */
   async take(userId: string, sessionId: string): Promise<Snapshot> {
     const gitDir = this.gitDir(userId, sessionId);
-    const folder = this.folder(userId, sessionId);
     // A session that never had a file (most first messages), told without opening and verifying
     // the folder chain (about a quarter of a run start's CPU): see SessionFolder's hints.
-    if (await folder.emptyOrMissing()) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
-    return folder.with(async (s) => {
-      const wt = Snapshots.tree(s);
-      const { skipped, signature, entries, gitignores, inNested } = await scanWorkspace(wt, this.opts);
-      const prev = this.last.get(gitDir);
-      if (prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
-      if (entries === 0) return this.remember(gitDir, signature, { tree: EMPTY_TREE, files: 0, skipped });
-      await this.ensure(gitDir);
-      await this.stage(gitDir, wt, { skipped, gitignores, inNested });
-      // One process for the whole snapshot (through the helper, spawner.ts): add, write the tree,
-      // count its files and loose objects.
-      const out = await this.shell(gitDir, wt, SNAPSHOT_SCRIPT);
-      const [tree, files, loose, addError] = out.split('\n');
-      if (!/^[0-9a-f]{40}$/.test(tree ?? '')) throw new Error(`git snapshot failed: ${out.slice(0, 300)}`);
-      if (addError) skipped.push({ path: '*', size: 0, reason: `some files could not be read: ${addError.slice(0, 400)}` });
-      // In the background: a checkpoint never waits for it (git's locks order it with the next add).
-      if (Number(loose) >= LOOSE_LIMIT) void this.startPack(gitDir);
-      else this.packWhenIdle(gitDir);
-      const snapshot = { tree, files: Number(files) || 0, skipped };
-      // A file that could not be read may be readable next time: no shortcut then.
-      return addError ? snapshot : this.remember(gitDir, signature, snapshot);
-    });
+    if (await SessionFolder.of(this.root, userId, sessionId).emptyOrMissing()) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
+    await this.ensure(gitDir);
+    let loose = 0;
+    const writeBlob = async (data: Uint8Array) => {
+      const r = await writeObject(gitDir, 'blob', data);
+      if (r.written) loose++;
+      return r.id;
+    };
+    const cache = this.caches.get(gitDir) ?? new Map();
+    const scanned = await readSessionTree(this.root, userId, sessionId, (top) => scanWorkspace(top, { ...this.opts, cache, writeBlob }));
+    if (!scanned) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
+    this.keepCache(gitDir, scanned.cache);
+    const { skipped, signature } = scanned;
+    const prev = this.last.get(gitDir);
+    if (!scanned.racy && prev && prev.signature === signature) return { ...prev.snapshot, skipped: [...prev.snapshot.skipped] };
+    if (scanned.tree) loose += await this.writeTrees(gitDir, scanned.trees);
+    const total = (this.loose.get(gitDir) ?? 0) + loose;
+    this.loose.set(gitDir, total);
+    // In the background: a checkpoint never waits for it (a repack keeps what is written meanwhile loose).
+    // Objects written while a pack runs are not in it: the idle pack takes them.
+    if (total >= LOOSE_LIMIT) void this.startPack(gitDir);
+    if (loose) this.packWhenIdle(gitDir);
+    const snapshot = { tree: scanned.tree ?? EMPTY_TREE, files: scanned.files, skipped };
+    // A file that changed under the walk, or just before it, may look unchanged next time: no shortcut then.
+    if (scanned.racy) {
+      this.last.delete(gitDir);
+      return snapshot;
+    }
+    return this.remember(gitDir, signature, snapshot);
   }
 
   private remember(gitDir: string, signature: string, snapshot: Snapshot): Snapshot {
@@ -302,38 +302,101 @@ export class Snapshots {
     return snapshot;
   }
 
+  /** Blobs by id from the store (`git cat-file --batch`). */
+  private async blobs(gitDir: string, ids: string[]): Promise<Map<string, Buffer>> {
+    const out = Buffer.from(await this.git(gitDir, ['cat-file', '--batch'], { input: `${ids.join('\n')}\n`, binary: true }), 'base64');
+    const got = new Map<string, Buffer>();
+    for (let p = 0; p < out.length; ) {
+      const eol = out.indexOf(10, p);
+      const [id, type, size] = out.subarray(p, eol).toString().split(' ');
+      if (type !== 'blob') throw new Error(`checkpoint store: object ${id} is ${type ?? 'missing'}`);
+      const start = eol + 1;
+      got.set(id, out.subarray(start, start + Number(size)));
+      p = start + Number(size) + 1;
+    }
+    return got;
+  }
+
   /**
-   * Make the session folder hold exactly `tree` (excluded folders and skipped files are left as
-   * they are). Restored files belong to the folder's owner (the sandbox user). Returns their count.
+   * Make the session folder hold exactly `tree` (excluded folders and files over the size limit
+   * are left as they are). The tree is read from the store; the folder is written through the
+   * confined layer: atomic writes, links made as links, whatever stands in the way replaced and
+   * never followed. A file whose size, inode and times match the blob cache for the same blob is
+   * left alone. Restored entries belong to the folder's owner (the sandbox user). Returns the count.
    */
   async restore(userId: string, sessionId: string, tree: string): Promise<number> {
     const gitDir = this.gitDir(userId, sessionId);
     this.last.delete(gitDir);
     await this.ensure(gitDir);
-    return this.folder(userId, sessionId).with(async (s) => {
-      const wt = Snapshots.tree(s);
-      // The index first follows the folder as it is now, so files made since are removed too.
-      await this.stage(gitDir, wt, await scanWorkspace(wt, this.opts));
-      await this.git(gitDir, wt, ['add', '-A', '--ignore-errors', '.']).catch(() => {});
-      await this.git(gitDir, wt, ['read-tree', '-u', '--reset', tree]);
-      const paths = (await this.git(gitDir, null, ['ls-tree', '-r', '--name-only', '-z', tree])).split('\0').filter(Boolean);
-      const owner = await s.fh.stat();
-      if (process.getuid?.() === 0 && owner.uid !== 0) {
-        const dirs = new Set<string>();
-        for (const p of paths) {
-          const parts = p.split('/');
-          for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+    const target = newDir();
+    let count = 0;
+    if (tree !== EMPTY_TREE) {
+      for (const line of (await this.git(gitDir, ['ls-tree', '-r', '-l', '-z', tree])).split('\0')) {
+        const tab = line.indexOf('\t');
+        if (tab < 0) continue;
+        const [mode, type, id, size] = line.slice(0, tab).trim().split(/\s+/);
+        if (type !== 'blob') continue;
+        const parts = line.slice(tab + 1).split('/');
+        let dir = target;
+        for (const part of parts.slice(0, -1)) {
+          let next = dir.dirs.get(part);
+          if (!next) dir.dirs.set(part, (next = newDir()));
+          dir = next;
         }
-        for (const p of [...dirs, ...paths]) await lchown(join(wt, p), owner.uid, owner.gid).catch(() => {});
+        dir.blobs.set(parts[parts.length - 1], { mode, id, size: Number(size) || 0 });
+        count++;
       }
-      return paths.length;
-    });
+    }
+    const cache = this.caches.get(gitDir) ?? new Map();
+    // The blobs the cache does not already place at their path, in the order they are written,
+    // fetched in batches (a file changed since it was cached is fetched alone).
+    const needed: { id: string; size: number }[] = [];
+    const plan = (node: TargetDir, rel: string) => {
+      for (const [name, dir] of node.dirs) plan(dir, rel ? `${rel}/${name}` : name);
+      for (const [name, blob] of node.blobs) if (blob.mode === '120000' || cache.get(rel ? `${rel}/${name}` : name)?.id !== blob.id) needed.push(blob);
+    };
+    plan(target, '');
+    const loader = blobLoader((ids) => this.blobs(gitDir, ids), needed);
+    const next: BlobCache = new Map(cache);
+    await writeSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, { cache, next, loader }));
+    this.keepCache(gitDir, next);
+    return count;
+  }
+
+  /** One folder of a restore: removes what the tree lacks and writes what differs. */
+  private async sync(w: TreeWriteFolder, rel: string, node: TargetDir, run: { cache: BlobCache; next: BlobCache; loader: (id: string) => Promise<Buffer> }): Promise<void> {
+    const current = new Map((await w.entries()).map((e) => [e.name, e.st]));
+    const pathOf = (name: string) => (rel ? `${rel}/${name}` : name);
+    for (const [name, st] of current) {
+      if (node.dirs.has(name) || node.blobs.has(name)) continue;
+      run.next.delete(pathOf(name));
+      if (st.isDirectory()) {
+        if (EXCLUDED_DIRS.includes(name)) continue;
+        // Emptied of what may go, then removed if nothing is left (heavy folders, big files stay).
+        await w.folder(name, (sub) => this.sync(sub, pathOf(name), newDir(), run));
+        await w.removeIfEmpty(name);
+      } else if (!(st.isFile() && st.size > BigInt(this.opts.fileLimit))) await w.remove(name);
+    }
+    for (const [name, dir] of node.dirs) await w.folder(name, (sub) => this.sync(sub, pathOf(name), dir, run));
+    for (const [name, blob] of node.blobs) {
+      const path = pathOf(name);
+      const st = current.get(name);
+      const hit = run.cache.get(path);
+      if (st && blob.mode !== '120000' && gitMode(st) === blob.mode && hit?.id === blob.id && hit.key === statKey(st)) continue;
+      const data = await run.loader(blob.id);
+      run.next.delete(path);
+      if (blob.mode === '120000') await w.symlink(name, data.toString());
+      else {
+        const written = await w.writeFile(name, data, blob.mode === '100755' ? 0o755 : 0o644);
+        if (settled(written)) run.next.set(path, { key: statKey(written), id: blob.id });
+      }
+    }
   }
 
   /** The files of a snapshot, with sizes. */
   async files(userId: string, sessionId: string, tree: string): Promise<{ path: string; size: number }[]> {
     if (tree === EMPTY_TREE) return [];
-    const out = await this.git(this.gitDir(userId, sessionId), null, ['ls-tree', '-r', '-l', '-z', tree]);
+    const out = await this.git(this.gitDir(userId, sessionId), ['ls-tree', '-r', '-l', '-z', tree]);
     return out
       .split('\0')
       .filter(Boolean)

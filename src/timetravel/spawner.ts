@@ -11,7 +11,7 @@ const { execFile } = require('node:child_process');
 process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
   const child = execFile(m.file, m.args, m.opts, (e, stdout, stderr) => {
-    process.send({ id: m.id, error: e ? { message: e.message } : null, stdout, stderr });
+    process.send({ id: m.id, error: e ? { message: e.message } : null, stdout: m.binary ? stdout.toString('base64') : stdout, stderr: String(stderr) });
   });
   if (m.input !== undefined) child.stdin?.end(m.input);
 });`;
@@ -48,15 +48,18 @@ export class Spawner {
     (this.helper?.channel as { unref?: () => void } | undefined)?.unref?.();
   }
 
-  /** As child_process.execFile (string output); `input` is written to the command's stdin. */
-  execFile(file: string, args: string[], opts: ExecFileOptions & { input?: string }, done: Done) {
-    const { input, ...rest } = opts;
+  /**
+   * As child_process.execFile (string output); `input` is written to the command's stdin. With
+   * `binary`, stdout is passed on as base64 (decode it with Buffer.from(out, 'base64')).
+   */
+  execFile(file: string, args: string[], opts: ExecFileOptions & { input?: string; binary?: boolean }, done: Done) {
+    const { input, binary, ...rest } = opts;
     this.helper ??= this.start();
     this.helper.ref();
     (this.helper.channel as { ref?: () => void } | undefined)?.ref?.();
     const id = this.next++;
     this.pending.set(id, done);
-    this.helper.send({ id, file, args, opts: { ...rest, encoding: 'utf8' }, input }, (e) => {
+    this.helper.send({ id, file, args, opts: { ...rest, encoding: binary ? 'buffer' : 'utf8' }, input, binary }, (e) => {
       if (!e || !this.pending.has(id)) return;
       this.pending.delete(id);
       this.idle();

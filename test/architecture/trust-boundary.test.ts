@@ -22,6 +22,7 @@ const LAYER: Record<string, string> = {
   'src/files/read-lines.ts': 'reads an already opened FileHandle (type import)',
   'src/files/quota.ts': "counts a user's bytes by a descriptor walk of their folder (lstat, links never followed)",
   'src/files/tree-io.ts': "a user's whole tree for backup and restore, through descriptors; links kept as links",
+  'src/files/tree-sync.ts': 'a session folder as checkpoints read and rewind it, through descriptors; links kept as links',
   'src/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
   'src/tools/files/grep-worker.mjs': 'reads kernel paths given by the walk, O_NOFOLLOW',
   'src/tools/files/index.ts': 'FileHandle type of entries opened by the layer',
@@ -52,6 +53,7 @@ const OPERATOR: Record<string, string> = {
   'src/portability/import.ts': 'stages an archive in that private folder; moves it in through the session folder descriptor',
   'src/backup/backup.ts': 'AGENTSVC_HOME config files and the list of user folders; user trees go through tree-io.ts',
   'src/backup/restore.ts': 'the archive the person names; a private temp copy of its config.json',
+  'src/timetravel/object-store.ts': 'the service-owned checkpoint stores (<workspaces>/.snapshots); session folders go through tree-sync.ts',
   'src/backup/restore-target.ts': 'AGENTSVC_HOME and the service-owned checkpoint stores of the target; user trees go through tree-io.ts',
   'src/commands/backup.ts': 'the CLI: the archive the person names',
   'src/client/options.ts': 'the CLI: config and key files of the person running it',
@@ -74,10 +76,7 @@ const RUNNERS: Record<string, string> = {
 };
 
 /** Known by-path access still to move onto the layer (each a tracked follow-up, never a new entry). */
-const DEBT: Record<string, string> = {
-  'src/timetravel/snapshots.ts': 'git runs with the session folder as work tree (snapshot, restore)',
-  'src/timetravel/scan.ts': 'lists the session folder by path for a snapshot (lstat, never follows)',
-};
+const DEBT: Record<string, string> = {};
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,4 +213,39 @@ t.test('a folder with its own repository (a clone, git init in a subfolder): its
   t.ok(existsSync(join(dir, 'clone', '.git', 'HEAD')) && existsSync(join(dir, 'fresh', '.git', 'HEAD')), 'their .git folders are left as they are');
   await snaps.restore('user_t', 'sess_t', later.tree);
   t.equal(readFileSync(join(dir, 'clone', 'src', 'new.c'), 'utf8'), 'new\n');
+});
+
+t.test('links are stored and restored as links, never followed; the executable bit is kept; whatever stands in the way is replaced', async (t) => {
+  const { root, dir, snaps } = store(t);
+  const outside = mkdtempSync(join(tmpdir(), 'agentsvc-outside-'));
+  t.teardown(() => rmSync(outside, { recursive: true, force: true }));
+  writeFileSync(join(outside, 'host.txt'), 'host\n');
+  mkdirSync(join(dir, 'sub'));
+  writeFileSync(join(dir, 'sub', 'a.txt'), 'a\n');
+  writeFileSync(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+  symlinkSync('sub/a.txt', join(dir, 'rel-link'));
+  symlinkSync(outside, join(dir, 'out-link'));
+  const snap = await snaps.take('user_t', 'sess_t');
+  const listed = (await snaps.files('user_t', 'sess_t', snap.tree)).map((f) => f.path).sort();
+  t.same(listed, ['out-link', 'rel-link', 'run.sh', 'sub/a.txt'], 'the link to a host folder is one entry, not its files');
+
+  // The user replaces the folder with a link to the host folder and the links with files.
+  rmSync(join(dir, 'sub'), { recursive: true });
+  symlinkSync(outside, join(dir, 'sub'));
+  rmSync(join(dir, 'rel-link'));
+  writeFileSync(join(dir, 'rel-link'), 'now a file\n');
+  rmSync(join(dir, 'run.sh'));
+  mkdirSync(join(dir, 'run.sh'));
+  t.equal(await snaps.restore('user_t', 'sess_t', snap.tree), 4);
+  t.same(readdirSync(outside), ['host.txt'], 'nothing written through the link in the way');
+  t.notOk(lstatSync(join(dir, 'sub')).isSymbolicLink(), 'sub/ is a folder again');
+  t.equal(readFileSync(join(dir, 'sub', 'a.txt'), 'utf8'), 'a\n');
+  t.equal(readlinkSync(join(dir, 'rel-link')), 'sub/a.txt', 'a link comes back as the same link');
+  t.equal(readlinkSync(join(dir, 'out-link')), outside);
+  t.equal(statSync(join(dir, 'run.sh')).mode & 0o111, 0o111, 'executable again');
+
+  // A rewind into a session folder that went: made, every file written.
+  rmSync(dir, { recursive: true });
+  t.equal(await snaps.restore('user_t', 'sess_t', snap.tree), 4);
+  t.equal(readFileSync(join(root, 'user_t', 'sess_t', 'sub', 'a.txt'), 'utf8'), 'a\n');
 });
