@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { TurnSchema } from '../chat/catalogue.js';
 import type { Target } from './options.js';
 
 /**
@@ -39,34 +41,10 @@ export interface SessionPage {
   content_match_truncated: boolean;
 }
 
-export interface ToolCall {
-  id: string;
-  tool_name: string;
-  display_name: string;
-  arguments: string;
-  status: string;
-  result: unknown;
-  duration_ms: number | null;
-}
-
-export interface Block {
-  type: string;
-  content: string;
-  tool_call_id?: string | null;
-  tool_name?: string | null;
-}
-
-export interface Turn {
-  turn_id: string;
-  role: string;
-  status: string;
-  kind?: string;
-  blocks: Block[];
-  tool_calls: ToolCall[];
-  parent_fork_tool_call_id: string | null;
-  summary_preview?: string | null;
-  [k: string]: unknown;
-}
+/** The Turn projection as the service defines it once (src/chat/catalogue.ts), not a copy. */
+export type Turn = z.infer<typeof TurnSchema>;
+export type ToolCall = Turn['tool_calls'][number];
+export type Block = Turn['blocks'][number];
 
 export interface SseEvent {
   event: string;
@@ -76,7 +54,8 @@ export interface SseEvent {
 function detailText(body: unknown): string {
   const d = (body as { detail?: unknown })?.detail;
   if (typeof d === 'string') return d;
-  if (Array.isArray(d)) return d.map((x) => (typeof x === 'object' && x ? `${((x as { loc?: unknown[] }).loc ?? []).join('.')}: ${(x as { msg?: string }).msg}` : String(x))).join('; ');
+  if (Array.isArray(d))
+    return d.map((x) => (typeof x === 'object' && x ? `${((x as { loc?: unknown[] }).loc ?? []).join('.')}: ${(x as { msg?: string }).msg}` : String(x))).join('; ');
   return '';
 }
 
@@ -124,7 +103,9 @@ export class Api {
     const detail = detailText(body);
     const code = (body as { code?: string })?.code;
     if (status === 401) {
-      const how = this.target.key ? `the key from ${this.target.keyFrom} was refused` : 'no key: pass --key, set AGENTSVC_KEY, or run `agentsvc up` once to create AGENTSVC_HOME/admin.key';
+      const how = this.target.key
+        ? `the key from ${this.target.keyFrom} was refused`
+        : 'no key: pass --key, set AGENTSVC_KEY, or run `agentsvc up` once to create AGENTSVC_HOME/admin.key';
       return new ClientError('auth', `${how} (401${detail ? `: ${detail}` : ''})`, status, code);
     }
     if (status === 404) return new ClientError('not_found', detail || `${path} not found`, status, code);

@@ -3,6 +3,7 @@ import { MarkdownBlocks } from '../../src/client/markdown.js';
 import { parseReply } from '../../src/client/question.js';
 import { keyArgument, Renderer } from '../../src/client/render.js';
 import type { ServerEvent } from '../../src/client/stream.js';
+import type { Turn } from '../../src/client/api.js';
 
 /** The renderer and the menu parser on their own, over hand-made events. */
 
@@ -66,32 +67,89 @@ t.test('on a terminal: thinking dimmed, colours; failures and interruptions are 
   t.match(s.text(), '[chat interrupted: interrupted]');
 });
 
+/** A stored turn as the service sends it: the fields a test does not set take their empty values. */
+const turn = (t: Partial<Turn> & Pick<Turn, 'turn_id'>): Turn => ({
+  id: `entry_${t.turn_id}`,
+  sequence: 0,
+  loop_id: 'root',
+  kind: 'message',
+  role: 'assistant',
+  status: 'completed',
+  blocks: [],
+  tool_calls: [],
+  model: 'm',
+  usage: { input_tokens: 0, output_tokens: 0 },
+  duration_ms: 0,
+  started_at: '',
+  context_window: 0,
+  memory_refs: null,
+  parent_fork_tool_call_id: null,
+  compaction_id: null,
+  summary_preview: null,
+  summary_full: null,
+  archived_count: null,
+  tokens_before: null,
+  tokens_after: null,
+  saved_ratio: null,
+  trigger: null,
+  failure_reason: null,
+  ...t,
+});
+
 t.test('stored turns render like their events', async (t) => {
   const live = sink(false);
   const r1 = new Renderer(live.out);
   for (const e of subAgentRun) r1.event(e);
   const stored = sink(false);
   new Renderer(stored.out).turns([
-    {
-      turn_id: 't1', role: 'assistant', status: 'completed', parent_fork_tool_call_id: null,
+    turn({
+      turn_id: 't1',
+      role: 'assistant',
+      status: 'completed',
+      parent_fork_tool_call_id: null,
       blocks: [
-        { type: 'text', content: 'Delegating.' },
-        { type: 'tool_use', content: '', tool_call_id: 'tc_a' },
-        { type: 'tool_result', content: '', tool_call_id: 'tc_a' },
-        { type: 'text', content: 'Three files.' },
+        { type: 'text', content: 'Delegating.', tool_call_id: null, tool_name: null, display_name: null },
+        { type: 'tool_use', content: '', tool_call_id: 'tc_a', tool_name: null, display_name: null },
+        { type: 'tool_result', content: '', tool_call_id: 'tc_a', tool_name: null, display_name: null },
+        { type: 'text', content: 'Three files.', tool_call_id: null, tool_name: null, display_name: null },
       ],
-      tool_calls: [{ id: 'tc_a', tool_name: 'Agent', display_name: 'Agent', arguments: JSON.stringify({ description: 'count files' }), status: 'done', result: 'there are 3 files', duration_ms: 2100 }],
-    },
-    {
-      turn_id: 't2', role: 'assistant', status: 'completed', parent_fork_tool_call_id: 'tc_a',
+      tool_calls: [
+        {
+          id: 'tc_a',
+          tool_name: 'Agent',
+          display_name: 'Agent',
+          arguments: JSON.stringify({ description: 'count files' }),
+          status: 'done',
+          result: 'there are 3 files',
+          duration_ms: 2100,
+          pending_question_ref: null,
+        },
+      ],
+    }),
+    turn({
+      turn_id: 't2',
+      role: 'assistant',
+      status: 'completed',
+      parent_fork_tool_call_id: 'tc_a',
       blocks: [
-        { type: 'thinking', content: 'sub thinking' },
-        { type: 'text', content: 'Counting\nnow.' },
-        { type: 'tool_use', content: '', tool_call_id: 'tc_b' },
-        { type: 'tool_result', content: '', tool_call_id: 'tc_b' },
+        { type: 'thinking', content: 'sub thinking', tool_call_id: null, tool_name: null, display_name: null },
+        { type: 'text', content: 'Counting\nnow.', tool_call_id: null, tool_name: null, display_name: null },
+        { type: 'tool_use', content: '', tool_call_id: 'tc_b', tool_name: null, display_name: null },
+        { type: 'tool_result', content: '', tool_call_id: 'tc_b', tool_name: null, display_name: null },
       ],
-      tool_calls: [{ id: 'tc_b', tool_name: 'Bash', display_name: 'Bash', arguments: JSON.stringify({ command: 'ls | wc -l' }), status: 'done', result: '3\n', duration_ms: 1500 }],
-    },
+      tool_calls: [
+        {
+          id: 'tc_b',
+          tool_name: 'Bash',
+          display_name: 'Bash',
+          arguments: JSON.stringify({ command: 'ls | wc -l' }),
+          status: 'done',
+          result: '3\n',
+          duration_ms: 1500,
+          pending_question_ref: null,
+        },
+      ],
+    }),
   ]);
   t.equal(stored.text(), live.text());
 });
@@ -99,7 +157,8 @@ t.test('stored turns render like their events', async (t) => {
 t.test('parallel sub-agents whose events interleave print as two blocks, each result named', async (t) => {
   const s = sink(false);
   const r = new Renderer(s.out);
-  const agent = (id: string, description: string) => patch('t1', 'add_tool_call', { id, tool_name: 'Agent', arguments: JSON.stringify({ description, prompt: description }), status: 'pending' });
+  const agent = (id: string, description: string) =>
+    patch('t1', 'add_tool_call', { id, tool_name: 'Agent', arguments: JSON.stringify({ description, prompt: description }), status: 'pending' });
   const events = [
     ev('turn:start', { turn_id: 't1', role: 'assistant', parent_fork_tool_call_id: null }),
     agent('a', 'read docs'),
