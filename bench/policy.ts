@@ -14,6 +14,8 @@ import { ShellParser } from '../src/policy/shell.js';
 import { callFacts } from '../src/policy/targets.js';
 
 const N = Number(process.argv[2] ?? 20_000);
+/** Only the kinds whose name starts with this (`paths`, `bash simple`), e.g. to profile one with --cpu-prof. */
+const ONLY = process.argv[3] ?? '';
 const SOURCES = ['install', 'user', 'role', 'session'] as const;
 const ACTIONS = ['allow', 'ask', 'deny'] as const;
 
@@ -32,6 +34,10 @@ function bash(command: string) {
   return { tool: { name: 'Bash', provider: 'bash' }, args: { command } };
 }
 
+function write(file_path: string) {
+  return { tool: { name: 'Write', provider: 'file_ops' }, args: { file_path, content: 'x' } };
+}
+
 const CALLS: Record<string, { tool: { name: string; provider: string }; args: Record<string, unknown> }[]> = {
   'bash simple': ['ls -la', 'npm test', 'git status', 'git push origin main', 'cat src/app.ts'].map(bash),
   'bash compound': [
@@ -43,7 +49,10 @@ const CALLS: Record<string, { tool: { name: string; provider: string }; args: Re
   ].map(bash),
   webfetch: ['https://docs.host3.example.com/a', 'https://example.org/'].map((url) => ({ tool: { name: 'WebFetch', provider: 'webfetch' }, args: { url, prompt: 'x' } })),
   mcp: [{ tool: { name: 'mcp__server7__create_issue', provider: 'mcp' }, args: { repo: 'r7', title: 'x', body: 'y'.repeat(200) } }],
-  paths: ['src/app.ts', './src/../README.md', 'link/new.md', 'dir3/deep/er/file.txt'].map((file_path) => ({ tool: { name: 'Write', provider: 'file_ops' }, args: { file_path, content: 'x' } })),
+  // Paths with no link on them (existing, or new in an existing folder), through a link, new folders deep.
+  'paths plain': ['src/app.ts', './src/../README.md', 'src/new.ts'].map(write),
+  'paths via link': ['link/new.md'].map(write),
+  'paths new deep': ['dir3/deep/er/file.txt'].map(write),
 };
 
 function pct(xs: number[], p: number) {
@@ -58,28 +67,41 @@ await ws.files.write('src/app.ts', 'x');
 mkdirSync(join(root, 'user_bench', 'sess_bench', 'docs'));
 writeFileSync(join(root, 'user_bench', 'sess_bench', 'docs', 'a.md'), 'x');
 symlinkSync('docs', join(root, 'user_bench', 'sess_bench', 'link'));
-console.log(`${policy.rules.length} rules; ${N} calls per kind (after ${N / 10} warm-up calls)`);
-console.log('kind                wall p50  wall p99   cpu p50   cpu p99  (ms)');
-// Bash lines first seen (a counter makes each line new, past the parser's cache), then repeated.
+// The baseline, measured in the same loop call by call (the machine's load falls on both alike):
+// Bash lines always through tree-sitter (no plain-line shortcut), paths always by the confined
+// walk (a descriptor per folder, no link-free shortcut). The other kinds have no baseline.
+const parserOnly = { commands: (line: string) => shell.parsed(line) } as unknown as ShellParser;
+const walkOnly = { ...ws, folder: Object.assign(Object.create(ws.folder), { linkFree: async () => undefined }) } as typeof ws;
+console.log(`${policy.rules.length} rules; ${N} calls per kind (after ${N / 10} warm-up calls); baseline: no shortcuts`);
+console.log('kind                wall p50  wall p99   cpu p50   cpu p99 | baseline: wall p50  wall p99   cpu p50   cpu p99  (ms)');
+// Bash lines first seen (a counted last argument makes each line new, past the parser's cache), then repeated.
 const kinds = Object.entries(CALLS).flatMap(([kind, calls]) => (kind.startsWith('bash') ? [[`${kind} new`, calls, true], [`${kind} again`, calls, false]] : [[kind, calls, false]]) as [string, typeof calls, boolean][]);
-for (const [kind, calls, fresh] of kinds) {
-  const times: number[] = [];
-  const cpu: number[] = [];
+type Call = (typeof CALLS)[string][number];
+async function once(c: Call, sh: ShellParser, w: typeof ws): Promise<[number, number]> {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const named = policy.rules.filter((r) => toolMatches(r, c.tool.name, c.tool.provider));
+  const facts = await callFacts(sh, c.tool, c.args, w, named.some((r) => r.pattern !== undefined));
+  decide(policy, facts);
+  const used = process.cpuUsage(c0);
+  return [performance.now() - t0, (used.user + used.system) / 1000];
+}
+const cell = (xs: number[]) => [50, 99].map((p) => pct(xs, p).toFixed(4).padStart(8)).join('  ');
+for (const [kind, calls, fresh] of kinds.filter(([k]) => k.startsWith(ONLY))) {
+  const baseline = kind.startsWith('bash') && fresh ? parserOnly : kind.startsWith('paths') ? shell : null;
+  const [times, cpu, baseTimes, baseCpu]: number[][] = [[], [], [], []];
   for (let i = 0; i < N + N / 10; i++) {
     const base = calls[i % calls.length];
-    const c = fresh ? { ...base, args: { command: `${base.args.command} # ${i}` } } : base;
-    const t0 = performance.now();
-    const c0 = process.cpuUsage();
-    const named = policy.rules.filter((r) => toolMatches(r, c.tool.name, c.tool.provider));
-    const facts = await callFacts(shell, c.tool, c.args, ws, named.some((r) => r.pattern !== undefined));
-    decide(policy, facts);
-    const used = process.cpuUsage(c0);
+    const c = fresh ? { ...base, args: { command: `${base.args.command} a${i}` } } : base;
+    const [t, u] = await once(c, shell, ws);
+    const [bt, bu] = baseline ? await once(fresh ? { ...c, args: { command: `${c.args.command}b` } } : c, baseline, kind.startsWith('paths') ? walkOnly : ws) : [0, 0];
     if (i < N / 10) continue;
-    times.push(performance.now() - t0);
-    cpu.push((used.user + used.system) / 1000);
+    times.push(t);
+    cpu.push(u);
+    baseTimes.push(bt);
+    baseCpu.push(bu);
   }
-  for (const xs of [times, cpu]) xs.sort((a, b) => a - b);
-  const row = [times, cpu].flatMap((xs) => [pct(xs, 50), pct(xs, 99)]);
-  console.log(`${kind.padEnd(19)} ${row.map((x) => x.toFixed(4).padStart(8)).join('  ')}`);
+  for (const xs of [times, cpu, baseTimes, baseCpu]) xs.sort((a, b) => a - b);
+  console.log(`${kind.padEnd(19)} ${cell(times)}  ${cell(cpu)} | ${baseline ? `          ${cell(baseTimes)}  ${cell(baseCpu)}` : '          -'}`);
 }
 rmSync(root, { recursive: true, force: true });

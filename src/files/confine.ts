@@ -360,6 +360,45 @@ export class SessionFolder {
     );
   }
 
+  /**
+   * The canonical workspace-relative path of `path` when nothing on it is a symbolic link (the
+   * kernel's own resolution lands exactly where the words say), for a check that must not open a
+   * descriptor per folder (the tool policy). Components that do not exist yet are kept as given.
+   * Undefined when unsure (a link on the way, a dangling entry, an error): walk it confined then.
+   */
+  async linkFree(path: string): Promise<string | undefined> {
+    try {
+      if (typeof path !== 'string' || path.includes('\0')) return undefined;
+      const resolved = (rel: string) => realpath(join(this.hostDir, rel)).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+      const there = (rel: string) => lstat(join(this.hostDir, rel)).then(() => true, () => false);
+      const rooted = resolved('');
+      rooted.catch(() => {});
+      let p = path.replace(/\\/g, '/');
+      if (p.startsWith('/')) {
+        const normal = posix.normalize(p);
+        const root = [this.hostDir, await rooted, this.computerDir].find((r) => r && (normal === r || normal.startsWith(r.endsWith('/') ? r : `${r}/`)));
+        if (!root) return undefined;
+        p = normal.slice(root.length).replace(/^\/+/, '');
+      }
+      const parts = relativeComponents(p, path);
+      // From the whole path up to its deepest existing folder.
+      let found = resolved(parts.join('/'));
+      for (let k = parts.length; k >= 0; k--) {
+        const rel = parts.slice(0, k).join('/');
+        const [real, at] = await Promise.all([rooted, found]);
+        if (real === null || k === 0) return at === real && real !== null ? parts.join('/') : undefined;
+        if (at !== null) return at === `${real}/${rel}` ? parts.join('/') : undefined;
+        // Missing: go up a folder, unless the entry is there after all (a dangling link).
+        const [dangling, up] = await Promise.all([there(rel), resolved(parts.slice(0, k - 1).join('/'))]);
+        if (dangling) return undefined;
+        found = Promise.resolve(up);
+      }
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The workspaces folder and the verified user folder, open; null when absent and !create. */
   private async openUserChain(create: boolean): Promise<FileHandle[] | null> {
     const chain: FileHandle[] = [];

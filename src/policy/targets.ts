@@ -56,11 +56,18 @@ async function paths(tool: string, args: Record<string, unknown>, ws: SessionWor
 /**
  * The canonical workspace-relative path, resolved through the confined file layer as the file
  * tools resolve it: `./a/../secrets/x` is `secrets/x`, and a link to `secrets/` is read as
- * `secrets/`. A path that does not exist yet is resolved up to its deepest existing folder. Null
+ * `secrets/`. A path that does not exist yet is resolved up to its deepest existing folder. A
+ * path with no link on it is answered from the kernel's resolution (SessionFolder.linkFree). Null
  * when it leaves the workspace (the tool refuses it; every pattern matches it meanwhile).
  */
 export async function confinedPath(ws: SessionWorkspace | null, path: string): Promise<string | null> {
   if (!ws) return null;
+  // Most paths have no link on them: the kernel's resolution says so without a descriptor per folder.
+  return (await ws.folder.linkFree(path)) ?? walkedPath(ws, path);
+}
+
+/** confinedPath by the confined walk alone: a descriptor per folder, each link resolved on the way. */
+export async function walkedPath(ws: SessionWorkspace, path: string): Promise<string | null> {
   try {
     return await ws.folder.with(async (s) => {
       const parts = s.components(path);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { decide, type PolicySet } from '../../src/policy/rules.js';
-import { ShellParser } from '../../src/policy/shell.js';
+import { plainWords, ShellParser } from '../../src/policy/shell.js';
 
 // CONTRACT 15: Bash patterns are matched against every simple command of the line; a line that
 // cannot be split matches every rule. Each row: the line, a deny pattern, and whether it meets it.
@@ -169,4 +169,32 @@ t.test('a line is decided per simple command: an allow never covers a denied par
   t.equal(at('git status && ls').action, 'allow');
   t.equal(at('git status && curl x').action, 'ask', 'curl is not allowed by `git *`: the default asks');
   t.same(at('git status && curl x').asked.map((a) => a.target), ['curl x'], 'only the part that asked is recorded');
+});
+
+t.test('a plain line split without the parser gives what the parser gives', async (t) => {
+  const shell = await ShellParser.load();
+  const differ: string[] = [];
+  const check = (line: string) => {
+    const fast = shell.commands(line);
+    const parsed = shell.parsed(line);
+    if (JSON.stringify(fast) !== JSON.stringify(parsed)) differ.push(`${JSON.stringify(line)}: ${JSON.stringify(fast)} vs ${JSON.stringify(parsed)}`);
+  };
+  for (const [line] of ROWS) check(line);
+  // Random lines over the plain-line alphabet, with the words that change how the grammar reads a line.
+  const alphabet = 'abcxyz019_./:=@%+,-';
+  const special = ['sudo', 'env', 'xargs', 'sh', 'bash', 'X=1', 'time', 'export', 'if', 'for', '=', '-c', 'nice', 'timeout', '5', '/usr/bin/curl', 'find', '-exec', 'eval', 'git', 'push'];
+  let seed = 28;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  let plain = 0;
+  for (let i = 0; i < 3000; i++) {
+    const words = Array.from({ length: 1 + rand(5) }, () => (rand(3) ? special[rand(special.length)] : Array.from({ length: 1 + rand(6) }, () => alphabet[rand(alphabet.length)]).join('')));
+    const line = `${' '.repeat(rand(2))}${words.join(' '.repeat(1 + rand(2)))}`;
+    if (plainWords(line)) plain++;
+    check(line);
+  }
+  t.ok(plain > 1000, `${plain} of 3000 random lines took the shortcut`);
+  t.same(differ, [], 'no line is split differently');
 });
