@@ -171,7 +171,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     }
     // The gateway is made after the app listens; the gauge reads it once it is there.
     const gateway: { io?: { engine: { clientsCount: number } } } = {};
-    const metrics = new ServiceMetrics({ sockets: () => gateway.io?.engine.clientsCount ?? 0, pool: poolStats(db.orm.em.getConnection().getKnex()) });
+    // So is the scheduler (made later): the jobs gauges read it once it is there.
+    const later: { jobs?: () => Promise<{ waiting: number; active: number }> } = {};
+    const metrics = new ServiceMetrics({
+      sockets: () => gateway.io?.engine.clientsCount ?? 0,
+      pool: poolStats(db.orm.em.getConnection().getKnex()),
+      jobs: async () => (later.jobs ? later.jobs() : null),
+    });
     metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);
     const log = new EventLog(events, metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
     shutdown.add('infrastructure', 'event log', () => log.close());
@@ -192,7 +198,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             network: config.runner.network,
           })
         : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
-    const runner = tracing ? tracing.runner(created) : created;
+    const runner = metrics.observeRunner(tracing ? tracing.runner(created) : created);
     shutdown.add('infrastructure', 'runner', () => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
@@ -313,6 +319,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       hooks,
       conversation,
     });
+    later.jobs = () => scheduled.jobCounts();
     shutdown.add('intake', 'scheduler', () => scheduled.close());
     const teams = createWorkspaces({ db, logger, sessions, runs, hooks, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
     shutdown.add('intake', 'task runs', () => teams.close());

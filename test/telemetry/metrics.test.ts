@@ -12,6 +12,8 @@ import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.
 import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { chat } from '../plugins/helpers.js';
+import { emittedAt } from '../../src/infra/event-bus.js';
+import { ServiceMetrics } from '../../src/telemetry/metrics.js';
 
 const CI = process.env.CI === 'true';
 const TOKEN = 'metrics-token-0123456789';
@@ -66,6 +68,33 @@ t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) 
   t.match(text, /^agentsvc_process_cpu_seconds_total \d/m, 'process CPU');
   t.match(text, /^agentsvc_nodejs_eventloop_lag_seconds \d/m, 'event-loop lag');
   t.match(text, /^agentsvc_process_resident_memory_bytes \d/m, 'memory');
+});
+
+t.test('sandbox start durations, event delivery lag, jobs waiting and active', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const { end } = await chat(app, model, sid, 'run it', { toolCalls: [{ name: 'Bash', args: { command: 'echo hi' } }] }, { text: ['Done.'] });
+  t.equal(end.status, 'completed');
+  const text = await (await app.api('/metrics', { key: app.adminKey })).text();
+  t.equal(sample(text, 'agentsvc_sandbox_start_duration_seconds_count{runner="local",outcome="ok"}'), 1, 'the Bash call acquired the sandbox once');
+  t.ok((sample(text, 'agentsvc_event_delivery_lag_seconds_count{origin="local"}') ?? 0) >= 4, 'the run\'s events, each with its lag');
+  t.notOk(text.includes('origin="remote"'), 'one node: no event came from another');
+  t.equal(sample(text, 'agentsvc_jobs_waiting'), 0, 'no scheduled job due');
+  t.equal(sample(text, 'agentsvc_jobs_active'), 0, 'none being handled');
+
+  // The same families fed directly: a remote event's lag, a failed acquire, the jobs source.
+  const m = new ServiceMetrics({ jobs: async () => ({ waiting: 3, active: 2 }) });
+  const ev = { name: 'turn:patch', payload: { session_id: 's', seq: 1 } };
+  emittedAt.set(ev, Date.now() - 1500);
+  m.delivered(ev);
+  const failing = m.observeRunner({ kind: 'docker', acquire: async () => Promise.reject(new Error('daemon away')) } as never);
+  await t.rejects(failing.acquire('u'), /daemon away/, 'the error still reaches the caller');
+  const own = await m.text();
+  t.equal(sample(own, 'agentsvc_event_delivery_lag_seconds_bucket{le="1",origin="remote"}'), 0, 'lag of 1.5 s: above the 1 s bucket');
+  t.equal(sample(own, 'agentsvc_event_delivery_lag_seconds_bucket{le="2.5",origin="remote"}'), 1);
+  t.equal(sample(own, 'agentsvc_sandbox_start_duration_seconds_count{runner="docker",outcome="error"}'), 1);
+  t.equal(sample(own, 'agentsvc_jobs_waiting'), 3);
+  t.equal(sample(own, 'agentsvc_jobs_active'), 2);
 });
 
 t.test('model calls by outcome, retries, fallbacks, tokens and cost, with model labels bounded to the config', async (t) => {
@@ -151,6 +180,6 @@ t.test('promtool accepts the text, and Prometheus scrapes it with the token', { 
     const q = expr.replaceAll('$__rate_interval', '1m').replaceAll('$job', '.*');
     const body = (await (await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as { status: string; error?: string };
     t.equal(body.status, 'success', `${q}${body.error ? `: ${body.error}` : ''}`);
-    for (const name of q.match(/agentsvc_[a-z0-9_]+/g) ?? []) t.ok(text.includes(`# TYPE ${name.replace(/_bucket$/, '')} `), `${name} is exported`);
+    for (const name of q.match(/agentsvc_[a-z0-9_]+/g) ?? []) t.ok(text.includes(`# TYPE ${name.replace(/_(bucket|count|sum)$/, '')} `), `${name} is exported`);
   }
 });
