@@ -77,6 +77,7 @@ import { annotationRoutes } from './annotations/routes.js';
 import { frontendConfigRoutes } from './frontend-config/routes.js';
 import { gisRoutes } from './gis/routes.js';
 import { createWorkspaces, type Teams } from './workspaces/index.js';
+import { logMixin, requestContext, socketContext } from './telemetry/log-context.js';
 import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
 import { openLogStream } from './lib/log-file.js';
 import { Shutdown } from './lib/shutdown.js';
@@ -347,8 +348,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         Object.assign(checks, modelStates.checks());
         return { ok: database === 'ok', degraded: Object.values(checks).includes('down'), checks };
       },
-      logger: logStream ? { level: config.logLevel, stream: logStream } : false,
-      requestHook: tracing ? { plugin: tracing.rest, opts: {} } : undefined,
+      logger: logStream ? { level: config.logLevel, stream: logStream, mixin: logMixin } : false,
+      requestHook: { plugin: requestContext, opts: { inner: tracing ? { plugin: tracing.rest, opts: {} } : undefined } },
       routes: [
         { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
         { plugin: sessionRoutes, opts: { config, sessions } },
@@ -410,6 +411,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }),],
     });
     gateway.io = io;
+    socketContext(io);
     tracing?.sockets(io);
     shutdown.add('clients', 'sockets', () => io.close());
     shutdown.add('clients', 'http', () => app.close());
