@@ -13,6 +13,9 @@ import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { chat } from '../plugins/helpers.js';
 import { emittedAt } from '../../src/infra/event-bus.js';
+import { RedisBus } from '../../src/infra/redis-bus.js';
+import { freePort as redisPort, startRedis } from '../helpers/nodes.js';
+import { waitFor } from '../helpers/wait.js';
 import { ServiceMetrics } from '../../src/telemetry/metrics.js';
 
 const CI = process.env.CI === 'true';
@@ -95,6 +98,35 @@ t.test('sandbox start durations, event delivery lag, jobs waiting and active', a
   t.equal(sample(own, 'agentsvc_sandbox_start_duration_seconds_count{runner="docker",outcome="error"}'), 1);
   t.equal(sample(own, 'agentsvc_jobs_waiting'), 3);
   t.equal(sample(own, 'agentsvc_jobs_active'), 2);
+});
+
+const noRedis = has('redis-server') ? false : 'redis-server not installed';
+if (noRedis && CI) t.fail(`the remote delivery lag needs a real Redis in CI: ${noRedis}`);
+
+t.test("another node's event: its delivery lag through Redis, origin remote", { skip: noRedis }, async (t) => {
+  const port = await redisPort();
+  const redis = await startRedis(port);
+  t.teardown(() => redis.kill('SIGKILL'));
+  const url = `redis://127.0.0.1:${port}`;
+  const [a, b] = [new RedisBus(url), new RedisBus(url)];
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  await Promise.all([a.connected(), b.connected()]);
+  const [ma, mb] = [new ServiceMetrics(), new ServiceMetrics()];
+  const [busA, busB] = [ma.observeBus(a), mb.observeBus(b)];
+  const following = busB.follow('s1');
+  await following.ready;
+  const got: number[] = [];
+  busB.subscribe((e) => got.push(e.payload.seq));
+  // As the event log does: stamped when emitted, published 200 ms later (held for its seq).
+  const ev = { name: 'turn:patch', payload: { session_id: 's1', seq: 1 } };
+  emittedAt.set(ev, Date.now() - 200);
+  busA.publish(ev);
+  await waitFor(() => got.length === 1, { what: 'the event on node B' });
+  const textB = await mb.text();
+  t.equal(sample(textB, 'agentsvc_event_delivery_lag_seconds_count{origin="remote"}'), 1, 'node B: one remote event');
+  t.equal(sample(textB, 'agentsvc_event_delivery_lag_seconds_bucket{le="0.1",origin="remote"}'), 0, 'its lag counts from the emission (200 ms before)');
+  t.equal(sample(await ma.text(), 'agentsvc_event_delivery_lag_seconds_count{origin="local"}'), 1, 'node A: the same event, local');
+  following.stop();
 });
 
 t.test('model calls by outcome, retries, fallbacks, tokens and cost, with model labels bounded to the config', async (t) => {
