@@ -100,6 +100,19 @@ t.test('sandbox start durations, event delivery lag, jobs waiting and active', a
   t.equal(sample(own, 'agentsvc_jobs_active'), 2);
 });
 
+t.test('jobs waiting: a scheduled occurrence due and not yet taken, then taken', async (t) => {
+  // One poll at start, the next a minute later: the occurrence stays due until the test polls.
+  const { app, model } = await buildWithModel(t, { AGENTSVC_SCHEDULER_POLL_MS: '60000' });
+  model.fallback = { text: ['ok'] };
+  const task = await (await app.api('/api/scheduled-tasks', { method: 'POST', json: { title: 'Nightly', prompt: 'go', cron: '0 3 * * *', timezone: 'UTC' } })).json();
+  const waiting = async () => sample(await (await app.api('/metrics', { key: app.adminKey })).text(), 'agentsvc_jobs_waiting');
+  t.equal(await waiting(), 0, 'not due yet');
+  await app.service.db.em().getConnection().execute(`update job_schedules set next_at = now() - interval '1 second' where id = ?`, [task.id]);
+  t.equal(await waiting(), 1, 'due and not taken: waiting');
+  await (app.service.scheduled.jobs as unknown as { poll(): Promise<void> }).poll();
+  t.equal(await waiting(), 0, 'taken by the poll');
+});
+
 const noRedis = has('redis-server') ? false : 'redis-server not installed';
 if (noRedis && CI) t.fail(`the remote delivery lag needs a real Redis in CI: ${noRedis}`);
 
