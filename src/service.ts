@@ -77,6 +77,7 @@ import { annotationRoutes } from './annotations/routes.js';
 import { frontendConfigRoutes } from './frontend-config/routes.js';
 import { gisRoutes } from './gis/routes.js';
 import { createWorkspaces, type Teams } from './workspaces/index.js';
+import { logMixin, requestContext, socketContext } from './telemetry/log-context.js';
 import { poolStats, ServiceMetrics } from './telemetry/metrics.js';
 import { openLogStream } from './lib/log-file.js';
 import { Shutdown } from './lib/shutdown.js';
@@ -171,7 +172,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     }
     // The gateway is made after the app listens; the gauge reads it once it is there.
     const gateway: { io?: { engine: { clientsCount: number } } } = {};
-    const metrics = new ServiceMetrics({ sockets: () => gateway.io?.engine.clientsCount ?? 0, pool: poolStats(db.orm.em.getConnection().getKnex()) });
+    // So is the scheduler (made later): the jobs gauges read it once it is there.
+    const later: { jobs?: () => Promise<{ waiting: number; active: number }> } = {};
+    const metrics = new ServiceMetrics({
+      sockets: () => gateway.io?.engine.clientsCount ?? 0,
+      pool: poolStats(db.orm.em.getConnection().getKnex()),
+      jobs: async () => (later.jobs ? later.jobs() : null),
+    });
     metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);
     const log = new EventLog(events, metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
     shutdown.add('infrastructure', 'event log', () => log.close());
@@ -192,7 +199,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
             network: config.runner.network,
           })
         : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
-    const runner = tracing ? tracing.runner(created) : created;
+    const runner = metrics.observeRunner(tracing ? tracing.runner(created) : created);
     shutdown.add('infrastructure', 'runner', () => runner.close());
     const check = await runner.check();
     if (check.warning) warnings.push(check.warning);
@@ -313,6 +320,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       hooks,
       conversation,
     });
+    later.jobs = () => scheduled.jobCounts();
     shutdown.add('intake', 'scheduler', () => scheduled.close());
     const teams = createWorkspaces({ db, logger, sessions, runs, hooks, chat, conversation, prodAgents: business.prodAgents, catalog: business.catalog });
     shutdown.add('intake', 'task runs', () => teams.close());
@@ -340,8 +348,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         Object.assign(checks, modelStates.checks());
         return { ok: database === 'ok', degraded: Object.values(checks).includes('down'), checks };
       },
-      logger: logStream ? { level: config.logLevel, stream: logStream } : false,
-      requestHook: tracing ? { plugin: tracing.rest, opts: {} } : undefined,
+      logger: logStream ? { level: config.logLevel, stream: logStream, mixin: logMixin } : false,
+      requestHook: { plugin: requestContext, opts: { inner: tracing ? { plugin: tracing.rest, opts: {} } : undefined } },
       routes: [
         { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
         { plugin: sessionRoutes, opts: { config, sessions } },
@@ -403,6 +411,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         }),],
     });
     gateway.io = io;
+    socketContext(io);
     tracing?.sockets(io);
     shutdown.add('clients', 'sockets', () => io.close());
     shutdown.add('clients', 'http', () => app.close());

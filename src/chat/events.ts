@@ -1,4 +1,4 @@
-import type { EventBus, SessionEvent } from '../infra/event-bus.js';
+import { type EventBus, emittedAt, type SessionEvent } from '../infra/event-bus.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { EventStore } from './event-store.js';
 import { EveryMinute } from './run-failure.js';
@@ -114,6 +114,7 @@ export class EventLog {
     if (c === undefined) throw new Error(`event log not opened for ${sessionId}`);
     const seq = ++c.seq;
     const ev: SessionEvent = { name, payload: { session_id: sessionId, seq, ...data } };
+    emittedAt.set(ev, Date.now());
     if (c.lost) return ev;
     if (!opts.stored) this.queue(ev, data);
     if (seq > c.reserved - SEQ_BLOCK / 2) this.reserveAhead(sessionId, c);

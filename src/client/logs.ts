@@ -25,7 +25,7 @@ interface Line {
 
 const NAMES = Object.fromEntries(Object.entries(LEVELS).map(([k, v]) => [v, k.toUpperCase()]));
 /** Fields shown in the line's head, or not at all (the rest follow as key=value). */
-const SHOWN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'v']);
+const SHOWN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'v', 'reqId']);
 
 export function matches(l: Line, f: LogFilter): boolean {
   if ((l.level ?? 0) < LEVELS[f.level]) return false;
@@ -39,7 +39,7 @@ function value(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** One readable line: `2026-11-25 13:50:01.123 WARN  run failed session_id=... code=...`. */
+/** One readable line: `2026-11-25 13:50:01.123 WARN  ev-7 run failed session_id=... code=...`. */
 export function format(l: Line, s: Style): string {
   const at = new Date(l.time ?? 0).toISOString().replace('T', ' ').replace('Z', '');
   const name = (NAMES[l.level ?? 30] ?? String(l.level)).padEnd(5);
@@ -48,7 +48,9 @@ export function format(l: Line, s: Style): string {
     .filter(([k]) => !SHOWN.has(k))
     .map(([k, v]) => `${k}=${value(v)}`)
     .join(' ');
-  return `${s.dim(at)} ${lvl} ${l.msg ?? ''}${rest ? ` ${s.dim(rest)}` : ''}`;
+  // The request or client event the line was written for (req-N, ev-N), before the message.
+  const id = typeof l.reqId === 'string' ? `${s.cyan(l.reqId)} ` : '';
+  return `${s.dim(at)} ${lvl} ${id}${l.msg ?? ''}${rest ? ` ${s.dim(rest)}` : ''}`;
 }
 
 function parse(text: string): Line | null {

@@ -9,6 +9,12 @@ export interface SessionEvent {
   payload: { session_id: string; seq: number; [k: string]: unknown };
 }
 
+/**
+ * When each event was emitted (epoch ms) on the node that runs its session, carried to other nodes
+ * by the Redis bus: the event delivery lag metric reads it. Weak: it goes with the event.
+ */
+export const emittedAt = new WeakMap<SessionEvent, number>();
+
 /** A message from one node to every node (e.g. stop a run whichever node owns it). */
 export interface NodeSignal {
   name: string;

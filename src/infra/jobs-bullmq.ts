@@ -43,6 +43,10 @@ export class BullJobs implements JobsPort {
     await this.queue.removeJobScheduler(id);
   }
 
+  waiting(): Promise<number> {
+    return this.queue.getWaitingCount();
+  }
+
   async start(handler: JobHandler): Promise<void> {
     this.worker = new Worker(
       QUEUE,

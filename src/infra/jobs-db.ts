@@ -51,6 +51,13 @@ export class DatabaseJobs implements JobsPort {
     await this.sql('delete from job_schedules where id = ?', [id]);
   }
 
+  async waiting(): Promise<number> {
+    const [r] = await this.sql<{ n: number }>(
+      'select count(*)::int as n from job_schedules where next_at <= now() and (claimed_until is null or claimed_until < now())',
+    );
+    return r?.n ?? 0;
+  }
+
   async start(handler: JobHandler): Promise<void> {
     this.handler = handler;
     this.timer = setInterval(() => void this.poll(), this.pollMs);

@@ -22,6 +22,8 @@ export interface JobsPort {
    */
   upsert(s: JobSchedule): Promise<void>;
   remove(id: string): Promise<void>;
+  /** Due occurrences that no node has taken yet, install-wide (the jobs waiting metric). */
+  waiting(): Promise<number>;
   /** Start handing due occurrences to `handler`. */
   start(handler: JobHandler): Promise<void>;
   /**

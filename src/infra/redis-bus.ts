@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { EventBus, Following, NodeSignal, SessionEvent } from './event-bus.js';
+import { type EventBus, emittedAt, type Following, type NodeSignal, type SessionEvent } from './event-bus.js';
 
 /** One channel per session: a node subscribes to the sessions its sockets watch. */
 const SESSION_CHANNEL = 'agentsvc:session:';
@@ -33,14 +33,17 @@ export class RedisBus implements EventBus {
     this.sub.on('error', onError);
     this.sub.on('message', (channel: string, raw: string) => {
       this.receivedBytes += channel.length + Buffer.byteLength(raw);
-      let msg: { node: string; ev?: SessionEvent; sig?: NodeSignal };
+      let msg: { node: string; ev?: SessionEvent; at?: number; sig?: NodeSignal };
       try {
         msg = JSON.parse(raw);
       } catch {
         return;
       }
       if (msg.node === this.node) return;
-      if (msg.ev && channel.startsWith(SESSION_CHANNEL)) this.deliver(msg.ev);
+      if (msg.ev && channel.startsWith(SESSION_CHANNEL)) {
+        if (typeof msg.at === 'number') emittedAt.set(msg.ev, msg.at);
+        this.deliver(msg.ev);
+      }
       else if (channel === SIGNALS && msg.sig) for (const fn of this.signals) fn(msg.sig);
     });
     this.ready = this.sub.subscribe(SIGNALS);
@@ -64,7 +67,7 @@ export class RedisBus implements EventBus {
 
   publish(ev: SessionEvent) {
     this.deliver(ev);
-    this.send(SESSION_CHANNEL + ev.payload.session_id, { node: this.node, ev });
+    this.send(SESSION_CHANNEL + ev.payload.session_id, { node: this.node, ev, at: emittedAt.get(ev) });
   }
 
   follow(sessionId: string): Following {

@@ -27,15 +27,27 @@ export async function createScheduling(d: SchedulingDeps) {
   const launcher = new TaskLauncher({ ...d, store });
   const scheduling = new SchedulingService({ store, jobs, launcher, logger: d.logger, models: d.models });
   let expiry: NodeJS.Timeout | null = null;
+  let active = 0;
   return {
     jobs,
+    /** Jobs waiting (due, install-wide) and active (handled by this node now), for the metrics. */
+    async jobCounts() {
+      return { waiting: await jobs.waiting(), active };
+    },
     scheduling,
     launcher,
     routes: { plugin: scheduledTaskRoutes, opts: { scheduling } },
     async start() {
       launcher.start();
       await scheduling.syncSchedules();
-      await jobs.start((id, at) => launcher.fire(id, at));
+      await jobs.start(async (id, at) => {
+        active++;
+        try {
+          await launcher.fire(id, at);
+        } finally {
+          active--;
+        }
+      });
       jobs.onLost?.(() => void scheduling.syncSchedules().catch(() => {}));
       expiry = setInterval(() => void scheduling.expire(), 30_000);
       expiry.unref();

@@ -10,15 +10,20 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Hooks } from '../chat/hooks.js';
-import type { EventBus, SessionEvent } from '../infra/event-bus.js';
+import type { Runner } from '../../runners/types.js';
+import { type EventBus, emittedAt, type SessionEvent } from '../infra/event-bus.js';
 
 export interface MetricsSources {
   /** Open Socket.IO connections of this node. */
   sockets?: () => number;
   /** The database pool: connections in use, idle, and requests waiting for one. */
   pool?: () => { total: number; idle: number; waiting: number } | null;
+  /** Scheduled jobs: due and not taken yet (install-wide), and being handled by this node. */
+  jobs?: () => Promise<{ waiting: number; active: number } | null>;
 }
 
+/** Event delivery lag: milliseconds matter (a socket's stream), so finer at the low end. */
+const LAG_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 /** Bounds on what is remembered between two events of a run (runs and tool calls in flight). */
 const MAX_OPEN = 10_000;
@@ -46,6 +51,10 @@ export class ServiceMetrics {
   private readonly toolDuration: Histogram<'tool'>;
   private readonly events: Counter<'event'>;
   private readonly approvals: Counter<'action'>;
+  private readonly sandboxStart: Histogram<'runner' | 'outcome'>;
+  private readonly deliveryLag: Histogram<'origin'>;
+  /** Events this node published (the others reached it from other nodes). */
+  private readonly published = new WeakSet<SessionEvent>();
   private readonly runs = new Map<string, OpenRun>();
   private readonly tools = new Map<string, string>();
 
@@ -83,6 +92,20 @@ export class ServiceMetrics {
         },
       });
     }
+    for (const key of ['waiting', 'active'] as const) {
+      new Gauge({
+        name: `agentsvc_jobs_${key}`,
+        help: key === 'waiting' ? 'Scheduled job occurrences due and not taken by any node yet (install-wide)' : 'Scheduled job occurrences this node is handling',
+        registers,
+        async collect() {
+          // A database that does not answer leaves the gauge as it was; the scrape still succeeds.
+          const c = await sources.jobs?.().catch(() => null);
+          if (c) this.set(c[key]);
+        },
+      });
+    }
+    this.sandboxStart = new Histogram({ name: 'agentsvc_sandbox_start_duration_seconds', help: "Getting a user's sandbox ready for a command (a start when none runs, a lookup otherwise), by runner and outcome (ok, error)", labelNames: ['runner', 'outcome'], buckets: SECONDS, registers });
+    this.deliveryLag = new Histogram({ name: 'agentsvc_event_delivery_lag_seconds', help: "From a session event's emission on the node running the session to its delivery to this node's subscribers, by origin (local, remote: another node through Redis)", labelNames: ['origin'], buckets: LAG_SECONDS, registers });
     this.runsStarted = new Counter({ name: 'agentsvc_runs_started_total', help: 'Runs started (chat:start)', labelNames: ['mode'], registers });
     this.runsEnded = new Counter({ name: 'agentsvc_runs_ended_total', help: 'Runs ended (chat:end) by status and finish_reason', labelNames: ['status', 'finish_reason'], registers });
     this.runDuration = new Histogram({ name: 'agentsvc_run_duration_seconds', help: 'From chat:start to chat:end', labelNames: ['status'], buckets: SECONDS, registers });
@@ -190,8 +213,45 @@ export class ServiceMetrics {
     }
   }
 
-  /** The bus, with every event this node publishes measured on its way out. */
+  /** The runner, with the time each acquire of a sandbox takes measured. */
+  observeRunner(runner: Runner): Runner {
+    const hist = this.sandboxStart;
+    return new Proxy(runner, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== 'acquire') return typeof v === 'function' ? v.bind(target) : v;
+        return async (userId: string) => {
+          const end = hist.startTimer({ runner: target.kind });
+          try {
+            const c = await target.acquire(userId);
+            end({ outcome: 'ok' });
+            return c;
+          } catch (e) {
+            end({ outcome: 'error' });
+            throw e;
+          }
+        };
+      },
+    });
+  }
+
+  /** One event delivered to this node's subscribers: its lag since emission. */
+  delivered(ev: SessionEvent, now = Date.now()): void {
+    const at = emittedAt.get(ev);
+    // Clocks of two nodes may disagree a little: never a negative lag.
+    if (at !== undefined) this.deliveryLag.observe({ origin: this.published.has(ev) ? 'local' : 'remote' }, Math.max(0, now - at) / 1000);
+  }
+
+  /**
+   * The bus, with every event this node publishes measured on its way out, and every event that
+   * reaches this node measured for its delivery lag (first subscriber: the lag to this node).
+   */
   observeBus(bus: EventBus): EventBus {
+    bus.subscribe((ev) => {
+      try {
+        this.delivered(ev);
+      } catch {}
+    });
     return new Proxy(bus, {
       get: (target, prop, receiver) => {
         if (prop !== 'publish') {
@@ -201,6 +261,7 @@ export class ServiceMetrics {
         return (ev: SessionEvent) => {
           // Measuring must never cost a run its event.
           try {
+            this.published.add(ev);
             this.event(ev);
           } catch {}
           target.publish(ev);

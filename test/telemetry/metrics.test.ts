@@ -12,6 +12,11 @@ import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.
 import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { chat } from '../plugins/helpers.js';
+import { emittedAt } from '../../src/infra/event-bus.js';
+import { RedisBus } from '../../src/infra/redis-bus.js';
+import { freePort as redisPort, startRedis } from '../helpers/nodes.js';
+import { waitFor } from '../helpers/wait.js';
+import { ServiceMetrics } from '../../src/telemetry/metrics.js';
 
 const CI = process.env.CI === 'true';
 const TOKEN = 'metrics-token-0123456789';
@@ -66,6 +71,75 @@ t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) 
   t.match(text, /^agentsvc_process_cpu_seconds_total \d/m, 'process CPU');
   t.match(text, /^agentsvc_nodejs_eventloop_lag_seconds \d/m, 'event-loop lag');
   t.match(text, /^agentsvc_process_resident_memory_bytes \d/m, 'memory');
+});
+
+t.test('sandbox start durations, event delivery lag, jobs waiting and active', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const { end } = await chat(app, model, sid, 'run it', { toolCalls: [{ name: 'Bash', args: { command: 'echo hi' } }] }, { text: ['Done.'] });
+  t.equal(end.status, 'completed');
+  const text = await (await app.api('/metrics', { key: app.adminKey })).text();
+  t.equal(sample(text, 'agentsvc_sandbox_start_duration_seconds_count{runner="local",outcome="ok"}'), 1, 'the Bash call acquired the sandbox once');
+  t.ok((sample(text, 'agentsvc_event_delivery_lag_seconds_count{origin="local"}') ?? 0) >= 4, 'the run\'s events, each with its lag');
+  t.notOk(text.includes('origin="remote"'), 'one node: no event came from another');
+  t.equal(sample(text, 'agentsvc_jobs_waiting'), 0, 'no scheduled job due');
+  t.equal(sample(text, 'agentsvc_jobs_active'), 0, 'none being handled');
+
+  // The same families fed directly: a remote event's lag, a failed acquire, the jobs source.
+  const m = new ServiceMetrics({ jobs: async () => ({ waiting: 3, active: 2 }) });
+  const ev = { name: 'turn:patch', payload: { session_id: 's', seq: 1 } };
+  emittedAt.set(ev, Date.now() - 1500);
+  m.delivered(ev);
+  const failing = m.observeRunner({ kind: 'docker', acquire: async () => Promise.reject(new Error('daemon away')) } as never);
+  await t.rejects(failing.acquire('u'), /daemon away/, 'the error still reaches the caller');
+  const own = await m.text();
+  t.equal(sample(own, 'agentsvc_event_delivery_lag_seconds_bucket{le="1",origin="remote"}'), 0, 'lag of 1.5 s: above the 1 s bucket');
+  t.equal(sample(own, 'agentsvc_event_delivery_lag_seconds_bucket{le="2.5",origin="remote"}'), 1);
+  t.equal(sample(own, 'agentsvc_sandbox_start_duration_seconds_count{runner="docker",outcome="error"}'), 1);
+  t.equal(sample(own, 'agentsvc_jobs_waiting'), 3);
+  t.equal(sample(own, 'agentsvc_jobs_active'), 2);
+});
+
+t.test('jobs waiting: a scheduled occurrence due and not yet taken, then taken', async (t) => {
+  // One poll at start, the next a minute later: the occurrence stays due until the test polls.
+  const { app, model } = await buildWithModel(t, { AGENTSVC_SCHEDULER_POLL_MS: '60000' });
+  model.fallback = { text: ['ok'] };
+  const task = await (await app.api('/api/scheduled-tasks', { method: 'POST', json: { title: 'Nightly', prompt: 'go', cron: '0 3 * * *', timezone: 'UTC' } })).json();
+  const waiting = async () => sample(await (await app.api('/metrics', { key: app.adminKey })).text(), 'agentsvc_jobs_waiting');
+  t.equal(await waiting(), 0, 'not due yet');
+  await app.service.db.em().getConnection().execute(`update job_schedules set next_at = now() - interval '1 second' where id = ?`, [task.id]);
+  t.equal(await waiting(), 1, 'due and not taken: waiting');
+  await (app.service.scheduled.jobs as unknown as { poll(): Promise<void> }).poll();
+  t.equal(await waiting(), 0, 'taken by the poll');
+});
+
+const noRedis = has('redis-server') ? false : 'redis-server not installed';
+if (noRedis && CI) t.fail(`the remote delivery lag needs a real Redis in CI: ${noRedis}`);
+
+t.test("another node's event: its delivery lag through Redis, origin remote", { skip: noRedis }, async (t) => {
+  const port = await redisPort();
+  const redis = await startRedis(port);
+  t.teardown(() => redis.kill('SIGKILL'));
+  const url = `redis://127.0.0.1:${port}`;
+  const [a, b] = [new RedisBus(url), new RedisBus(url)];
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  await Promise.all([a.connected(), b.connected()]);
+  const [ma, mb] = [new ServiceMetrics(), new ServiceMetrics()];
+  const [busA, busB] = [ma.observeBus(a), mb.observeBus(b)];
+  const following = busB.follow('s1');
+  await following.ready;
+  const got: number[] = [];
+  busB.subscribe((e) => got.push(e.payload.seq));
+  // As the event log does: stamped when emitted, published 200 ms later (held for its seq).
+  const ev = { name: 'turn:patch', payload: { session_id: 's1', seq: 1 } };
+  emittedAt.set(ev, Date.now() - 200);
+  busA.publish(ev);
+  await waitFor(() => got.length === 1, { what: 'the event on node B' });
+  const textB = await mb.text();
+  t.equal(sample(textB, 'agentsvc_event_delivery_lag_seconds_count{origin="remote"}'), 1, 'node B: one remote event');
+  t.equal(sample(textB, 'agentsvc_event_delivery_lag_seconds_bucket{le="0.1",origin="remote"}'), 0, 'its lag counts from the emission (200 ms before)');
+  t.equal(sample(await ma.text(), 'agentsvc_event_delivery_lag_seconds_count{origin="local"}'), 1, 'node A: the same event, local');
+  following.stop();
 });
 
 t.test('model calls by outcome, retries, fallbacks, tokens and cost, with model labels bounded to the config', async (t) => {
@@ -151,6 +225,6 @@ t.test('promtool accepts the text, and Prometheus scrapes it with the token', { 
     const q = expr.replaceAll('$__rate_interval', '1m').replaceAll('$job', '.*');
     const body = (await (await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as { status: string; error?: string };
     t.equal(body.status, 'success', `${q}${body.error ? `: ${body.error}` : ''}`);
-    for (const name of q.match(/agentsvc_[a-z0-9_]+/g) ?? []) t.ok(text.includes(`# TYPE ${name.replace(/_bucket$/, '')} `), `${name} is exported`);
+    for (const name of q.match(/agentsvc_[a-z0-9_]+/g) ?? []) t.ok(text.includes(`# TYPE ${name.replace(/_(bucket|count|sum)$/, '')} `), `${name} is exported`);
   }
 });
