@@ -115,7 +115,10 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
       const r = await entriesIt.next();
       return r.done ? null : r.value;
     } catch (e) {
-      throw e instanceof BadArchive || e instanceof RestoreRefused ? e : new BadArchive(`not a readable backup archive: ${(e as Error).message}`);
+      if (e instanceof BadArchive || e instanceof RestoreRefused) throw e;
+      // gunzip's error may reach the entries before the pipeline's own handler has named it.
+      if (unreadable || String((e as NodeJS.ErrnoException).code ?? '').startsWith('Z_')) throw unreadable ?? broken(e);
+      throw new BadArchive(`not a readable backup archive: ${(e as Error).message}`);
     }
   };
 
