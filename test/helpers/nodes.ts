@@ -6,6 +6,7 @@ import { startFakeModel, type FakeModel, type Step } from '../fixtures/fake-mode
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { deadline, sleep, type Api } from './chaos.js';
+import { freshDatabaseUrl } from './db.js';
 import { kill, startUp, type UpProcess } from './cli.js';
 
 type Teardown = { teardown(fn: () => unknown): void };
@@ -80,6 +81,24 @@ export async function startRedis(port: number): Promise<ChildProcess> {
     await sleep(50);
   }
   throw new Error('redis-server did not start');
+}
+
+/**
+ * Two `up` nodes as CONTRACT 11 runs them: one fresh database, the Redis on `redisPort` and one
+ * workspaces folder shared, each node with its own home. Node B shares the database, so user admin
+ * exists: it uses the key node A wrote.
+ */
+export async function twoNodes(t: Teardown, model: FakeModel, redisPort: number, env: Record<string, string> = {}): Promise<{ a: Running; b: Running }> {
+  const shared = {
+    ...modelEnv(model),
+    DATABASE_URL: await freshDatabaseUrl(t),
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    AGENTSVC_WORKSPACES: join(tempHome(t), 'shared-workspaces'),
+    ...env,
+  };
+  const a = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) });
+  const b = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) }, a.key);
+  return { a, b };
 }
 
 export type Ev = { name: string; payload: any };

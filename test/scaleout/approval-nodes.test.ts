@@ -1,9 +1,7 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { freshDatabaseUrl } from '../helpers/db.js';
 import { kill } from '../helpers/cli.js';
-import { boot, type Ev, freePort, modelEnv, recorder, startRedis, tempHome, until } from '../helpers/nodes.js';
+import { type Ev, freePort, recorder, startRedis, twoNodes, until } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
@@ -29,15 +27,9 @@ if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
     const redisPort = await freePort();
     const redis = await startRedis(redisPort);
     t.teardown(() => kill(redis, 'SIGKILL'));
-    const shared = {
-      ...modelEnv(model),
-      DATABASE_URL: await freshDatabaseUrl(t),
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      AGENTSVC_WORKSPACES: join(tempHome(t), 'shared-workspaces'),
+    const { a, b } = await twoNodes(t, model, redisPort, {
       AGENTSVC_POLICY: JSON.stringify({ default: 'allow', rules: [{ tool: 'Write', pattern: 'secret/**', action: 'ask' }] }),
-    };
-    const a = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) });
-    const b = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) }, a.key);
+    });
     const sid = (await (await a.api('/api/sessions', { method: 'POST', json: {} })).json()).session_id as string;
     const sockA = await a.socket();
     const sockB = await b.socket();

@@ -1,10 +1,8 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { freshDatabaseUrl } from '../helpers/db.js';
 import { kill } from '../helpers/cli.js';
 import { seqProblems, sleep } from '../helpers/chaos.js';
-import { boot, type Ev, freePort, modelEnv, recorder, socketTo, startRedis, tempHome, until, type Running } from '../helpers/nodes.js';
+import { type Ev, freePort, recorder, socketTo, startRedis, twoNodes, until, type Running } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
@@ -36,15 +34,7 @@ if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
     let redis = await startRedis(redisPort);
     t.teardown(() => kill(redis, 'SIGKILL'));
     // Each node has its own home; the workspaces are shared (CONTRACT 11), here one local folder.
-    const shared = {
-      ...modelEnv(model),
-      DATABASE_URL: await freshDatabaseUrl(t),
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      AGENTSVC_WORKSPACES: join(tempHome(t), 'shared-workspaces'),
-    };
-    const a = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) });
-    // Node B shares the database, so user admin exists: it uses the key node A wrote.
-    const b = await boot(t, { ...shared, AGENTSVC_HOME: tempHome(t) }, a.key);
+    const { a, b } = await twoNodes(t, model, redisPort);
     t.comment(`node A listening after ${a.up.startMs} ms, node B after ${b.up.startMs} ms`);
     const newSession = async (node: Running) => (await (await node.api('/api/sessions', { method: 'POST', json: {} })).json()).session_id as string;
     const sockA = await a.socket();

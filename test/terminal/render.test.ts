@@ -4,6 +4,7 @@ import { parseReply } from '../../src/client/question.js';
 import { keyArgument, Renderer } from '../../src/client/render.js';
 import type { ServerEvent } from '../../src/client/stream.js';
 import type { Turn } from '../../src/client/api.js';
+import { COMPACTION_FIELDS } from '../../src/chat/turns.js';
 
 /** The renderer and the menu parser on their own, over hand-made events. */
 
@@ -84,15 +85,7 @@ const turn = (t: Partial<Turn> & Pick<Turn, 'turn_id'>): Turn => ({
   context_window: 0,
   memory_refs: null,
   parent_fork_tool_call_id: null,
-  compaction_id: null,
-  summary_preview: null,
-  summary_full: null,
-  archived_count: null,
-  tokens_before: null,
-  tokens_after: null,
-  saved_ratio: null,
-  trigger: null,
-  failure_reason: null,
+  ...COMPACTION_FIELDS,
   ...t,
 });
 
