@@ -4,7 +4,9 @@
 // not grow with the install), for a plain tar and a gzip archive. The disk's own speed for the same
 // bytes (`cat` of the files to /dev/null, then cp -r) is printed beside it. TURNS turns (about
 // 400 bytes of text each, the shape a chat leaves) are inserted into the sessions by SQL.
-// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000]
+// With `base=DIR` (a built checkout, e.g. of the previous commit) its CLI backs up the same install
+// too, alternately with ours, so both are measured under the same load.
+// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000] [base=DIR] [repeat=1]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,8 +15,12 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/index.js';
 
-const GIB = Number(process.argv[2] ?? 1);
-const TURNS = Number(process.argv[3] ?? 100_000);
+const named = Object.fromEntries(process.argv.slice(2).filter((a) => a.includes('=')).map((a) => a.split('=', 2)));
+const positional = process.argv.slice(2).filter((a) => !a.includes('='));
+const GIB = Number(positional[0] ?? 1);
+const TURNS = Number(positional[1] ?? 100_000);
+const BASE_BIN = named.base ? join(named.base, 'bin', 'run.js') : null;
+const REPEAT = Number(named.repeat ?? 1);
 const FILE = 1024 * 1024;
 const FILES = Math.round((GIB * 1024 ** 3) / FILE);
 const PER_SESSION = 100;
@@ -81,9 +87,9 @@ console.log(
 spawnSync('sync');
 
 /** Runs the CLI; wall time and its peak RSS (VmHWM, read until it exits). */
-async function timed(args: string[], extraEnv: Record<string, string> = {}): Promise<{ s: number; peakMiB: number; out: string }> {
+async function timed(args: string[], extraEnv: Record<string, string> = {}, bin = BIN): Promise<{ s: number; peakMiB: number; out: string }> {
   const start = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));
@@ -113,19 +119,24 @@ console.log(`disk: cp -r of the workspaces + sync ${diskS.toFixed(1)} s (${mibs(
 
 // What the CLI takes before it moves a byte (oclif, the store, a database connection): the baseline of the peaks below.
 const idle = await timed(['keys', 'list']);
-const rows: string[] = [`baseline: agentsvc keys list peak RSS ${idle.peakMiB.toFixed(0)} MiB`];
-for (const name of ['install.tar', 'install.tar.gz']) {
-  const archive = join(tmp, name);
-  const b = await timed(['backup', '-o', archive, '--json']);
-  const size = statSync(archive).size;
-  const target = join(tmp, `restored-${name}`);
-  const r = await timed(['restore', archive, '--home', target, '--json'], { AGENTSVC_HOME: target });
-  rows.push(
-    `${name.padEnd(15)} backup ${b.s.toFixed(1).padStart(5)} s (${mibs(bytes, b.s)}), peak RSS ${b.peakMiB.toFixed(0)} MiB, archive ${(size / 1024 ** 2).toFixed(0)} MiB | ` +
-      `restore ${r.s.toFixed(1).padStart(5)} s (${mibs(bytes, r.s)}), peak RSS ${r.peakMiB.toFixed(0)} MiB`,
-  );
-  rmSync(archive, { force: true });
-  rmSync(target, { recursive: true, force: true });
+const rows: string[] = [`baseline: agentsvc keys list ${idle.s.toFixed(1)} s, peak RSS ${idle.peakMiB.toFixed(0)} MiB`];
+const builds: [string, string][] = [['this build', BIN], ...(BASE_BIN ? [['base', BASE_BIN] as [string, string]] : [])];
+for (let round = 0; round < REPEAT; round++) {
+  for (const name of ['install.tar', 'install.tar.gz']) {
+    for (const [label, bin] of builds) {
+      const archive = join(tmp, name);
+      const b = await timed(['backup', '-o', archive, '--json'], {}, bin);
+      const size = statSync(archive).size;
+      const target = join(tmp, `restored-${name}`);
+      const r = await timed(['restore', archive, '--home', target, '--json'], { AGENTSVC_HOME: target }, bin);
+      rows.push(
+        `${name.padEnd(15)}${BASE_BIN ? ` ${label.padEnd(10)}` : ''} backup ${b.s.toFixed(1).padStart(5)} s (${mibs(bytes, b.s)}), peak RSS ${b.peakMiB.toFixed(0)} MiB, archive ${(size / 1024 ** 2).toFixed(0)} MiB | ` +
+          `restore ${r.s.toFixed(1).padStart(5)} s (${mibs(bytes, r.s)}), peak RSS ${r.peakMiB.toFixed(0)} MiB`,
+      );
+      rmSync(archive, { force: true });
+      rmSync(target, { recursive: true, force: true });
+    }
+  }
 }
 console.log(rows.join('\n'));
 up.kill('SIGTERM');

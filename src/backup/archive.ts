@@ -13,6 +13,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { pack as tarPack, type Headers, type Pack } from 'tar-stream';
+import { ParallelDigest } from './parallel-digest.js';
 import type { SequenceValue, TableInfo } from './table-copy.js';
 
 export const MANIFEST = 'agentsvc-backup.json';
@@ -68,12 +69,13 @@ export class EntryDigest {
 
 export type EntryHeader = Pick<Headers, 'name' | 'mode' | 'mtime' | 'linkname'> & { type: 'file' | 'directory' | 'symlink'; size?: number };
 
-/** Adds entries to a tar stream one at a time, with backpressure, keeping the digest. */
+/** Adds entries to a tar stream one at a time, with backpressure, keeping the digest (on a worker). */
 export class ArchiveWriter {
   readonly pack: Pack = tarPack();
-  readonly digest = new EntryDigest();
+  readonly digest = new ParallelDigest();
 
-  async add(header: EntryHeader, body?: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
+  /** `hashed`: the body's chunks went through digest.move() already (backup.ts fileChunks). */
+  async add(header: EntryHeader, body?: Uint8Array | AsyncIterable<Uint8Array>, hashed = false): Promise<void> {
     const size = body instanceof Uint8Array ? body.byteLength : (header.size ?? 0);
     this.digest.begin(header.name, header.type, header.linkname ?? '');
     const done = new Promise<void>((resolve, reject) => {
@@ -81,8 +83,9 @@ export class ArchiveWriter {
       void (async () => {
         if (body && header.type === 'file') {
           for await (const chunk of body instanceof Uint8Array ? [body] : body) {
-            this.digest.data(chunk);
+            if (!hashed) this.digest.data(chunk);
             if (!sink.write(chunk)) await once(sink as never, 'drain');
+            if (!hashed) await this.digest.room();
           }
         }
         sink.end();

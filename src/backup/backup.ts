@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import { openDatabase } from '../db/index.js';
 import { readFolderTree, readUserTree, type TreeEntry } from '../files/tree-io.js';
 import { asset } from '../lib/assets.js';
+import type { ParallelDigest } from './parallel-digest.js';
 import { ArchiveWriter, DB_PIECE, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
 import { appliedMigrations, beginSnapshot, connect, copyOut, listTables, readSequences } from './table-copy.js';
 
@@ -33,18 +34,44 @@ export interface BackupResult {
   migrations: number;
 }
 
-/** Exactly `size` bytes of an open file: a file that grew is cut, one that shrank meanwhile is padded (tar needs the size announced). */
-async function* exactly(fh: FileHandle, size: number): AsyncGenerator<Uint8Array> {
-  const buf = Buffer.alloc(Math.min(size, 1024 * 1024) || 1);
-  for (let pos = 0; pos < size; ) {
-    const want = Math.min(buf.length, size - pos);
-    const { bytesRead } = await fh.read(buf, 0, want, pos);
-    if (bytesRead === 0) {
-      yield Buffer.alloc(size - pos);
-      return;
+const CHUNK = 1024 * 1024;
+/** Chunks read and hashed ahead of the one being written. */
+const AHEAD = 3;
+
+/**
+ * Exactly `size` bytes of an open file, hashed: a file that grew is cut, one that shrank meanwhile
+ * is padded (tar needs the size announced). Up to AHEAD chunks are read and hashed (on the digest's
+ * worker) while the caller writes the current one; reads run one at a time, so hashing keeps order.
+ */
+async function* fileChunks(fh: FileHandle, size: number, digest: ParallelDigest): AsyncGenerator<Uint8Array> {
+  const queue: Promise<Uint8Array>[] = [];
+  let pos = 0;
+  let reading: Promise<void> = Promise.resolve();
+  const readNext = () => {
+    const at = pos;
+    const want = Math.min(CHUNK, size - at);
+    pos += want;
+    const read = reading.then(async () => {
+      // Zeroed: the part of a file that shrank meanwhile reads as zeros.
+      const buf = new Uint8Array(want);
+      await fh.read(buf, 0, want, at);
+      return buf;
+    });
+    queue.push(read.then((buf) => digest.move(buf))); // before the next read starts: hashed in order
+    reading = read.then(
+      () => {},
+      () => {}, // the failure reaches the caller through the queue
+    );
+  };
+  try {
+    while (pos < size && queue.length < AHEAD) readNext();
+    while (queue.length) {
+      const chunk = await queue.shift()!;
+      if (pos < size) readNext();
+      yield chunk;
     }
-    yield Buffer.from(buf.subarray(0, bytesRead));
-    pos += bytesRead;
+  } finally {
+    for (const q of queue) q.catch(() => {}); // reads still under way when the consumer stopped
   }
 }
 
@@ -59,7 +86,7 @@ async function addTree(w: ArchiveWriter, prefix: string, entries: AsyncIterable<
       if (!fh) continue; // gone or replaced meanwhile
       try {
         const { size } = await fh.stat();
-        await w.add({ ...base, type: 'file', size }, exactly(fh, size));
+        await w.add({ ...base, type: 'file', size }, fileChunks(fh, size, w.digest), true);
       } finally {
         await fh.close();
       }
@@ -130,7 +157,7 @@ export async function writeBackup(config: Config, out: NodeJS.WritableStream, pr
       users++;
       await addTree(w, `users/${id}`, readUserTree(config.workspaces, id), tick(`files of ${id}`));
     }
-    const trailer: Trailer = { entries: w.digest.entries, bytes: w.digest.bytes, sha256: w.digest.digest(), rows };
+    const trailer: Trailer = { entries: w.digest.entries, bytes: w.digest.bytes, sha256: await w.digest.digest(), rows };
     await w.json(TRAILER, trailer);
     w.finish();
   })();
@@ -142,6 +169,7 @@ export async function writeBackup(config: Config, out: NodeJS.WritableStream, pr
     });
     await Promise.all([failed, piped]);
   } finally {
+    await w.digest.close();
     await db.close();
   }
   return { entries: w.digest.entries, bytes: w.digest.bytes, rows, tables: manifest!.tables.length, users, migrations: manifest!.migrations.length };

@@ -1,11 +1,22 @@
 import { createWriteStream } from 'node:fs';
-import { access, rename, rm } from 'node:fs/promises';
+import { access, open, rename, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createGzip, constants as zlib } from 'node:zlib';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base.js';
 import { human, Progress } from '../client/progress.js';
 import { writeBackup } from '../backup/backup.js';
+
+/** The rename is durable once the folder holding the name is synced. */
+async function syncFolder(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
 
 const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
 
@@ -26,7 +37,8 @@ export default class Backup extends BaseCommand<typeof Backup> {
     const part = `${file}.part`;
     const progress = new Progress(process.stderr, 'backing up');
     const started = Date.now();
-    const out = createWriteStream(part, { mode: 0o600 });
+    // flush: the archive is on disk (fsync) before it takes its name.
+    const out = createWriteStream(part, { mode: 0o600, flush: true });
     // Level 1: most of an install is already-compressed or random bytes; a higher level costs CPU, not size.
     const gzip = /\.(t?gz)$/.test(file) ? createGzip({ level: 1, memLevel: zlib.Z_DEFAULT_MEMLEVEL }) : null;
     if (gzip) gzip.pipe(out);
@@ -35,8 +47,9 @@ export default class Backup extends BaseCommand<typeof Backup> {
     let r: Awaited<ReturnType<typeof writeBackup>>;
     try {
       r = await writeBackup(this.cfg, gzip ?? out, (s) => progress.update({ bytes: s.bytes, entries: s.entries, phase: s.phase }));
-      if (gzip) await finished(out);
+      if (!out.closed) await finished(out); // closed only after the flush
       await rename(part, file);
+      await syncFolder(dirname(resolve(file)));
     } catch (e) {
       progress.clear();
       await removePart();
