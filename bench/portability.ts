@@ -13,12 +13,19 @@ import { makeArchive } from './lib/archive.js';
 import { startUp } from './lib/up.js';
 
 const SIZES = (process.argv[2] ?? '10,50,200').split(',').map(Number);
-const TURNS = 1000;
+const TURNS = Number(process.argv[3] ?? 1000);
 const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-port-'));
 const pg = await startEmbeddedPostgres(join(tmp, 'pg'), { database: 'postgres' });
 const home = join(tmp, 'home');
-const env: NodeJS.ProcessEnv = { ...process.env, AGENTSVC_HOME: home, DATABASE_URL: pg.url, OPENAI_API_KEY: 'none', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_IMPORT_MAX_BYTES: String(2 * 1024 ** 3) };
+const env: NodeJS.ProcessEnv = { ...process.env, AGENTSVC_HOME: home, DATABASE_URL: pg.url, OPENAI_API_KEY: 'none', AGENTSVC_LOG_LEVEL: 'warn', AGENTSVC_IMPORT_MAX_BYTES: String(2 * 1024 ** 3), AGENTSVC_UPLOAD_LIMIT: String(2 * 1024 ** 3), AGENTSVC_UPLOAD_MAX_TOTAL: String(2 * 1024 ** 3) };
 const { child, url, stop } = await startUp(env);
+// A failing step must not leave `up` and the database running.
+process.on('uncaughtException', async (e) => {
+  console.error(e);
+  await stop().catch(() => {});
+  await pg.stop().catch(() => {});
+  process.exit(1);
+});
 const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
 const api = new Api({ url, urlFrom: 'bench', key, keyFrom: 'bench', home });
 const quiet = new Progress({ write: () => true, isTTY: false }, '');
@@ -38,18 +45,38 @@ async function measure<T>(fn: () => Promise<T>): Promise<{ ms: number; peak: num
 
 const mib = (b: number) => (b / 1048576).toFixed(1);
 console.log(`service idle RSS ${rssMiB().toFixed(0)} MiB; ${TURNS} turns per session`);
-console.log('archive   | import: time   peak RSS (+idle) | export: time   peak RSS (+idle) | round trip');
+console.log('archive   | import: time   peak RSS (+idle)  slowest health | export: time   peak RSS (+idle) | round trip');
+
+/** The slowest /api/health answer while `fn` runs. */
+async function healthDuring<T>(fn: () => Promise<T>): Promise<{ value: T; slowest: number }> {
+  let running = true;
+  let slowest = 0;
+  const poll = (async () => {
+    while (running) {
+      const t0 = performance.now();
+      await (await fetch(`${url}/api/health`)).arrayBuffer();
+      slowest = Math.max(slowest, performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  try {
+    return { value: await fn(), slowest };
+  } finally {
+    running = false;
+    await poll;
+  }
+}
 let lastSid = '';
 for (const mb of SIZES) {
   const src = join(tmp, `in-${mb}.zip`);
   await makeArchive(mb, TURNS, src);
-  const imp = await measure(() => uploadArchive(api, src, { name: `bench ${mb}` }, false, quiet));
-  const sid = String(imp.value.session_id);
+  const imp = await measure(() => healthDuring(() => uploadArchive(api, src, { name: `bench ${mb}` }, false, quiet)));
+  const sid = String(imp.value.value.session_id);
   lastSid = sid;
   const out = join(tmp, `out-${mb}.zip`);
   const exp = await measure(() => downloadExport(api, sid, out, quiet));
   console.log(
-    `${String(mb).padStart(4)} MiB  | ${(imp.ms / 1000).toFixed(2).padStart(6)} s  ${imp.peak.toFixed(0).padStart(4)} MiB (+${(imp.peak - imp.before).toFixed(0)}) ` +
+    `${String(mb).padStart(4)} MiB  | ${(imp.ms / 1000).toFixed(2).padStart(6)} s  ${imp.peak.toFixed(0).padStart(4)} MiB (+${(imp.peak - imp.before).toFixed(0)})  ${imp.value.slowest.toFixed(0).padStart(5)} ms ` +
       `| ${(exp.ms / 1000).toFixed(2).padStart(6)} s  ${exp.peak.toFixed(0).padStart(4)} MiB (+${(exp.peak - exp.before).toFixed(0)}) ` +
       `| ${mib(statSync(src).size)} -> ${mib(exp.value.bytes)} MiB, ${exp.value.entries} entries`,
   );

@@ -64,6 +64,9 @@ async function readConfined(folder: SessionFolder, rel: string): Promise<Readabl
   return fh.createReadStream({ start: 0, end: size - 1 });
 }
 
+/** An entry before the folder's: bytes, or a stream made when the archive reaches it (its size estimated for `bytes`). */
+export type ExtraEntry = { name: string; data: Buffer } | { name: string; stream: () => Readable; sizeEstimate: number };
+
 /**
  * A ZIP of the walked folder `dir` (under `prefix`, after the `extra` entries; no folder: only
  * those), streamed: files are opened one at a time as the archive is
@@ -73,7 +76,7 @@ export async function zipFolder(
   folder: SessionFolder,
   s: OpenSession | null,
   dir: Entry | null,
-  opts: { prefix?: string; extra?: { name: string; data: Buffer }[] } = {},
+  opts: { prefix?: string; extra?: ExtraEntry[] } = {},
 ): Promise<ZipStream> {
   const items: ZipItem[] = [];
   if (s && dir) {
@@ -85,10 +88,13 @@ export async function zipFolder(
     }
   }
   const zip = new yazl.ZipFile();
-  for (const e of opts.extra ?? []) zip.addBuffer(e.data, e.name);
+  for (const e of opts.extra ?? []) {
+    if ('data' in e) zip.addBuffer(e.data, e.name);
+    else zip.addReadStreamLazy(e.name, {}, (cb) => cb(null, e.stream()));
+  }
   const out = Object.assign(new PassThrough(), {
     entries: items.length + (opts.extra?.length ?? 0),
-    bytes: items.reduce((n, it) => n + it.size, 0) + (opts.extra ?? []).reduce((n, e) => n + e.data.length, 0),
+    bytes: items.reduce((n, it) => n + it.size, 0) + (opts.extra ?? []).reduce((n, e) => n + ('data' in e ? e.data.length : e.sizeEstimate), 0),
   });
   let reading: Readable | null = null;
   zip.on('error', (e: Error) => out.destroy(e));

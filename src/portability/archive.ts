@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { SessionFolder } from '../files/confine.js';
 import { type ZipStream, zipFolder } from '../files/zip.js';
 import type { Database } from '../db/index.js';
@@ -15,7 +16,18 @@ export interface Manifest {
   counts: { turns: number; branches: number; checkpoints: number; tasks: number; memories: number; annotations?: number };
 }
 
-const jsonl = (rows: unknown[]) => Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+/** Turns read at a time for turns.jsonl. */
+const TURN_PAGE = 500;
+
+/** turns.jsonl: one masked turn a line, a page of turns at a time. */
+async function* turnLines(page: (after: number) => Promise<{ sequence: number }[]>, mask: <T>(v: T) => T): AsyncGenerator<Buffer> {
+  for (let after = -(2 ** 31); ; ) { // below any sequence (an integer column)
+    const rows = await page(after);
+    if (!rows.length) return;
+    yield Buffer.from(`${rows.map((r) => JSON.stringify(mask(r))).join('\n')}\n`);
+    after = rows[rows.length - 1].sequence;
+  }
+}
 const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2));
 
 /**
@@ -31,11 +43,18 @@ export async function exportSession(db: Database, workspaces: string, userId: st
     'select intent, model, mode, created_at, memory_enabled, is_persistent, disable_tools, active_branch from sessions where id = ? and user_id = ?',
     [sessionId, userId],
   );
-  const turns = await sql(
-    `select id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs,
-            parent_fork_tool_call_id, extra, branch_id from turns where session_id = ? order by sequence`,
+  // turns.jsonl is streamed a page at a time (100k turns held at once took the service +641 MiB),
+  // up to the last turn there is now: a run going on meanwhile adds none, so counts.turns holds.
+  const [{ n: turnCount, last, size: turnBytes }] = await sql<{ n: string; last: number | null; size: string | null }>(
+    'select count(*) as n, max(sequence) as last, sum(pg_column_size(turns.*)) as size from turns where session_id = ?',
     [sessionId],
   );
+  const turnPage = (after: number) =>
+    sql<{ sequence: number }>(
+      `select id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs,
+              parent_fork_tool_call_id, extra, branch_id from turns where session_id = ? and sequence > ? and sequence <= ? order by sequence limit ?`,
+      [sessionId, after, last ?? -1, TURN_PAGE],
+    );
   const branches = await sql('select id, parent_id, fork_sequence, deprecated, created_at from session_branches where session_id = ? order by created_at', [sessionId]);
   const checkpoints = await sql('select id, turn_id, branch_id, sequence, label, files, skipped, created_at from checkpoints where session_id = ? order by sequence', [sessionId]);
   const tasks = await sql('select id, subject, description, status, loop_id, created_at, updated_at from session_tasks where session_id = ? order by id', [sessionId]);
@@ -64,11 +83,11 @@ export async function exportSession(db: Database, workspaces: string, userId: st
       disable_tools: s.disable_tools,
       active_branch: s.active_branch,
     },
-    counts: { turns: turns.length, branches: branches.length, checkpoints: checkpoints.length, tasks: tasks.length, memories: memories.length, annotations: annotations.length },
+    counts: { turns: Number(turnCount), branches: branches.length, checkpoints: checkpoints.length, tasks: tasks.length, memories: memories.length, annotations: annotations.length },
   };
   const extra = [
     { name: 'manifest.json', data: json(mask(manifest)) },
-    { name: 'turns.jsonl', data: jsonl(mask(turns)) },
+    { name: 'turns.jsonl', stream: () => Readable.from(turnLines(turnPage, mask)), sizeEstimate: Number(turnBytes ?? 0) },
     { name: 'branches.json', data: json(branches) },
     { name: 'checkpoints.json', data: json(mask(checkpoints)) },
     { name: 'tasks.json', data: json(mask(tasks)) },
