@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Language, Parser, type TreeCursor } from 'web-tree-sitter';
+import { Language, Parser, type Tree, type TreeCursor } from 'web-tree-sitter';
 
 /**
  * The simple commands of a Bash command line, for Bash rules (CONTRACT 15). The line is parsed by
@@ -88,7 +88,7 @@ export class ShellParser {
           this.collect(line, out, depth, false);
           return;
         }
-        const { commands, merged } = commandsOf(tree.walk(), text, line);
+        const { commands, merged } = commandsOf(tree, text, line);
         if (merged >= 0) {
           // The grammar read two lines as one command: read them as `;` (same length) and parse again.
           if (fixes >= MAX_DEPTH) throw new Unparseable();
@@ -173,9 +173,9 @@ const NOT_A_PIPE = /case|\(\(|\$\[|\[\[|[@!?*+]\(|\$\{|>\||\|&/;
 
 /**
  * The simple commands of a parsed line, in document order, each as its words (read from `line`:
- * what was parsed may have `;` for some of its `|` and newlines, at the same offsets). One walk
- * of the tree with a cursor: no node objects are made. Throws when a command's name is only known
- * when the line runs.
+ * what was parsed may have `;` for some of its `|` and newlines, at the same offsets). The command
+ * nodes come from one call into the parser, their words from one cursor (no node object per
+ * word). Throws when a command's name is only known when the line runs.
  *
  * `merged`: where a command's words are on different lines (a newline between two of them that
  * is not a line continuation), the grammar has read two commands as one: tree-sitter-bash does
@@ -183,46 +183,44 @@ const NOT_A_PIPE = /case|\(\(|\$\[|\[\[|[@!?*+]\(|\$\{|>\||\|&/;
  * that newline, to be read as `;` (-1: none). Throws when the gap holds more than blanks (a
  * comment, a redirection): no `;` can be put in safely then.
  */
-function commandsOf(c: TreeCursor, text: string, line: string): { commands: string[][]; merged: number } {
+function commandsOf(tree: Tree, text: string, line: string): { commands: string[][]; merged: number } {
   const commands: string[][] = [];
   let dynamicName = false;
+  // The command nodes in document order in one call into the parser; their words with one cursor.
+  const c = tree.walk();
   try {
-    for (;;) {
-      if (c.nodeType === 'command' && c.gotoFirstChild()) {
-        const words: string[] = [];
-        let named = false;
-        let end = -1;
-        do {
-          const field = c.currentFieldName;
-          if (field !== 'name' && field !== 'argument') continue;
-          if (field === 'name') {
-            named = true;
-            dynamicName ||= dynamicAt(c);
+    for (const node of tree.rootNode.descendantsOfType('command')) {
+      c.reset(node!);
+      if (!c.gotoFirstChild()) continue;
+      const words: string[] = [];
+      let named = false;
+      let end = -1;
+      do {
+        const field = c.currentFieldName;
+        if (field !== 'name' && field !== 'argument') continue;
+        if (field === 'name') {
+          named = true;
+          dynamicName ||= dynamicAt(c);
+        }
+        if (end >= 0) {
+          const gap = text.slice(end, c.startIndex);
+          const nl = gap.search(/(?<!\\)\n/);
+          if (nl >= 0) {
+            if (!/^[\s\\]*$/.test(gap)) throw new Unparseable();
+            return { commands, merged: end + nl };
           }
-          if (end >= 0) {
-            const gap = text.slice(end, c.startIndex);
-            const nl = gap.search(/(?<!\\)\n/);
-            if (nl >= 0) {
-              if (!/^[\s\\]*$/.test(gap)) throw new Unparseable();
-              return { commands, merged: end + nl };
-            }
-          }
-          words.push(wordAt(c, line));
-          end = c.endIndex;
-        } while (c.gotoNextSibling());
-        c.gotoParent();
-        // Only assignments (`X=1`): their values' commands are walked on their own.
-        if (named) commands.push(words);
-      }
-      if (c.gotoFirstChild()) continue;
-      while (!c.gotoNextSibling()) if (!c.gotoParent()) {
-        if (dynamicName) throw new Unparseable();
-        return { commands, merged: -1 };
-      }
+        }
+        words.push(wordAt(c, line));
+        end = c.endIndex;
+      } while (c.gotoNextSibling());
+      // Only assignments (`X=1`): their values' commands are walked on their own.
+      if (named) commands.push(words);
     }
   } finally {
     c.delete();
   }
+  if (dynamicName) throw new Unparseable();
+  return { commands, merged: -1 };
 }
 
 const DYNAMIC = new Set(['simple_expansion', 'expansion', 'command_substitution', 'arithmetic_expansion', 'process_substitution']);
