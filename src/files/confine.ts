@@ -23,6 +23,8 @@ const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 const MAX_LINKS = 40;
 /** Bound on walk steps, so folders deleted and re-created under us cannot spin the walk forever. */
 const MAX_STEPS = 4096;
+/** Bound on SessionFolder.resolveNow's steps (folders and links' parts): it blocks the event loop. */
+const MAX_NOW_STEPS = 128;
 
 /** A path that would leave the session folder: 422 on REST, a tool error for tools. */
 export class PathEscapeError extends Error {
@@ -371,7 +373,8 @@ export class SessionFolder {
    * must not wait on the thread pool once per folder (the tool policy): synchronous lstat and
    * readlink by path, a few microseconds each, one per component. Components that do not exist
    * yet are kept as given. Null when the path leaves the folder, goes through a dangling link or
-   * past a file, or the user or session folder is not a real folder (the file tools refuse those).
+   * past a file, or the user or session folder is not a real folder (the file tools refuse those),
+   * and past 128 folders and links' parts (a synchronous walk must stay short).
    * What a tool touches is walked again, confined, when it runs.
    */
   resolveNow(path: string): string | null {
@@ -396,7 +399,8 @@ export class SessionFolder {
       const stack: string[] = [];
       let links = 0;
       for (let steps = 0; todo.length; steps++) {
-        if (steps > MAX_STEPS) return null;
+        // Each lstat walks the host path again: bounded, the event loop waits a few hundred at most.
+        if (steps > MAX_NOW_STEPS) return null;
         const { name, linked } = todo.shift()!;
         if (name === '' || name === '.') continue;
         if (name === '..') {

@@ -51,6 +51,11 @@ t.test('resolveNow answers exactly what the confined walk answers', async (t) =>
   // link itself, resolveNow answers null (every pattern matches), the stricter of the two.
   t.equal(confinedPath(ws, 'past-file'), null, 'a link through a file');
   t.equal(confinedPath(ws, 'past-file/x'), null);
+  // The synchronous walk stays short: past 128 folders it answers null (every pattern matches).
+  const deep = Array.from({ length: 130 }, () => 'd').join('/');
+  mkdirSync(join(dir, deep), { recursive: true });
+  t.equal(confinedPath(ws, `${deep}/f`), null, 'a path 131 folders deep');
+  t.equal(confinedPath(ws, `${deep.slice(0, 2 * 100)}f`), `${deep.slice(0, 2 * 100)}f`, 'one 100 deep');
   t.equal(confinedPath(ws, 'new/dir/deep/file'), 'new/dir/deep/file', 'a path that does not exist yet is kept as given');
 
   // The session folder itself: missing (made empty by the tools), or a planted link (refused).
