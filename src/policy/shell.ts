@@ -65,9 +65,7 @@ export class ShellParser {
   private split(line: string, shortcut = true): string[] | null {
     try {
       const out: string[] = [];
-      const plain = shortcut ? plainWords(line) : null;
-      if (plain) this.expand(plain, out, 0);
-      else this.collect(line, out, 0, shortcut);
+      this.collect(line, out, 0, shortcut);
       return [...new Set(out)];
     } catch (e) {
       if (e instanceof Unparseable) return null;
@@ -77,6 +75,11 @@ export class ShellParser {
 
   private collect(line: string, out: string[], depth: number, shortcut = true): void {
     if (depth > MAX_DEPTH || line.length > MAX_LINE) throw new Unparseable();
+    const plain = shortcut ? plainCommands(line) : null;
+    if (plain) {
+      for (const words of plain) this.expand(words, out, depth, shortcut);
+      return;
+    }
     const listed = shortcut ? pipesAsLists(line) : null;
     let text = listed ?? line;
     for (let fixes = 0; ; fixes++) {
@@ -121,12 +124,15 @@ export class ShellParser {
  * Characters of a line that is one simple command of plain words: no quotes, escapes, expansions,
  * globs, comments, redirections or operators. Tree-sitter would read it as one `command` node whose
  * words are the space-separated parts, so it is split here without the parser (a tenth of the
- * time). Words that make it something else in the grammar (keywords, declarations, a leading
- * `X=1` assignment) send it to the parser.
+ * time); so are such commands joined by operators (plainCommands). Words that make it something
+ * else in the grammar (keywords, declarations, a leading `X=1` assignment) send it to the parser.
  */
 const PLAIN_LINE = /^[A-Za-z0-9_./:=@%+,-]+(?: +[A-Za-z0-9_./:=@%+,-]+)*$/;
-/** The command name: no `=` (tree-sitter reads `a=`, `9=x` and `a+=` as assignments), no `@`, `%`, `:`, `,`. */
-const PLAIN_NAME = /^[A-Za-z0-9_./-]+$/;
+/**
+ * The command name: no `=` (tree-sitter reads `a=`, `9=x` and `a+=` as assignments), no `@`, `%`,
+ * `:`, `,`, no leading `-` (tree-sitter drops a lone `-` before an assignment: `- X=1 b` is `b`).
+ */
+const PLAIN_NAME = /^[A-Za-z0-9_./][A-Za-z0-9_./-]*$/;
 const NOT_PLAIN_FIRST = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'select', 'function', 'time', 'coproc', 'declare', 'typeset', 'export', 'readonly', 'local', 'unset']);
 
 /** The words of a plain line (see PLAIN_LINE); null when the line needs the parser. */
@@ -136,6 +142,24 @@ export function plainWords(line: string): string[] | null {
   const words = trimmed.split(/ +/);
   if (NOT_PLAIN_FIRST.has(words[0]) || !PLAIN_NAME.test(words[0])) return null;
   return words;
+}
+
+/** The operators plain commands may be joined with: `&&`, `||`, `;`, `|`, `&`. */
+const PLAIN_OPERATOR = / *(?:&&|\|\||[;|&]) */;
+
+/**
+ * The simple commands of a line of plain commands joined by list, pipe and background operators
+ * (`cd src && npm test | tail -5`), each as its words; null when the line needs the parser (any
+ * other character, an operator with no command on one side, a part that is no plain line).
+ */
+export function plainCommands(line: string): string[][] | null {
+  const out: string[][] = [];
+  for (const part of line.split(PLAIN_OPERATOR)) {
+    const words = plainWords(part);
+    if (!words) return null;
+    out.push(words);
+  }
+  return out;
 }
 
 /**

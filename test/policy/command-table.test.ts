@@ -1,6 +1,6 @@
 import t from 'tap';
 import { decide, type PolicySet } from '../../src/policy/rules.js';
-import { pipesAsLists, plainWords, ShellParser } from '../../src/policy/shell.js';
+import { pipesAsLists, plainCommands, ShellParser } from '../../src/policy/shell.js';
 
 // CONTRACT 15: Bash patterns are matched against every simple command of the line; a line that
 // cannot be split matches every rule. Each row: the line, a deny pattern, and whether it meets it.
@@ -187,20 +187,24 @@ t.test('a plain line split without the parser gives what the parser gives', asyn
   for (const [line] of ROWS) check(line);
   // Random lines over the plain-line alphabet, with the words that change how the grammar reads a line.
   const alphabet = 'abcxyz019_./:=@%+,-';
-  const special = ['sudo', 'env', 'xargs', 'sh', 'bash', 'X=1', 'time', 'export', 'if', 'for', '=', '-c', 'nice', 'timeout', '5', '/usr/bin/curl', 'find', '-exec', 'eval', 'git', 'push'];
+  const special = ['sudo', 'env', 'xargs', 'sh', 'bash', 'X=1', 'time', 'export', 'if', 'for', '=', '-c', 'nice', 'timeout', '5', '/usr/bin/curl', 'find', '-exec', 'eval', 'git', 'push', '&&', '||', ';', '|', '&', 'a|b', 'x&&y', 'p;q', 'c&', '|&'];
   let seed = 28;
   const rand = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed % n;
   };
   let plain = 0;
+  let joined = 0;
   for (let i = 0; i < 3000; i++) {
     const words = Array.from({ length: 1 + rand(5) }, () => (rand(3) ? special[rand(special.length)] : Array.from({ length: 1 + rand(6) }, () => alphabet[rand(alphabet.length)]).join('')));
     const line = `${' '.repeat(rand(2))}${words.join(' '.repeat(1 + rand(2)))}`;
-    if (plainWords(line)) plain++;
+    const split = plainCommands(line);
+    if (split) plain++;
+    if (split && split.length > 1) joined++;
     check(line);
   }
   t.ok(plain > 1000, `${plain} of 3000 random lines took the shortcut`);
+  t.ok(joined > 200, `${joined} of them with operators`);
   t.same(differ, [], 'no line is split differently');
 });
 
