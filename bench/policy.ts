@@ -9,9 +9,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Workspaces } from '../src/files/workspace.js';
-import { decide, type PolicySet, type SourcedRule, toolMatches } from '../src/policy/rules.js';
+import { type CallFacts, decide, type PolicySet, type SourcedRule, toolMatches } from '../src/policy/rules.js';
 import { ShellParser } from '../src/policy/shell.js';
-import { callFacts } from '../src/policy/targets.js';
+import { callFacts, walkedPath } from '../src/policy/targets.js';
 
 const N = Number(process.argv[2] ?? 20_000);
 /** Only the kinds whose name starts with this (`paths`, `bash simple`), e.g. to profile one with --cpu-prof. */
@@ -68,33 +68,39 @@ mkdirSync(join(root, 'user_bench', 'sess_bench', 'docs'));
 writeFileSync(join(root, 'user_bench', 'sess_bench', 'docs', 'a.md'), 'x');
 symlinkSync('docs', join(root, 'user_bench', 'sess_bench', 'link'));
 // The baseline, measured in the same loop call by call (the machine's load falls on both alike):
-// Bash lines always through tree-sitter (no plain-line shortcut), paths always by the confined
-// walk (a descriptor per folder, no link-free shortcut). The other kinds have no baseline.
+// Bash lines always through tree-sitter (no plain-line shortcut), paths by the confined walk the
+// file tools use (a descriptor per folder, every step a round trip through the thread pool,
+// targets.walkedPath) instead of resolveNow. The other kinds have no baseline.
+type Call = (typeof CALLS)[string][number];
+type Facts = (c: Call, withPatterns: boolean) => CallFacts | Promise<CallFacts>;
+const facts: Facts = (c, withPatterns) => callFacts(shell, c.tool, c.args, ws, withPatterns);
 const parserOnly = { commands: (line: string) => shell.parsed(line) } as unknown as ShellParser;
-const walkOnly = { ...ws, folder: Object.assign(Object.create(ws.folder), { linkFree: async () => undefined }) } as typeof ws;
+const parsedFacts: Facts = (c, withPatterns) => callFacts(parserOnly, c.tool, c.args, ws, withPatterns);
+const walkedFacts: Facts = async (c) => ({ tool: c.tool.name, provider: c.tool.provider, kind: 'path', targets: [(await walkedPath(ws, String(c.args.file_path)))!] });
 console.log(`${policy.rules.length} rules; ${N} calls per kind (after ${N / 10} warm-up calls); baseline: no shortcuts`);
 console.log('kind                wall p50  wall p99   cpu p50   cpu p99 | baseline: wall p50  wall p99   cpu p50   cpu p99  (ms)');
 // Bash lines first seen (a counted last argument makes each line new, past the parser's cache), then repeated.
 const kinds = Object.entries(CALLS).flatMap(([kind, calls]) => (kind.startsWith('bash') ? [[`${kind} new`, calls, true], [`${kind} again`, calls, false]] : [[kind, calls, false]]) as [string, typeof calls, boolean][]);
-type Call = (typeof CALLS)[string][number];
-async function once(c: Call, sh: ShellParser, w: typeof ws): Promise<[number, number]> {
+async function once(c: Call, f: Facts): Promise<[number, number]> {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   const named = policy.rules.filter((r) => toolMatches(r, c.tool.name, c.tool.provider));
-  const facts = await callFacts(sh, c.tool, c.args, w, named.some((r) => r.pattern !== undefined));
-  decide(policy, facts);
+  decide(policy, await f(c, named.some((r) => r.pattern !== undefined)));
   const used = process.cpuUsage(c0);
   return [performance.now() - t0, (used.user + used.system) / 1000];
 }
 const cell = (xs: number[]) => [50, 99].map((p) => pct(xs, p).toFixed(4).padStart(8)).join('  ');
 for (const [kind, calls, fresh] of kinds.filter(([k]) => k.startsWith(ONLY))) {
-  const baseline = kind.startsWith('bash') && fresh ? parserOnly : kind.startsWith('paths') ? shell : null;
+  const baseline = kind.startsWith('bash') && fresh ? parsedFacts : kind.startsWith('paths') ? walkedFacts : null;
   const [times, cpu, baseTimes, baseCpu]: number[][] = [[], [], [], []];
   for (let i = 0; i < N + N / 10; i++) {
     const base = calls[i % calls.length];
     const c = fresh ? { ...base, args: { command: `${base.args.command} a${i}` } } : base;
-    const [t, u] = await once(c, shell, ws);
-    const [bt, bu] = baseline ? await once(fresh ? { ...c, args: { command: `${c.args.command}b` } } : c, baseline, kind.startsWith('paths') ? walkOnly : ws) : [0, 0];
+    // Which of the two goes first alternates: the second parses a line the first warmed the caches for.
+    const other = () => (baseline ? once(fresh ? { ...c, args: { command: `${c.args.command}b` } } : c, baseline) : Promise.resolve([0, 0]));
+    const first = i % 2 ? await once(c, facts) : await other();
+    const second = i % 2 ? await other() : await once(c, facts);
+    const [[t, u], [bt, bu]] = i % 2 ? [first, second] : [second, first];
     if (i < N / 10) continue;
     times.push(t);
     cpu.push(u);

@@ -13,7 +13,7 @@
  * - the final entry is opened or changed through its parent's descriptor, O_NOFOLLOW.
  * Linux only (/proc), like the runners.
  */
-import { constants } from 'node:fs';
+import { constants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { join, posix, resolve } from 'node:path';
 
@@ -23,6 +23,8 @@ const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 const MAX_LINKS = 40;
 /** Bound on walk steps, so folders deleted and re-created under us cannot spin the walk forever. */
 const MAX_STEPS = 4096;
+/** Bound on SessionFolder.resolveNow's steps (folders and links' parts): it blocks the event loop. */
+const MAX_NOW_STEPS = 128;
 
 /** A path that would leave the session folder: 422 on REST, a tool error for tools. */
 export class PathEscapeError extends Error {
@@ -106,6 +108,23 @@ function relativeComponents(rel: string, shown: string): string[] {
   return normal === '.' || normal === '' ? [] : normal.split('/');
 }
 
+/**
+ * The workspace-relative components of a path a client or the model gave; an absolute path must
+ * name the folder as the host or the computer sees it (`roots`). Throws for a path out of it.
+ */
+function pathComponents(path: string, roots: (string | undefined)[]): string[] {
+  if (typeof path !== 'string' || path.includes('\0')) throw new PathEscapeError('invalid path');
+  const p = path.replace(/\\/g, '/');
+  if (!p.startsWith('/')) return relativeComponents(p, path);
+  const normal = posix.normalize(p);
+  for (const root of roots) {
+    if (!root) continue;
+    if (normal === root) return [];
+    if (normal.startsWith(root.endsWith('/') ? root : `${root}/`)) return relativeComponents(normal.slice(root.length).replace(/^\/+/, ''), path);
+  }
+  throw new PathEscapeError(`${path} is outside the workspace`);
+}
+
 export class OpenSession {
   private readonly opened: FileHandle[] = [];
 
@@ -125,20 +144,7 @@ export class OpenSession {
 
   /** Map a path a client or the model gave to workspace-relative components; throws for `..` out. */
   components(path: string): string[] {
-    if (typeof path !== 'string' || path.includes('\0')) throw new PathEscapeError('invalid path');
-    const p = path.replace(/\\/g, '/');
-    return relativeComponents(p.startsWith('/') ? this.stripRoot(p, path) : p, path);
-  }
-
-  /** An absolute path names the session folder as the host or the computer sees it. */
-  private stripRoot(abs: string, shown: string): string {
-    const normal = posix.normalize(abs);
-    for (const root of [this.owner.hostDir, this.real, this.owner.computerDir]) {
-      if (!root) continue;
-      if (normal === root) return '';
-      if (normal.startsWith(root.endsWith('/') ? root : `${root}/`)) return normal.slice(root.length).replace(/^\/+/, '');
-    }
-    throw new PathEscapeError(`${shown} is outside the workspace`);
+    return pathComponents(path, [this.owner.hostDir, this.real, this.owner.computerDir]);
   }
 
   /**
@@ -361,41 +367,63 @@ export class SessionFolder {
   }
 
   /**
-   * The canonical workspace-relative path of `path` when nothing on it is a symbolic link (the
-   * kernel's own resolution lands exactly where the words say), for a check that must not open a
-   * descriptor per folder (the tool policy). Components that do not exist yet are kept as given.
-   * Undefined when unsure (a link on the way, a dangling entry, an error): walk it confined then.
+   * The canonical workspace-relative path `path` names right now, resolved as the confined walk
+   * with `follow` resolves it (`..` lexically first, then every link read here and resolved inside
+   * the folder; an absolute target as the host or the computer sees the folder), for a check that
+   * must not wait on the thread pool once per folder (the tool policy): synchronous lstat and
+   * readlink by path, a few microseconds each, one per component. Components that do not exist
+   * yet are kept as given. Null when the path leaves the folder, goes through a dangling link or
+   * past a file, or the user or session folder is not a real folder (the file tools refuse those),
+   * and past 128 folders and links' parts (a synchronous walk must stay short).
+   * What a tool touches is walked again, confined, when it runs.
    */
-  async linkFree(path: string): Promise<string | undefined> {
+  resolveNow(path: string): string | null {
     try {
-      if (typeof path !== 'string' || path.includes('\0')) return undefined;
-      const resolved = (rel: string) => realpath(join(this.hostDir, rel)).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
-      const there = (rel: string) => lstat(join(this.hostDir, rel)).then(() => true, () => false);
-      const rooted = resolved('');
-      rooted.catch(() => {});
-      let p = path.replace(/\\/g, '/');
-      if (p.startsWith('/')) {
-        const normal = posix.normalize(p);
-        const root = [this.hostDir, await rooted, this.computerDir].find((r) => r && (normal === r || normal.startsWith(r.endsWith('/') ? r : `${r}/`)));
-        if (!root) return undefined;
-        p = normal.slice(root.length).replace(/^\/+/, '');
+      let base = this.base;
+      let missing = false;
+      try {
+        base = realpathSync.native(base);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+        missing = true;
       }
-      const parts = relativeComponents(p, path);
-      // From the whole path up to its deepest existing folder.
-      let found = resolved(parts.join('/'));
-      for (let k = parts.length; k >= 0; k--) {
-        const rel = parts.slice(0, k).join('/');
-        const [real, at] = await Promise.all([rooted, found]);
-        if (real === null || k === 0) return at === real && real !== null ? parts.join('/') : undefined;
-        if (at !== null) return at === `${real}/${rel}` ? parts.join('/') : undefined;
-        // Missing: go up a folder, unless the entry is there after all (a dangling link).
-        const [dangling, up] = await Promise.all([there(rel), resolved(parts.slice(0, k - 1).join('/'))]);
-        if (dangling) return undefined;
-        found = Promise.resolve(up);
+      const real = this.session === null ? join(base, this.user) : join(base, this.user, this.session);
+      // The user and session folders as open() verifies them: real folders (missing: made empty).
+      for (const dir of this.session === null ? [real] : [join(base, this.user), real]) {
+        const st = missing ? undefined : lstatSync(dir, { throwIfNoEntry: false });
+        if (!st) missing = true;
+        else if (!st.isDirectory()) return null;
       }
-      return undefined;
+      const roots = [this.hostDir, real, this.computerDir];
+      let todo = pathComponents(path, roots).map((name) => ({ name, linked: false }));
+      const stack: string[] = [];
+      let links = 0;
+      for (let steps = 0; todo.length; steps++) {
+        // Each lstat walks the host path again: bounded, the event loop waits a few hundred at most.
+        if (steps > MAX_NOW_STEPS) return null;
+        const { name, linked } = todo.shift()!;
+        if (name === '' || name === '.') continue;
+        if (name === '..') {
+          if (!stack.pop()) return null;
+          continue;
+        }
+        const host = `${real}/${stack.length ? `${stack.join('/')}/` : ''}${name}`;
+        const st = missing ? undefined : lstatSync(host, { throwIfNoEntry: false });
+        if (st?.isSymbolicLink()) {
+          if (++links > MAX_LINKS) return null;
+          const target = readlinkSync(host);
+          if (target.startsWith('/')) stack.length = 0;
+          todo = [...(target.startsWith('/') ? pathComponents(target, roots) : target.split('/')).map((n) => ({ name: n, linked: true })), ...todo];
+          continue;
+        }
+        if (!st && linked) return null; // a dangling link
+        stack.push(name);
+        // Missing, or a file with more after it: the rest as given (the tool fails on a file).
+        if (!st || (!st.isDirectory() && todo.length)) return todo.some((t) => t.linked) ? null : [...stack, ...todo.map((t) => t.name)].join('/');
+      }
+      return stack.join('/');
     } catch {
-      return undefined;
+      return null;
     }
   }
 

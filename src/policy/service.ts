@@ -72,7 +72,7 @@ export class PolicyService implements ApprovalPort {
     const set = await this.effective(p.run.userId, p.run.sessionId);
     const named = set.rules.filter((r) => toolMatches(r, p.tool.name, p.tool.provider));
     if (!named.length && set.default === 'allow') return undefined;
-    const facts = await callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined));
+    const facts = callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined));
     const d = decide(set, facts);
     const record = (action: AuditAction, decidedBy = 'policy') => this.record(p.run.userId, p.run.sessionId, p.callId, p.tool.name, p.args, action, d, decidedBy);
     if (d.action === 'allow') {

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Language, type Node, Parser } from 'web-tree-sitter';
+import { Language, Parser, type Tree, type TreeCursor } from 'web-tree-sitter';
 
 /**
  * The simple commands of a Bash command line, for Bash rules (CONTRACT 15). The line is parsed by
@@ -65,9 +65,7 @@ export class ShellParser {
   private split(line: string, shortcut = true): string[] | null {
     try {
       const out: string[] = [];
-      const plain = shortcut ? plainWords(line) : null;
-      if (plain) this.expand(plain, out, 0);
-      else this.collect(line, out, 0);
+      this.collect(line, out, 0, shortcut);
       return [...new Set(out)];
     } catch (e) {
       if (e instanceof Unparseable) return null;
@@ -75,29 +73,41 @@ export class ShellParser {
     }
   }
 
-  private collect(line: string, out: string[], depth: number): void {
+  private collect(line: string, out: string[], depth: number, shortcut = true): void {
     if (depth > MAX_DEPTH || line.length > MAX_LINE) throw new Unparseable();
-    const tree = this.parser.parse(line);
-    if (!tree) throw new Unparseable();
-    try {
-      if (tree.rootNode.hasError) throw new Unparseable();
-      // One call into the parser for every command node, in document order (no walk of the tree in JS).
-      for (const node of tree.rootNode.descendantsOfType('command')) if (node) this.command(node, out, depth);
-    } finally {
-      tree.delete();
+    const plain = shortcut ? plainCommands(line) : null;
+    if (plain) {
+      for (const words of plain) this.expand(words, out, depth, shortcut);
+      return;
+    }
+    const listed = shortcut ? pipesAsLists(line) : null;
+    let text = listed ?? line;
+    for (let fixes = 0; ; fixes++) {
+      const tree = this.parser.parse(text);
+      if (!tree) throw new Unparseable();
+      try {
+        if (tree.rootNode.hasError) {
+          if (listed === null) throw new Unparseable();
+          this.collect(line, out, depth, false);
+          return;
+        }
+        const { commands, merged } = commandsOf(tree, text, line);
+        if (merged >= 0) {
+          // The grammar read two lines as one command: read them as `;` (same length) and parse again.
+          if (fixes >= MAX_DEPTH) throw new Unparseable();
+          text = `${text.slice(0, merged)};${text.slice(merged + 1)}`;
+          continue;
+        }
+        for (const words of commands) this.expand(words, out, depth, shortcut);
+        return;
+      } finally {
+        tree.delete();
+      }
     }
   }
 
-  private command(node: Node, out: string[], depth: number): void {
-    const name = node.childForFieldName('name');
-    if (!name) return; // only assignments (`X=1`): their values' commands are walked on their own
-    if (dynamic(name)) throw new Unparseable();
-    const words = [word(name), ...node.childrenForFieldName('argument').map((a) => word(a!))];
-    this.expand(words, out, depth);
-  }
-
   /** Record a simple command, then what it runs when it is a wrapper or a shell. */
-  private expand(words: string[], out: string[], depth: number): void {
+  private expand(words: string[], out: string[], depth: number, shortcut = true): void {
     if (!words.length) return;
     if (depth > MAX_DEPTH) throw new Unparseable();
     out.push(words.join(' '));
@@ -105,8 +115,8 @@ export class ShellParser {
     if (base !== words[0]) out.push([base, ...words.slice(1)].join(' '));
     const inner = unwrap(base, words.slice(1));
     if (!inner) return;
-    if ('script' in inner) this.collect(inner.script, out, depth + 1);
-    else this.expand(inner.words, out, depth + 1);
+    if ('script' in inner) this.collect(inner.script, out, depth + 1, shortcut);
+    else this.expand(inner.words, out, depth + 1, shortcut);
   }
 }
 
@@ -114,12 +124,15 @@ export class ShellParser {
  * Characters of a line that is one simple command of plain words: no quotes, escapes, expansions,
  * globs, comments, redirections or operators. Tree-sitter would read it as one `command` node whose
  * words are the space-separated parts, so it is split here without the parser (a tenth of the
- * time). Words that make it something else in the grammar (keywords, declarations, a leading
- * `X=1` assignment) send it to the parser.
+ * time); so are such commands joined by operators (plainCommands). Words that make it something
+ * else in the grammar (keywords, declarations, a leading `X=1` assignment) send it to the parser.
  */
 const PLAIN_LINE = /^[A-Za-z0-9_./:=@%+,-]+(?: +[A-Za-z0-9_./:=@%+,-]+)*$/;
-/** The command name: no `=` (tree-sitter reads `a=`, `9=x` and `a+=` as assignments), no `@`, `%`, `:`, `,`. */
-const PLAIN_NAME = /^[A-Za-z0-9_./-]+$/;
+/**
+ * The command name: no `=` (tree-sitter reads `a=`, `9=x` and `a+=` as assignments), no `@`, `%`,
+ * `:`, `,`, no leading `-` (tree-sitter drops a lone `-` before an assignment: `- X=1 b` is `b`).
+ */
+const PLAIN_NAME = /^[A-Za-z0-9_./][A-Za-z0-9_./-]*$/;
 const NOT_PLAIN_FIRST = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'select', 'function', 'time', 'coproc', 'declare', 'typeset', 'export', 'readonly', 'local', 'unset']);
 
 /** The words of a plain line (see PLAIN_LINE); null when the line needs the parser. */
@@ -131,40 +144,166 @@ export function plainWords(line: string): string[] | null {
   return words;
 }
 
-/** A command name whose value is only known when the line runs. */
-function dynamic(node: Node): boolean {
-  const stack = [node];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === 'simple_expansion' || n.type === 'expansion' || n.type === 'command_substitution' || n.type === 'arithmetic_expansion' || n.type === 'process_substitution') return true;
-    for (let i = 0; i < n.childCount; i++) stack.push(n.child(i)!);
+/** The operators plain commands may be joined with: `&&`, `||`, `;`, `|`, `&`. */
+const PLAIN_OPERATOR = / *(?:&&|\|\||[;|&]) */;
+
+/**
+ * The simple commands of a line of plain commands joined by list, pipe and background operators
+ * (`cd src && npm test | tail -5`), each as its words; null when the line needs the parser (any
+ * other character, an operator with no command on one side, a part that is no plain line).
+ */
+export function plainCommands(line: string): string[][] | null {
+  const out: string[][] = [];
+  for (const part of line.split(PLAIN_OPERATOR)) {
+    const words = plainWords(part);
+    if (!words) return null;
+    out.push(words);
   }
-  return false;
+  return out;
 }
 
-/** A word as the shell passes it on: quotes removed, backslash escapes resolved; expansions kept as written. */
-function word(node: Node): string {
-  switch (node.type) {
-    case 'command_name':
-      return node.namedChildCount === 1 ? word(node.namedChild(0)!) : node.text;
+/**
+ * tree-sitter-bash reads a pipeline of three commands or more several times slower than the same
+ * commands in a `;` list (0.05-0.1 ms more: its pipeline rules are ambiguous), and the simple
+ * commands are the same either way. So a line with two pipes or more is parsed with each `|` read
+ * as `;`: the same length, so every node keeps its offsets in the line, and words are read from
+ * the line itself. Null (parse the line as written) when a `|` may be something other than a pipe
+ * (case patterns, extended globs, arithmetic, `[[ =~ ]]`, `${...}`, `>|`, `|&`) or stands where no
+ * pipe could (`a |; b`, `a | # c`); and when the `;` line does not parse, the line is parsed as written.
+ */
+export function pipesAsLists(line: string): string | null {
+  if (NOT_A_PIPE.test(line)) return null;
+  let out = '';
+  let pipes = 0;
+  let from = 0;
+  for (let i = line.indexOf('|'); i >= 0; i = line.indexOf('|', i + 1)) {
+    if (line[i + 1] === '|') {
+      i++; // `||`
+      continue;
+    }
+    let b = i - 1;
+    while (line[b] === ' ' || line[b] === '\t') b--;
+    let a = i + 1;
+    while (a < line.length && /\s/.test(line[a])) a++;
+    // A pipe stands between a command's end and a command's start (blanks, and newlines after it).
+    if (b < 0 || /[\s;&|(!]/.test(line[b]) || a >= line.length || /[;&|)#]/.test(line[a])) return null;
+    out += `${line.slice(from, i)};`;
+    from = i + 1;
+    pipes++;
+  }
+  return pipes >= 2 ? out + line.slice(from) : null;
+}
+const NOT_A_PIPE = /case|\(\(|\$\[|\[\[|[@!?*+]\(|\$\{|>\||\|&/;
+
+/**
+ * The simple commands of a parsed line, in document order, each as its words (read from `line`:
+ * what was parsed may have `;` for some of its `|` and newlines, at the same offsets). The command
+ * nodes come from one call into the parser, their words from one cursor (no node object per
+ * word). Throws when a command's name is only known when the line runs.
+ *
+ * `merged`: where a command's words are on different lines (a newline between two of them that
+ * is not a line continuation), the grammar has read two commands as one: tree-sitter-bash does
+ * so in some pipelines (`a | b | ls⏎curl x > f | c` gives `ls curl x`), bash never. The index of
+ * that newline, to be read as `;` (-1: none). Throws when the gap holds more than blanks (a
+ * comment, a redirection): no `;` can be put in safely then.
+ */
+function commandsOf(tree: Tree, text: string, line: string): { commands: string[][]; merged: number } {
+  const commands: string[][] = [];
+  let dynamicName = false;
+  // The command nodes in document order in one call into the parser; their words with one cursor.
+  const c = tree.walk();
+  try {
+    for (const node of tree.rootNode.descendantsOfType('command')) {
+      c.reset(node!);
+      if (!c.gotoFirstChild()) continue;
+      const words: string[] = [];
+      let named = false;
+      let end = -1;
+      do {
+        const field = c.currentFieldName;
+        if (field !== 'name' && field !== 'argument') continue;
+        if (field === 'name') {
+          named = true;
+          dynamicName ||= dynamicAt(c);
+        }
+        if (end >= 0) {
+          const gap = text.slice(end, c.startIndex);
+          const nl = gap.search(/(?<!\\)\n/);
+          if (nl >= 0) {
+            if (!/^[\s\\]*$/.test(gap)) throw new Unparseable();
+            return { commands, merged: end + nl };
+          }
+        }
+        words.push(wordAt(c, line));
+        end = c.endIndex;
+      } while (c.gotoNextSibling());
+      // Only assignments (`X=1`): their values' commands are walked on their own.
+      if (named) commands.push(words);
+    }
+  } finally {
+    c.delete();
+  }
+  if (dynamicName) throw new Unparseable();
+  return { commands, merged: -1 };
+}
+
+const DYNAMIC = new Set(['simple_expansion', 'expansion', 'command_substitution', 'arithmetic_expansion', 'process_substitution']);
+
+/** The cursor's node holds an expansion: a command name whose value is only known when the line runs. */
+function dynamicAt(c: TreeCursor): boolean {
+  let depth = 0;
+  let found = false;
+  for (;;) {
+    if (DYNAMIC.has(c.nodeType)) {
+      found = true;
+      break;
+    }
+    if (c.gotoFirstChild()) {
+      depth++;
+      continue;
+    }
+    while (depth > 0 && !c.gotoNextSibling()) {
+      c.gotoParent();
+      depth--;
+    }
+    if (depth === 0) break;
+  }
+  for (; depth > 0; depth--) c.gotoParent();
+  return found;
+}
+
+/** The cursor's word as the shell passes it on: quotes removed, backslash escapes resolved; expansions kept as written. */
+function wordAt(c: TreeCursor, line: string): string {
+  const type = c.nodeType;
+  const text = line.slice(c.startIndex, c.endIndex);
+  switch (type) {
     case 'word':
-      return node.text.replace(/\\(.)/gs, '$1');
+      return text.replace(/\\(.)/gs, '$1');
     case 'raw_string':
-      return node.text.slice(1, -1);
+      return text.slice(1, -1);
     case 'ansi_c_string':
-      return node.text.slice(2, -1);
+      return text.slice(2, -1);
     case 'string': {
-      const t = node.text;
-      const body = t.startsWith('$"') ? t.slice(2, -1) : t.slice(1, -1);
+      const body = text.startsWith('$"') ? text.slice(2, -1) : text.slice(1, -1);
       return body.replace(/\\([$`"\\\n])/g, '$1');
     }
+    case 'command_name':
     case 'concatenation': {
-      let s = '';
-      for (let i = 0; i < node.childCount; i++) s += word(node.child(i)!);
-      return s;
+      // A command name is its one named part (`"curl"` is curl), else as written; a concatenation its parts joined.
+      let joined = '';
+      let named = 0;
+      let only = '';
+      if (c.gotoFirstChild()) {
+        do {
+          if (type === 'concatenation') joined += wordAt(c, line);
+          else if (c.nodeIsNamed && ++named === 1) only = wordAt(c, line);
+        } while (c.gotoNextSibling());
+        c.gotoParent();
+      }
+      return type === 'concatenation' ? joined : named === 1 ? only : text;
     }
     default:
-      return node.text;
+      return text;
   }
 }
 

@@ -18,13 +18,14 @@ export function targetKind(tool: string): CallFacts['kind'] {
 
 /**
  * The facts of one call. `withPatterns` false: no rule with a pattern names this tool, so the
- * targets are not worked out (no parse, no file system walk).
+ * targets are not worked out (no parse, no file system). Synchronous: a few system calls at most
+ * (a path's lstat per folder), each cheaper than a round trip through the thread pool.
  */
-export async function callFacts(shell: ShellParser, tool: { name: string; provider: string }, args: Record<string, unknown>, workspace: SessionWorkspace | null, withPatterns: boolean): Promise<CallFacts> {
+export function callFacts(shell: ShellParser, tool: { name: string; provider: string }, args: Record<string, unknown>, workspace: SessionWorkspace | null, withPatterns: boolean): CallFacts {
   const facts: CallFacts = { tool: tool.name, provider: tool.provider, targets: [], kind: targetKind(tool.name) };
   if (!withPatterns) return facts;
   if (tool.name === 'Bash') facts.targets = shell.commands(typeof args.command === 'string' ? args.command : '');
-  else if (tool.name in PATH_TOOLS) facts.targets = await paths(tool.name, args, workspace);
+  else if (tool.name in PATH_TOOLS) facts.targets = paths(tool.name, args, workspace);
   else if (tool.name === 'WebFetch') facts.targets = host(args.url);
   else facts.targets = [JSON.stringify(args)];
   return facts;
@@ -41,32 +42,32 @@ export function host(url: unknown): string[] | null {
   }
 }
 
-async function paths(tool: string, args: Record<string, unknown>, ws: SessionWorkspace | null): Promise<string[] | null> {
+function paths(tool: string, args: Record<string, unknown>, ws: SessionWorkspace | null): string[] | null {
   const given = args[PATH_TOOLS[tool]];
   const path = typeof given === 'string' && given !== '' ? given : '.';
-  const out: string[] = [];
-  const main = await confinedPath(ws, path);
+  const main = confinedPath(ws, path);
   if (main === null) return null;
-  out.push(main);
   // Glob's pattern names the files it lists: `secrets/*` from the root reaches into secrets/.
-  if (tool === 'Glob' && typeof args.pattern === 'string') out.push(main ? `${main}/${args.pattern}` : args.pattern);
-  return out;
+  if (tool === 'Glob' && typeof args.pattern === 'string') return [main, main ? `${main}/${args.pattern}` : args.pattern];
+  return [main];
 }
 
 /**
- * The canonical workspace-relative path, resolved through the confined file layer as the file
- * tools resolve it: `./a/../secrets/x` is `secrets/x`, and a link to `secrets/` is read as
- * `secrets/`. A path that does not exist yet is resolved up to its deepest existing folder. A
- * path with no link on it is answered from the kernel's resolution (SessionFolder.linkFree). Null
- * when it leaves the workspace (the tool refuses it; every pattern matches it meanwhile).
+ * The canonical workspace-relative path, resolved as the confined file layer resolves it for the
+ * file tools: `./a/../secrets/x` is `secrets/x`, and a link to `secrets/` is read as `secrets/`.
+ * A path that does not exist yet is resolved up to its deepest existing folder. Null when it
+ * leaves the workspace (the tool refuses it; every pattern matches it meanwhile). Answered by
+ * SessionFolder.resolveNow: synchronous, one lstat per folder, no descriptor held.
  */
-export async function confinedPath(ws: SessionWorkspace | null, path: string): Promise<string | null> {
-  if (!ws) return null;
-  // Most paths have no link on them: the kernel's resolution says so without a descriptor per folder.
-  return (await ws.folder.linkFree(path)) ?? walkedPath(ws, path);
+export function confinedPath(ws: SessionWorkspace | null, path: string): string | null {
+  return ws ? ws.folder.resolveNow(path) : null;
 }
 
-/** confinedPath by the confined walk alone: a descriptor per folder, each link resolved on the way. */
+/**
+ * confinedPath by the confined walk itself (a descriptor per folder, each link resolved on the
+ * way, every step a round trip through the thread pool): the reference resolveNow is tested
+ * against, and the benchmark's baseline.
+ */
 export async function walkedPath(ws: SessionWorkspace, path: string): Promise<string | null> {
   try {
     return await ws.folder.with(async (s) => {

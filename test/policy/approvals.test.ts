@@ -128,6 +128,34 @@ t.test('unattended runs never pause: ask becomes the install unattended action',
   t.match(audit.items, [{ action: 'denied', decided_by: 'unattended' }]);
 });
 
+t.test('chat:stop leaves an approval pending; scheduled and task runs are unattended', async (t) => {
+  const { app, model } = await buildWithModel(t, { AGENTSVC_POLICY: POLICY });
+  const runs: string[] = [];
+  app.service.tools.register(echoTool(runs));
+  const sid = await createSession(app);
+  const { sock, seen } = await connected(app, sid);
+  model.script({ toolCalls: [{ name: 'Echo', args: { say: 'secret' } }] });
+  await request(sock, 'chat:send', { session_id: sid, message: 'go' });
+  await untilEnd(seen, sid);
+  const call = (await messages(app, sid))[1].tool_calls[0];
+  t.match(await request(sock, 'chat:stop', { session_id: sid }), { ok: true, stopped: false, status: 'waiting_for_input' }, 'a stop ends no run and keeps the approval');
+  t.match((await messages(app, sid))[1].tool_calls[0], { status: 'awaiting_answer', pending_question_ref: { type: 'approval' } });
+  model.script({ text: ['fine'] });
+  await request(sock, 'chat:send', { session_id: sid, message: '', askuser_answer: { tool_call_id: call.id, selections: { 0: [0] } } });
+  await untilEnd(seen, sid, 20_000, 2);
+  t.same(runs, ['secret'], 'answered after the stop, the call ran');
+
+  const me = (await app.service.users.findUser('admin'))!;
+  for (const origin of ['scheduled', 'task'] as const) {
+    const other = await createSession(app);
+    model.script({ toolCalls: [{ name: 'Echo', args: { say: `secret ${origin}` } }] }, { text: ['gave up'] });
+    const run = await app.service.runs.start(me.id, { session_id: other, message: 'go' }, origin);
+    t.match(await run.ended, { origin, status: 'completed', finish_reason: 'stop' }, `a ${origin} run does not pause`);
+    t.match((await messages(app, other))[1].tool_calls[0], { status: 'error', result: /: nobody attends this run to approve it \(unattended: deny\)$/ });
+  }
+  t.same(runs, ['secret']);
+});
+
 t.test('rules from users and sessions; sessions narrow and never widen; 422 names the rule', async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_POLICY: POLICY });
   const runs: string[] = [];

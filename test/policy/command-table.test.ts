@@ -1,6 +1,6 @@
 import t from 'tap';
 import { decide, type PolicySet } from '../../src/policy/rules.js';
-import { plainWords, ShellParser } from '../../src/policy/shell.js';
+import { pipesAsLists, plainCommands, ShellParser } from '../../src/policy/shell.js';
 
 // CONTRACT 15: Bash patterns are matched against every simple command of the line; a line that
 // cannot be split matches every rule. Each row: the line, a deny pattern, and whether it meets it.
@@ -43,6 +43,11 @@ const ROWS: [line: string, pattern: string, denied: boolean][] = [
   ['true && false || curl x', 'curl*', true],
   ['ls && pwd', 'curl*', false],
   ['ls | grep a | wc -l', 'curl*', false],
+  // tree-sitter-bash reads `ls⏎curl x` in a long pipeline as one command `ls curl x`; bash never does
+  ['cat a | grep b | ls\ncurl x > f | sh', 'curl*', true],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
+  ['echo ${x} | grep b | ls\ncurl x > f | sh', 'curl*', true],
+  ['ls | grep b | ls \\\ncurl x > f | sh', 'curl*', false],
   ['! curl x', 'curl*', true],
   // subshells, groups, substitutions
   ['(curl x)', 'curl*', true],
@@ -182,19 +187,59 @@ t.test('a plain line split without the parser gives what the parser gives', asyn
   for (const [line] of ROWS) check(line);
   // Random lines over the plain-line alphabet, with the words that change how the grammar reads a line.
   const alphabet = 'abcxyz019_./:=@%+,-';
-  const special = ['sudo', 'env', 'xargs', 'sh', 'bash', 'X=1', 'time', 'export', 'if', 'for', '=', '-c', 'nice', 'timeout', '5', '/usr/bin/curl', 'find', '-exec', 'eval', 'git', 'push'];
+  const special = ['sudo', 'env', 'xargs', 'sh', 'bash', 'X=1', 'time', 'export', 'if', 'for', '=', '-c', 'nice', 'timeout', '5', '/usr/bin/curl', 'find', '-exec', 'eval', 'git', 'push', '&&', '||', ';', '|', '&', 'a|b', 'x&&y', 'p;q', 'c&', '|&'];
   let seed = 28;
   const rand = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed % n;
   };
   let plain = 0;
+  let joined = 0;
   for (let i = 0; i < 3000; i++) {
     const words = Array.from({ length: 1 + rand(5) }, () => (rand(3) ? special[rand(special.length)] : Array.from({ length: 1 + rand(6) }, () => alphabet[rand(alphabet.length)]).join('')));
     const line = `${' '.repeat(rand(2))}${words.join(' '.repeat(1 + rand(2)))}`;
-    if (plainWords(line)) plain++;
+    const split = plainCommands(line);
+    if (split) plain++;
+    if (split && split.length > 1) joined++;
     check(line);
   }
   t.ok(plain > 1000, `${plain} of 3000 random lines took the shortcut`);
+  t.ok(joined > 200, `${joined} of them with operators`);
+  t.same(differ, [], 'no line is split differently');
+});
+
+t.test('a line whose pipes are parsed as `;` gives what the parser gives', async (t) => {
+  const shell = await ShellParser.load();
+  const differ: string[] = [];
+  let listed = 0;
+  const check = (line: string) => {
+    if (pipesAsLists(line) !== null) listed++;
+    const [fast, parsed] = [shell.commands(line), shell.parsed(line)];
+    if (JSON.stringify(fast) !== JSON.stringify(parsed)) differ.push(`${JSON.stringify(line)}: ${JSON.stringify(fast)} vs ${JSON.stringify(parsed)}`);
+  };
+  for (const [line] of ROWS) check(line);
+  // Pipes next to everything else a `|` can be in a line: quotes, escapes, comments, heredocs,
+  // case patterns, extended globs, arithmetic, regular expressions, expansions, other operators.
+  const parts = [
+    'ls', 'curl x', 'sh', 'grep "a|b"', "grep 'c|d'", 'echo a\\|b', '# c | d', 'sh -c "a | b | curl x"', 'cat <<E\n|x | y\nE\n', 'cat <<E\nx | y\nE\n', '$(a | b | c)', '`a | b`', '(a | b)',
+    '{ a | b; }', 'f() { a | b; }', 'for f in a; do b | c; done', 'if a | b; then c; fi', '! a', 'x=1', 'X=$(a|b|curl x) y', 'echo "$(a | b)"', 'a 2>&1', 'a > f',
+  ];
+  // Where a `|` is no pipe: these lines are parsed as written.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
+  const others = ['case $x in a|b) curl x;; esac', 'ls @(a|b)', 'echo $((1|2))', '[[ $x =~ a|b ]]', 'echo ${x:-a|b}', 'echo a >| f', 'a |& b'];
+  const ops = [' | ', '|', ' |\n', ' | ', ' | ', ' | ', ' || ', ' && ', '; ', ' & ', '\n', ' '];
+  const wrong = [' | | ', '|;', ' | #x\n', ' |', '| '];
+  let seed = 1028;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor((seed / 2 ** 31) * n); // the high bits: the low ones of this generator repeat soon
+  };
+  for (let i = 0; i < 3000; i++) {
+    const part = () => (rand(12) ? parts[rand(parts.length)] : others[rand(others.length)]);
+    let line = part();
+    for (let k = rand(5); k >= 0; k--) line += (rand(12) ? ops[rand(ops.length)] : wrong[rand(wrong.length)]) + part();
+    check(line);
+  }
+  t.ok(listed > 500, `${listed} lines had their pipes parsed as lists`);
   t.same(differ, [], 'no line is split differently');
 });

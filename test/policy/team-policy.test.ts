@@ -56,10 +56,10 @@ t.test("the README's team policy", async (t) => {
 
   // Paths are what the file tools would touch: resolved through the confined file layer.
   const ws = new Workspaces(app.config.workspaces, null).forSession(me, sid);
-  t.equal(await confinedPath(ws, 'src/docs-link/new.md'), 'docs/new.md', 'a link is followed');
-  t.equal(await confinedPath(ws, './a/../secrets/x'), 'secrets/x');
-  t.equal(await confinedPath(ws, `${folder}/src/app.ts`), 'src/app.ts', 'an absolute path inside');
-  t.equal(await confinedPath(ws, '../../etc/passwd'), null, 'outside: every pattern matches it');
+  t.equal(confinedPath(ws, 'src/docs-link/new.md'), 'docs/new.md', 'a link is followed');
+  t.equal(confinedPath(ws, './a/../secrets/x'), 'secrets/x');
+  t.equal(confinedPath(ws, `${folder}/src/app.ts`), 'src/app.ts', 'an absolute path inside');
+  t.equal(confinedPath(ws, '../../etc/passwd'), null, 'outside: every pattern matches it');
 
   // Unattended: the same push in a headless run is denied, without a pause.
   const other = await createSession(app);
