@@ -267,7 +267,7 @@ export class ChatService {
     return this.deps.executor.stop(userId, sessionId);
   }
 
-  systemPrompt(userId: string, sessionId: string, mode: string, run?: Pick<PromptContext, 'memoryEnabled' | 'userTurn'>): Promise<string> {
+  systemPrompt(userId: string, sessionId: string, mode: string, run?: Pick<PromptContext, 'memoryEnabled' | 'userTurn' | 'setup'>): Promise<string> {
     return this.deps.prompt.build({ userId, sessionId, mode, ...run });
   }
 
@@ -300,7 +300,7 @@ export class ChatService {
     // message's history) is not read again.
     const fresh = !opts.resumeFrom;
     const [prompt, history, tools] = await Promise.all([
-      this.systemPrompt(state.userId, state.sessionId, opts.mode, { memoryEnabled: claimed.memory_enabled, userTurn: opts.user?.turn }),
+      this.systemPrompt(state.userId, state.sessionId, opts.mode, { memoryEnabled: claimed.memory_enabled, userTurn: opts.user?.turn, setup: claimed.session_setup }),
       !fresh ? [] : opts.firstMessage && opts.user ? toModelMessages([opts.user]) : this.deps.conversation.modelHistory(state.sessionId),
       fresh && opts.mode !== 'planning' ? this.deps.tools.forSession(state, claimed.disable_tools) : [],
     ]);

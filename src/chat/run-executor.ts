@@ -190,7 +190,7 @@ export class RunExecutor {
           setMaxListeners(256, abort.signal);
           const model = claimed.model ?? defaultModel;
           const sequence = claimed.next_sequence;
-          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, this.journal(sessionId));
+          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, setup: claimed.session_setup, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, this.journal(sessionId));
           if (opening) state.opened(opening, claimed.mode);
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };

@@ -175,6 +175,8 @@ export interface RunIdentity {
   sequence: number;
   /** The session's memory_enabled as the claim read it (tool providers read it from the run). */
   memoryEnabled?: boolean;
+  /** The session's session_setup as the claim read it (a role's tools are filtered by it). */
+  setup?: Record<string, unknown> | null;
   /** What started the run (default a person's message) and whether anyone is there to answer. */
   origin?: RunOrigin;
   /** The run's id when it has one already (its claim recorded it). */
@@ -193,6 +195,7 @@ export class RunState {
   readonly model: string;
   readonly signal: AbortSignal;
   readonly memoryEnabled?: boolean;
+  readonly setup?: Record<string, unknown> | null;
   /** What hooks are told about this run. */
   readonly info: RunInfo;
   private sequence: number;
@@ -202,7 +205,7 @@ export class RunState {
     readonly config: Config,
     private readonly journal: TurnJournal,
   ) {
-    ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled } = id);
+    ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled, setup: this.setup } = id);
     this.info = {
       runId: id.runId ?? newId('run'),
       userId: id.userId,
