@@ -83,6 +83,17 @@ export class TurnJournal {
     this.emit('turn:start', turnStart(turn));
   }
 
+  /**
+   * A turn sent (turn:start) at once while its row is stored: its first patches need not wait for
+   * the insert. The promise settles once the row is stored; the turn's end must wait for it.
+   */
+  open(turn: Turn, content: unknown): Promise<void> {
+    this.flush();
+    const stored = this.turns.insert(this.sessionId, turn, content);
+    this.emit('turn:start', turnStart(turn));
+    return stored;
+  }
+
   /** A turn stored and sent whole: one insert, turn:start and turn:end (e.g. the user's message). */
   async add(turn: Turn, content: unknown) {
     this.flush();
@@ -229,6 +240,12 @@ export class RunState {
   async startTurn(turn: Turn, content: unknown = null) {
     this.live.set(turn.id, turn);
     await this.journal.start(turn, content);
+  }
+
+  /** A streamed turn: sent now, stored meanwhile (the promise); end it only once that settled. */
+  openTurn(turn: Turn): Promise<void> {
+    this.live.set(turn.id, turn);
+    return this.journal.open(turn, null);
   }
 
   patch(turn: Turn, p: Patch) {

@@ -107,6 +107,32 @@ t.test("a role session's start reads its setup with the claim: the role's prompt
   t.same(sessionReads(statements), [], 'read with the claim, not apart');
 });
 
+t.test("the first delta does not wait for the assistant turn's insert; the turn ends stored", async (t) => {
+  const { app, model, sid, sock, live } = await watched(t, {});
+  const db = app.service.db;
+  const sql = db.sql;
+  // The assistant turn's insert (not the claim's statement, which stores the user turn) is slow.
+  let insertDone = 0;
+  db.sql = (async (q: string, p: unknown[] = []) => {
+    if (!/^\s*insert into turns/i.test(q)) return sql(q, p);
+    await new Promise((r) => setTimeout(r, 400));
+    const rows = await sql(q, p);
+    insertDone = Date.now();
+    return rows;
+  }) as typeof db.sql;
+  const firstDelta = new Promise<number>((resolve) => sock.onAny((name, p) => name === 'turn:patch' && p.patch_type === 'add_content' && resolve(Date.now())));
+  model.script({ text: ['a', 'b'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'hi' })).ok, true);
+  const at = await firstDelta;
+  await untilEnd(live, sid);
+  t.ok(insertDone > 0 && at < insertDone, `first delta ${insertDone - at} ms before the insert finished`);
+  const names = live.map((e) => (e.name === 'turn:patch' ? e.payload.patch_type : e.name));
+  t.ok(names.indexOf('turn:start', 2) < names.indexOf('add_content'), 'turn:start comes first');
+  const stored = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.match(stored.at(-1), { role: 'assistant', status: 'completed' }, 'the turn ends stored');
+  t.match(JSON.stringify(stored.at(-1)), /ab/, 'with its text');
+});
+
 t.test('a refused start (the session busy) stores nothing', async (t) => {
   const { app, model } = await buildWithModel(t);
   const sid = await createSession(app);
