@@ -81,8 +81,8 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
     run.modelCalls++;
     const turn = run.newTurn('assistant', spec.loopId, spec.parentCallId, 'streaming');
     const t0 = performance.now();
-    // The model is called while the turn is stored: its first delta waits for turn:start, not the request.
-    const started = run.startTurn(turn);
+    // The turn is sent now and stored while the model is called: its first delta waits for neither.
+    const started = run.openTurn(turn);
     started.catch(() => {});
     try {
       const calls = await observedModelCall(run, deps, spec, turn, started);
@@ -142,10 +142,12 @@ interface CallMeta {
   fallbackFrom?: string;
 }
 
-/** Stream one model call into `turn`; nothing is sent for the turn before `started` (its turn:start). */
+/** Stream one model call into `turn`, sent already; its row is being stored (`started`): a failed insert ends the call. */
 async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, firstDelta: () => void, meta: CallMeta): Promise<PendingCall[]> {
   const calls: PendingCall[] = [];
   let isStarted = false;
+  let notStored: { e: unknown } | null = null;
+  started.catch((e) => (notStored = { e }));
   const stream = deps.model.stream({
     model: run.model,
     messages: spec.messages,
@@ -154,9 +156,9 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
     signal: run.signal,
   });
   for await (const d of stream) {
+    if (notStored) throw (notStored as { e: unknown }).e;
     if (!isStarted) {
       firstDelta();
-      await started;
       isStarted = true;
     }
     switch (d.type) {

@@ -3,15 +3,16 @@ import type { Config } from '../config/index.js';
 import { newId, randomToken } from '../lib/ids.js';
 import { errField, type Logger } from '../lib/logger.js';
 import { Errors } from '../server/errors.js';
-import type { EventLog, SeqStart, SessionEvent } from './events.js';
+import type { EventLog, SessionEvent } from './events.js';
 import type { EventStore } from './event-store.js';
 import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
-import { cancelOpenCalls, closeTurn, RunStopped } from './loop.js';
+import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from './run-failure.js';
-import { openingEvents, type RunOpening, RunState, TurnJournal } from './run-state.js';
-import { type Claimed, LEASE_RENEW_MS, type OrphanRow, type RunStore } from './run-store.js';
+import { journal, RunRecovery, seqStart } from './run-recovery.js';
+import { openingEvents, type RunOpening, RunState } from './run-state.js';
+import { type Claimed, LEASE_RENEW_MS, type RunStore } from './run-store.js';
 import type { TurnStore } from './turn-store.js';
-import { applyPatch, type Patch, type Turn } from './turns.js';
+import type { Turn } from './turns.js';
 
 /** How a run ended: chat:end's fields and the session's status afterwards. */
 export interface RunEnd {
@@ -48,9 +49,6 @@ interface ActiveRun {
   ended: Promise<void>;
 }
 
-/** Bound on the turns kept for a closing write (a full disk that lasts): memory stays bounded. */
-const MAX_UNCLOSED = 10_000;
-
 /** An answer to a question of a scheduled, task or replay run goes on as that run (CONTRACT 15). */
 function inherited(how: RunStart, recorded: string): RunStart {
   if (recorded === how.origin) return how;
@@ -79,13 +77,10 @@ export class RunExecutor {
   private readonly storageFull: EveryMinute;
   /** The context windows of the models config, for a new message's user turn (its claim resolves the model). */
   private readonly windows: { windows: Record<string, number>; defaultWindow: number };
-  /**
-   * Turns of failed runs whose closing write failed (a full disk), as they were closed: written
-   * again at each heartbeat until it works, so no turn stays `streaming` once space returns.
-   */
-  private unclosed = new Map<string, Turn>();
+  private readonly recovery: RunRecovery;
 
   constructor(private readonly deps: ExecutorDeps) {
+    this.recovery = new RunRecovery(deps, { instanceId: this.instanceId, mine: () => [...this.active.keys(), ...this.claiming], exclusive: (id, fn) => this.exclusive(id, fn) });
     const model = deps.config.model;
     this.windows = { windows: Object.fromEntries(model.entries.map((e) => [e.id, e.contextWindow])), defaultWindow: model.contextWindow };
     this.storageFull = new EveryMinute(deps.logger, 'runs fail: storage is full');
@@ -96,7 +91,7 @@ export class RunExecutor {
     // One node (no REDIS_URL): every run left running belongs to a predecessor that is gone, so it
     // is closed now, before the service listens (CONTRACT 5). Several nodes: leases decide.
     await this.recover(!this.deps.config.redisUrl);
-    await this.closeStranded();
+    await this.recovery.closeStranded();
     // A run whose events cannot be stored (a full disk) fails now, its turns closed, instead of
     // streaming on into a log with holes (CONTRACT 3); replay answers those holes with a resync.
     this.offLost = this.deps.log.onLost((sessionId, error) => {
@@ -115,20 +110,11 @@ export class RunExecutor {
     this.heartbeat = setInterval(() => {
       void this.deps.store
         .heartbeat(this.instanceId)
-        .then(() => this.closeUnclosed())
+        .then(() => this.recovery.closeUnclosed())
         .then(() => this.recover())
         .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
     }, LEASE_RENEW_MS);
     this.heartbeat.unref();
-  }
-
-  /** Where a run's seqs start, and how the log raises the run's reservation as it goes. */
-  private seqStart(sessionId: string, owner: string, at: { last_seq: number; seq_reserved: number }): SeqStart {
-    return { last: at.last_seq, reserved: at.seq_reserved, extend: (upTo) => this.deps.store.reserveSeqs(sessionId, owner, upTo) };
-  }
-
-  private journal(sessionId: string) {
-    return new TurnJournal(sessionId, this.deps.log, this.deps.turns);
   }
 
   status(userId: string, sessionId: string) {
@@ -183,14 +169,14 @@ export class RunExecutor {
         try {
           // The claim read the session's last seq, reserved the first block and read the next turn
           // sequence: no round trip more.
-          this.deps.log.open(sessionId, this.seqStart(sessionId, this.instanceId, claimed));
+          this.deps.log.open(sessionId, seqStart(this.deps.store, sessionId, this.instanceId, claimed));
           const abort = new AbortController();
           // Every parallel tool call (20 sub-agents at once) and model call listens to the run's
           // signal: more than Node's default of 10 listeners is expected, not a leak warning.
           setMaxListeners(256, abort.signal);
           const model = claimed.model ?? defaultModel;
           const sequence = claimed.next_sequence;
-          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, this.journal(sessionId));
+          const state = new RunState({ sessionId, userId, model, signal: abort.signal, sequence, memoryEnabled: claimed.memory_enabled, setup: claimed.session_setup, runId, ...inherited(how, claimed.run_origin) }, this.deps.config, journal(this.deps, sessionId));
           if (opening) state.opened(opening, claimed.mode);
           let settle!: () => void;
           const entry: ActiveRun = { state, abort, ended: new Promise<void>((r) => (settle = r)) };
@@ -251,7 +237,7 @@ export class RunExecutor {
     for (const t of [...state.live.values()]) {
       await closeTurn(state, t, interrupted ? 'interrupted' : 'failed').catch((err) => {
         // Closed in memory (calls cancelled, status set); its row is written again later.
-        if (this.unclosed.size < MAX_UNCLOSED) this.unclosed.set(t.id, t);
+        this.recovery.keepUnclosed(t);
         this.deps.logger.error({ ...errField(err), session_id: state.sessionId }, 'could not close a turn of a failed run; retrying');
       });
     }
@@ -334,95 +320,10 @@ export class RunExecutor {
 
   /**
    * Close runs that no live process owns (crashed or killed owner, or a claim this process lost):
-   * the streaming turn is rebuilt from its stored patches, its unfinished tool calls are
-   * cancelled, it ends `interrupted`, and chat:end goes out, so no session stays `running`.
+   * each ends `interrupted` with its chat:end (src/chat/run-recovery.ts). Answers the sessions closed.
    */
-  async recover(othersDead = false): Promise<string[]> {
-    const mine = [...this.active.keys(), ...this.claiming];
-    const orphans = await this.deps.store.orphans(this.instanceId, mine, othersDead);
-    const recovered: string[] = [];
-    for (const o of orphans) {
-      const done = await this.exclusive(o.id, () => this.closeOrphan(o)).catch((e) => {
-        this.deps.logger.error({ ...errField(e), session_id: o.id }, 'could not close an orphaned run');
-        return false;
-      });
-      if (done) recovered.push(o.id);
-    }
-    await this.deps.store.forgetDeadInstances();
-    return recovered;
-  }
-
-  private async closeOrphan(o: OrphanRow): Promise<boolean> {
-    if (this.active.has(o.id) || this.claiming.has(o.id)) return false;
-    const marker = `recovering:${o.run_owner ?? 'none'}:${this.instanceId}:${Date.now()}`;
-    const taken = await this.deps.store.takeOver(o, marker);
-    if (!taken) return false;
-    this.deps.log.open(o.id, this.seqStart(o.id, marker, taken));
-    try {
-      const origin = (o.run_origin ?? 'chat') as RunOrigin;
-      const id = { sessionId: o.id, userId: o.user_id, model: o.model ?? this.deps.config.model.default, signal: AbortSignal.abort(), sequence: 0, runId: o.run_id ?? undefined, origin, unattended: isUnattended(origin) };
-      const state = new RunState(id, this.deps.config, this.journal(o.id));
-      for (const { turn } of await this.deps.turns.list(o.id)) {
-        if (turn.status !== 'streaming') continue;
-        turn.blocks = [];
-        turn.tool_calls = [];
-        for (const p of await this.deps.events.turnPatches(o.id, turn.turn_id)) applyPatch(turn, p as Patch);
-        state.live.set(turn.id, turn);
-        await closeTurn(state, turn, 'interrupted');
-      }
-      // As a run's own end: stored, released, then published.
-      const ev = this.deps.log.emit(o.id, 'chat:end', { status: 'interrupted', result: null, finish_reason: 'interrupted' }, { publish: false });
-      await this.deps.log.flush();
-      await this.deps.log.reserving(o.id);
-      await this.deps.store.release(o.id, marker, 'interrupted', ev.payload.seq);
-      this.deps.log.publish(ev);
-      // Told like a run's own end, on the node that closed it (scheduled and task runs settle so).
-      void this.deps.hooks.emit('run.ended', { run: state.info, status: 'interrupted', finish_reason: 'interrupted', error: { code: 'RUN_LOST', message: 'the node running it stopped' } });
-    } finally {
-      this.deps.log.release(o.id);
-    }
-    return true;
-  }
-
-  /**
-   * Turns that failed runs could not close before their process stopped (the retry of
-   * `closeUnclosed` lived in that process's memory: a full disk, then a restart). Each is rebuilt from
-   * its stored patches, its open tool calls cancelled, and written `failed`; no events are sent, as
-   * its run's system:error and chat:end were. Once at start: the query scans `turns` by status.
-   */
-  private async closeStranded() {
-    const stranded = await this.deps.turns.stranded().catch((e) => {
-      this.deps.logger.error(errField(e), 'could not look for turns left streaming');
-      return [];
-    });
-    for (const { session_id, turn } of stranded) {
-      try {
-        const patches = await this.deps.events.turnPatches(session_id, turn.turn_id);
-        if (patches.length) {
-          turn.blocks = [];
-          turn.tool_calls = [];
-          for (const p of patches) applyPatch(turn, p as Patch);
-        }
-        for (const p of cancelOpenCalls(turn, 'failed')) applyPatch(turn, p);
-        turn.status = 'failed';
-        await this.deps.turns.update(turn);
-        this.deps.logger.warn({ session_id, turn_id: turn.turn_id }, 'closed a turn a failed run left streaming');
-      } catch (e) {
-        this.deps.logger.error({ ...errField(e), session_id }, 'could not close a turn left streaming');
-      }
-    }
-  }
-
-  /** Write the closed turns of failed runs whose closing write failed; stops at the first that fails again. */
-  private async closeUnclosed() {
-    for (const [id, turn] of this.unclosed) {
-      try {
-        await this.deps.turns.update(turn);
-      } catch {
-        return;
-      }
-      this.unclosed.delete(id);
-    }
+  recover(othersDead = false): Promise<string[]> {
+    return this.recovery.recover(othersDead);
   }
 
   /** Shutdown: stop every run (they end `interrupted`), then forget this instance. */
@@ -434,7 +335,7 @@ export class RunExecutor {
     const runs = [...this.active.values()];
     for (const a of runs) a.abort.abort(new Error('service shutting down'));
     await Promise.all(runs.map((a) => a.ended));
-    await this.closeUnclosed();
+    await this.recovery.closeUnclosed();
     await this.deps.store.unregister(this.instanceId).catch(() => {});
   }
 }

@@ -83,6 +83,17 @@ export class TurnJournal {
     this.emit('turn:start', turnStart(turn));
   }
 
+  /**
+   * A turn sent (turn:start) at once while its row is stored: its first patches need not wait for
+   * the insert. The promise settles once the row is stored; the turn's end must wait for it.
+   */
+  open(turn: Turn, content: unknown): Promise<void> {
+    this.flush();
+    const stored = this.turns.insert(this.sessionId, turn, content);
+    this.emit('turn:start', turnStart(turn));
+    return stored;
+  }
+
   /** A turn stored and sent whole: one insert, turn:start and turn:end (e.g. the user's message). */
   async add(turn: Turn, content: unknown) {
     this.flush();
@@ -175,6 +186,8 @@ export interface RunIdentity {
   sequence: number;
   /** The session's memory_enabled as the claim read it (tool providers read it from the run). */
   memoryEnabled?: boolean;
+  /** The session's session_setup as the claim read it (a role's tools are filtered by it). */
+  setup?: Record<string, unknown> | null;
   /** What started the run (default a person's message) and whether anyone is there to answer. */
   origin?: RunOrigin;
   /** The run's id when it has one already (its claim recorded it). */
@@ -193,6 +206,7 @@ export class RunState {
   readonly model: string;
   readonly signal: AbortSignal;
   readonly memoryEnabled?: boolean;
+  readonly setup?: Record<string, unknown> | null;
   /** What hooks are told about this run. */
   readonly info: RunInfo;
   private sequence: number;
@@ -202,7 +216,7 @@ export class RunState {
     readonly config: Config,
     private readonly journal: TurnJournal,
   ) {
-    ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled } = id);
+    ({ sessionId: this.sessionId, userId: this.userId, model: this.model, signal: this.signal, sequence: this.sequence, memoryEnabled: this.memoryEnabled, setup: this.setup } = id);
     this.info = {
       runId: id.runId ?? newId('run'),
       userId: id.userId,
@@ -226,6 +240,12 @@ export class RunState {
   async startTurn(turn: Turn, content: unknown = null) {
     this.live.set(turn.id, turn);
     await this.journal.start(turn, content);
+  }
+
+  /** A streamed turn: sent now, stored meanwhile (the promise); end it only once that settled. */
+  openTurn(turn: Turn): Promise<void> {
+    this.live.set(turn.id, turn);
+    return this.journal.open(turn, null);
   }
 
   patch(turn: Turn, p: Patch) {

@@ -23,6 +23,8 @@ export interface Claimed {
   next_sequence: number;
   /** The run's origin as recorded: an answer to a question of a scheduled or task run continues that run's origin. */
   run_origin: string;
+  /** What the session was created with (a solution role, a production agent): its prompt and tools need no query more. */
+  session_setup: Record<string, unknown> | null;
 }
 
 /** What a claim stores in its statement: a new message's user turn and the run's first events (see EventStore.appendFrom). */
@@ -104,7 +106,7 @@ export class RunStore {
          last_seq = greatest(last_seq, (select coalesce(max(e.seq), 0)::int from session_events e where e.session_id = sessions.id)) + ${SEQ_BLOCK}
        where id = ? and user_id = ? and status in (${from.map(() => '?').join(', ')})
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
-       returning id, active_branch, mode, model, disable_tools, memory_enabled, run_origin,
+       returning id, active_branch, mode, model, disable_tools, memory_enabled, run_origin, session_setup,
          memory_enabled and exists (select 1 from memories m where m.user_id = sessions.user_id and not m.disabled and m.superseded_by is null) as recall,
          -- The user's default env bucket under the session's own env (CONTRACT 10).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,

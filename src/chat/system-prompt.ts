@@ -8,6 +8,8 @@ export interface PromptContext {
   mode: string;
   /** At a run's start: the session's memory_enabled as its claim read it. */
   memoryEnabled?: boolean;
+  /** At a run's start: the session's session_setup as its claim read it (null: none; absent: not read). */
+  setup?: Record<string, unknown> | null;
   /** At the start of a run for a new message: that user turn as stored (its memory_refs set). */
   userTurn?: Turn;
 }

@@ -25,8 +25,6 @@ export interface RoleSetup {
 }
 
 interface SessionRoleRow {
-  solution_id: string | null;
-  biz_role_id: string | null;
   session_setup: Record<string, unknown> | null;
 }
 
@@ -94,23 +92,33 @@ export class Roles {
 
   /**
    * What a session was created with never changes afterwards (start-session and ai_assist add to
-   * it before they return), so it is read once per session: a run start costs no extra query.
+   * it before they return), so it is read once per session. A run start reads none: its claim
+   * read session_setup (`known`), which is kept for the policy's reads during the run.
    */
   private cache = new Map<string, Promise<SessionRoleRow | null>>();
 
   /** The prompt and the tool filter of a run start ask at once: they share one read. */
-  private row(sessionId: string): Promise<SessionRoleRow | null> {
+  private row(sessionId: string, known?: Record<string, unknown> | null): Promise<SessionRoleRow | null> {
+    if (known !== undefined) {
+      const row = Promise.resolve({ session_setup: known });
+      this.keep(sessionId, row);
+      return row;
+    }
     const hit = this.cache.get(sessionId);
     if (hit) return hit;
-    const read = this.deps.db.sql<SessionRoleRow>('select solution_id, biz_role_id, session_setup from sessions where id = ?', [sessionId]).then((rows) => rows[0] ?? null);
-    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(sessionId, read);
+    const read = this.deps.db.sql<SessionRoleRow>('select session_setup from sessions where id = ?', [sessionId]).then((rows) => rows[0] ?? null);
+    this.keep(sessionId, read);
     // A missing session or a failed read is not kept: the next run reads again.
     void read.then(
       (r) => r ?? this.forget(sessionId, read),
       () => this.forget(sessionId, read),
     );
     return read;
+  }
+
+  private keep(sessionId: string, row: Promise<SessionRoleRow | null>) {
+    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(sessionId, row);
   }
 
   private forget(sessionId: string, read: Promise<SessionRoleRow | null>) {
@@ -125,7 +133,7 @@ export class Roles {
 
   /** ToolRegistry filter: a role session is offered (and may run) only its role's tools. */
   readonly filter = async (scope: ToolScope, tools: Tool[]): Promise<Tool[]> => {
-    const setup = (await this.row(scope.sessionId))?.session_setup?.role as RoleSetup | undefined;
+    const setup = (await this.row(scope.sessionId, scope.setup))?.session_setup?.role as RoleSetup | undefined;
     if (!setup) return tools;
     return tools.filter((t) => roleAllows(setup.tools, t));
   };
@@ -134,7 +142,7 @@ export class Roles {
   readonly prompt: PromptContributor = {
     name: 'solution-role',
     contribute: async (ctx: PromptContext) => {
-      const row = await this.row(ctx.sessionId);
+      const row = await this.row(ctx.sessionId, ctx.setup);
       const setup = row?.session_setup?.role as RoleSetup | undefined;
       const parts: string[] = [];
       const found = setup ? this.deps.catalog.role(setup.solution_id, setup.biz_role_id) : null;

@@ -79,6 +79,8 @@ export interface ToolScope {
   sessionId: string;
   /** Inside a run: the session's memory_enabled as its claim read it (a provider needs no query). */
   memoryEnabled?: boolean;
+  /** Inside a run: the session's session_setup as its claim read it (null: none; absent: not read). */
+  setup?: Record<string, unknown> | null;
 }
 
 export interface ProviderHealth {

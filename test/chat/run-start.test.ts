@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
@@ -8,15 +8,14 @@ import { waitFor } from '../helpers/wait.js';
  * one statement. What it stores must be what clients see live: the same seqs, the user turn with
  * the sequence and model only the claim knows, chat:start with the session's mode.
  */
-t.test('a run start is one statement; what it stores equals what is sent live', async (t) => {
+/** A session created with `body`, a socket subscribed to it, and every statement (with its parameters) from now on. */
+async function watched(t: Test, body: Record<string, unknown>) {
   const { app, model } = await buildWithModel(t);
-  const sid = await createSession(app, app.adminKey, { mode: 'planning', model: 'fake-model' });
+  const sid = await createSession(app, app.adminKey, body);
   const sock = app.socket();
   await next(sock, 'connect');
   const live = record(sock);
   await subscribe(sock, sid);
-
-  // Every statement, with its parameters, while the messages are sent.
   const db = app.service.db;
   const sql = db.sql.bind(db);
   const statements: { q: string; p: unknown[] }[] = [];
@@ -27,6 +26,14 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
   t.teardown(() => {
     db.sql = sql;
   });
+  return { app, model, sid, sock, live, statements };
+}
+
+/** Statements that read the session apart from its claim (a top-level select from sessions). */
+const sessionReads = (statements: { q: string }[]) => statements.filter((s) => /^\s*select\b[^(]*\bfrom sessions\b/i.test(s.q)).map((s) => s.q.slice(0, 60));
+
+t.test('a run start is one statement; what it stores equals what is sent live', async (t) => {
+  const { app, model, sid, sock, live, statements } = await watched(t, { mode: 'planning', model: 'fake-model' });
 
   for (const [i, message] of ['first', 'second'].entries()) {
     statements.length = 0;
@@ -46,6 +53,9 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
       [],
       'and in no other statement',
     );
+    // What the prompt and the tools need of the session (its role setup, its settings) came with
+    // the claim: the run reads the session in no other statement.
+    t.same(sessionReads(statements), [], 'no other read of the session');
   }
 
   // The replay (from the log) equals what was sent live, event for event.
@@ -84,6 +94,43 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
     seqs.map((_, i) => seqs[0] + i),
     'seqs rise by one',
   );
+});
+
+t.test("a role session's start reads its setup with the claim: the role's prompt and tools, no query more", async (t) => {
+  const { model, sid, sock, live, statements } = await watched(t, { solution_id: 'code-reviewer', biz_role_id: 'reviewer' });
+  model.script({ text: ['ok'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'review' })).ok, true);
+  await untilEnd(live, sid);
+  t.match(model.requests[0].messages[0].content, /Role: /, "the role's prompt");
+  const tools = (model.requests[0].tools ?? []).map((x: { function: { name: string } }) => x.function.name);
+  t.notOk(tools.includes('Bash'), "only the role's tools");
+  t.same(sessionReads(statements), [], 'read with the claim, not apart');
+});
+
+t.test("the first delta does not wait for the assistant turn's insert; the turn ends stored", async (t) => {
+  const { app, model, sid, sock, live } = await watched(t, {});
+  const db = app.service.db;
+  const sql = db.sql;
+  // The assistant turn's insert (not the claim's statement, which stores the user turn) is slow.
+  let insertDone = 0;
+  db.sql = (async (q: string, p: unknown[] = []) => {
+    if (!/^\s*insert into turns/i.test(q)) return sql(q, p);
+    await new Promise((r) => setTimeout(r, 400));
+    const rows = await sql(q, p);
+    insertDone = Date.now();
+    return rows;
+  }) as typeof db.sql;
+  const firstDelta = new Promise<number>((resolve) => sock.onAny((name, p) => name === 'turn:patch' && p.patch_type === 'add_content' && resolve(Date.now())));
+  model.script({ text: ['a', 'b'] });
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'hi' })).ok, true);
+  const at = await firstDelta;
+  await untilEnd(live, sid);
+  t.ok(insertDone > 0 && at < insertDone, `first delta ${insertDone - at} ms before the insert finished`);
+  const names = live.map((e) => (e.name === 'turn:patch' ? e.payload.patch_type : e.name));
+  t.ok(names.indexOf('turn:start', 2) < names.indexOf('add_content'), 'turn:start comes first');
+  const stored = await (await app.api(`/api/sessions/${sid}/messages`)).json();
+  t.match(stored.at(-1), { role: 'assistant', status: 'completed' }, 'the turn ends stored');
+  t.match(JSON.stringify(stored.at(-1)), /ab/, 'with its text');
 });
 
 t.test('a refused start (the session busy) stores nothing', async (t) => {
