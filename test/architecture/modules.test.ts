@@ -62,7 +62,7 @@ t.test('two modules of one name are refused', async (t) => {
 t.test('a module gets what it needs; closing goes by phase, dependents first within one', async (t) => {
   const log: string[] = [];
   const shutdown = new Shutdown(() => {});
-  const started = await startModules([toy('b', ['a'], log), toy('a', [], log), toy('c', ['a', 'b'], log)], {}, shutdown);
+  const started = await startModules([toy('b', ['a'], log), toy('a', [], log), toy('c', ['a', 'b'], log)], {} as never, shutdown);
   t.same(started.order, ['a', 'b', 'c']);
   t.equal(started.get('b' as never), 'b');
   t.same(log, ['start a', 'b got a', 'start b', 'c got a', 'c got b', 'start c']);
@@ -74,7 +74,7 @@ t.test('a module gets what it needs; closing goes by phase, dependents first wit
 t.test('asking for a module not in needs throws', async (t) => {
   const shutdown = new Shutdown(() => {});
   const sneaky: Module = { name: 'sneaky', needs: [], start: (ctx) => ({ provides: ctx.get('a' as never) }) as never };
-  await t.rejects(startModules([toy('a', [], []), sneaky], {}, shutdown), /module sneaky asked for a without declaring it in needs/);
+  await t.rejects(startModules([toy('a', [], []), sneaky], {} as never, shutdown), /module sneaky asked for a without declaring it in needs/);
 });
 
 t.test('a failing start closes what already started, in reverse, and throws its error', async (t) => {
@@ -82,7 +82,7 @@ t.test('a failing start closes what already started, in reverse, and throws its 
   const shutdown = new Shutdown(() => {});
   const seen: string[] = [];
   await t.rejects(
-    startModules([toy('a', [], log), toy('b', ['a'], log), toy('c', ['b'], log, { fail: true }), toy('d', ['c'], log)], {}, shutdown, (m) => void seen.push(m.name)),
+    startModules([toy('a', [], log), toy('b', ['a'], log), toy('c', ['b'], log, { fail: true }), toy('d', ['c'], log)], {} as never, shutdown, (m) => void seen.push(m.name)),
     new Error('c broke'),
   );
   t.same(seen, ['a', 'b'], 'contributions told as each started');
