@@ -11,6 +11,7 @@ import type { RouteModule } from './server/app.js';
 import type { AppServer, SocketModule } from './server/gateway.js';
 import type { ToolRegistry } from './tools/registry.js';
 import type { Tool, ToolProvider, ToolScope } from './tools/types.js';
+import { adminModule } from './admin/module.js';
 import { agentsModule, tasksModule } from './agents/module.js';
 import { annotationsModule } from './annotations/module.js';
 import { appsModule } from './apps/module.js';
@@ -22,6 +23,7 @@ import { filesModule, foldersModule } from './files/module.js';
 import { frontendConfigModule } from './frontend-config/module.js';
 import { gisModule } from './gis/module.js';
 import { memoriesModule } from './memories/module.js';
+import { modelsModule } from './models/module.js';
 import { pluginsModule } from './plugins/module.js';
 import { policyModule } from './policy/module.js';
 import { portabilityModule } from './portability/module.js';
@@ -34,7 +36,7 @@ import { sessionsModule } from './sessions/module.js';
 import { settingsModule } from './settings/module.js';
 import { sharingModule } from './sharing/module.js';
 import { skillsModule } from './skills/module.js';
-import { solutionsModule } from './solutions/module.js';
+import { catalogModule, solutionsModule } from './solutions/module.js';
 import { telemetryModule } from './telemetry/module.js';
 import { timetravelModule } from './timetravel/module.js';
 import { tokenizeModule } from './tokenize/module.js';
@@ -99,11 +101,14 @@ export const MODULES: readonly Module[] = [
   agentsModule,
   pluginsModule,
   teamStoreModule,
+  catalogModule,
+  adminModule,
   solutionsModule,
   sessionsModule,
   memoriesModule,
   productionModule,
   usageModule,
+  modelsModule,
   engineModule,
   policyModule,
   timetravelModule,

@@ -3,7 +3,6 @@ import type { EventBus } from '../infra/event-bus.js';
 import { MemoryBus } from '../infra/event-bus.js';
 import { RedisBus } from '../infra/redis-bus.js';
 import { defineModule } from '../lib/modules.js';
-import { ModelRouter } from '../models/router.js';
 import { ChatService } from './chat-service.js';
 import { Conversation } from './conversation.js';
 import { EventStore } from './event-store.js';
@@ -88,12 +87,12 @@ export const eventsModule = defineModule({
 /** The run engine: turns, the durable runs and their executor, the conversation a run reads. */
 export const engineModule = defineModule({
   name: 'engine',
-  needs: ['events', 'usage'],
+  needs: ['events', 'usage', 'models'],
   async start(ctx) {
     const { config, db, logger, hooks } = ctx;
     const events = ctx.get('events');
     const turns = new TurnStore(db);
-    const model = ctx.model ?? new ModelRouter(config.model);
+    const model = ctx.get('models');
     const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events: events.store }), events: events.store, log: events.log, turns, logger, hooks, runUsage: ctx.get('usage').runUsage });
     await executor.start();
     const conversation = new Conversation(turns, executor);

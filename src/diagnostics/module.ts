@@ -1,4 +1,3 @@
-import { pluginChecks } from '../plugins/checks.js';
 import { defineModule } from '../lib/modules.js';
 import { diagnosticsModule as diagnosticsRoutes } from './routes.js';
 
@@ -48,7 +47,7 @@ export const diagnosticsModule = defineModule({
             model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
             searchBackend: config.web.searchBackend,
           },
-          pluginChecks(ctx.get('plugins').checks, ctx.tools),
+          ctx.get('plugins').checks,
         ),
       ],
     };

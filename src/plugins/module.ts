@@ -1,6 +1,7 @@
 import { defineModule } from '../lib/modules.js';
 import { errField } from '../lib/logger.js';
 import { type FirstParty, firstPartyPlugins } from './first-party.js';
+import { pluginChecks } from './checks.js';
 import { loadPlugins, type PluginCheck, type PluginReport } from './loader.js';
 
 export interface Plugins {
@@ -8,8 +9,8 @@ export interface Plugins {
   report: PluginReport;
   /** The first-party plugins' own objects (skills library, MCP connections). */
   firstParty: FirstParty;
-  /** The plugins' checks (diagnostics reads them). */
-  checks: PluginCheck[];
+  /** The plugins' checks and their tools' health (doctor and the diagnostics routes). */
+  checks: ReturnType<typeof pluginChecks>;
 }
 
 declare module '../lib/modules.js' {
@@ -35,6 +36,6 @@ export const pluginsModule = defineModule({
       await close();
       throw e;
     });
-    return { provides: { report, firstParty, checks: host.checks }, close: [{ phase: 'infrastructure', name: 'plugins', close }] };
+    return { provides: { report, firstParty, checks: pluginChecks(host.checks, ctx.tools) }, close: [{ phase: 'infrastructure', name: 'plugins', close }] };
   },
 });

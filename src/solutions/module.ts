@@ -1,6 +1,4 @@
-import { adminRoutes } from '../admin/routes.js';
-import { Admin } from '../admin/service.js';
-import { defineModule } from '../lib/modules.js';
+import { defineModule, type Provides } from '../lib/modules.js';
 import { SolutionCatalog } from './catalog.js';
 import { Roles } from './roles.js';
 import { solutionRoutes } from './routes.js';
@@ -8,36 +6,43 @@ import { solutionRoutes } from './routes.js';
 export interface Solutions {
   catalog: SolutionCatalog;
   roles: Roles;
-  admin: Admin;
+  admin: Provides['admin'];
 }
 
 declare module '../lib/modules.js' {
   interface Provides {
+    /** The solutions found under AGENTSVC_HOME and the plugins' folders. */
+    catalog: SolutionCatalog;
     solutions: Solutions;
   }
 }
 
+export const catalogModule = defineModule({
+  name: 'catalog',
+  needs: [],
+  start(ctx) {
+    const catalog = SolutionCatalog.load(SolutionCatalog.roots(ctx.config.home, ctx.config.plugins));
+    ctx.warnings.push(...catalog.problems);
+    return { provides: catalog };
+  },
+});
+
 /**
- * The solutions catalogue, admins and role grants, and roles in sessions (CONTRACT 13): a role's
- * prompt joins the system prompt and only its tools are offered.
+ * Roles in sessions (CONTRACT 13): checked against the admins' grants at creation; at each run a
+ * role's prompt joins the system prompt and only its tools are offered.
  */
 export const solutionsModule = defineModule({
   name: 'solutions',
-  needs: ['folders'],
+  needs: ['catalog', 'admin', 'folders'],
   start(ctx) {
-    const { config, db } = ctx;
-    const catalog = SolutionCatalog.load(SolutionCatalog.roots(config.home, config.plugins));
-    ctx.warnings.push(...catalog.problems);
-    const admin = new Admin(db, catalog);
-    const roles = new Roles({ catalog, db, workspaces: ctx.get('folders'), access: admin });
+    const catalog = ctx.get('catalog');
+    const admin = ctx.get('admin');
+    const roles = new Roles({ catalog, db: ctx.db, workspaces: ctx.get('folders'), access: admin });
     return {
       provides: { catalog, roles, admin },
       toolFilters: [roles.filter],
       prompts: [roles.prompt],
-      routes: [
-        { plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } },
-        { plugin: adminRoutes, opts: { admin } },
-      ],
+      routes: [{ plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } }],
     };
   },
 });
