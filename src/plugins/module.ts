@@ -33,9 +33,17 @@ export const pluginsModule = defineModule({
     // Plugin lines are `up` warnings while starting, then lines of the service log.
     const pluginLog = (m: string) => (ctx.started() ? logger.warn({ source: 'plugin' }, m) : void ctx.warnings.push(m));
     const report = await loadPlugins([...firstParty.entries, ...config.plugins], host, config, pluginLog, config.pluginOptions).catch(async (e) => {
+      await ctx.tools.close();
       await close();
       throw e;
     });
-    return { provides: { report, firstParty, checks: pluginChecks(host.checks, ctx.tools) }, close: [{ phase: 'infrastructure', name: 'plugins', close }] };
+    return {
+      provides: { report, firstParty, checks: pluginChecks(host.checks, ctx.tools) },
+      close: [
+        // The tool providers (MCP connections among them) close before the plugins' own closers.
+        { phase: 'infrastructure', name: 'tools', close: () => ctx.tools.close() },
+        { phase: 'infrastructure', name: 'plugins', close },
+      ],
+    };
   },
 });

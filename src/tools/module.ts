@@ -27,10 +27,7 @@ export const backgroundModule = defineModule({
           },
         },
       ],
-      close: [
-        { phase: 'infrastructure', name: 'background tasks', close: () => background.close() },
-        { phase: 'infrastructure', name: 'tools', close: () => tools.close() },
-      ],
+      close: [{ phase: 'infrastructure', name: 'background tasks', close: () => background.close() }],
     };
   },
 });
