@@ -45,6 +45,11 @@ export class Workspaces {
     private readonly runner: Runner | null,
   ) {}
 
+  /** rm -rf of a session's folder (removeSessionFolder under this root). */
+  removeSession(userId: string, sessionId: string): Promise<void> {
+    return removeSessionFolder(this.root, userId, sessionId);
+  }
+
   /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
   home(computer: Computer): WorkspaceFs {
     return confinedFs(SessionFolder.home(this.root, computer.userId, computer.root), computer.owner);

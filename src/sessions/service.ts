@@ -32,6 +32,10 @@ export interface SessionServiceOptions {
   models: string[];
   /** memory_enabled of a session created without one (AGENTSVC_MEMORY_ENABLED). */
   memoryEnabled: boolean;
+  /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403; src/solutions/roles.ts). */
+  plan?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
+  /** Whether the user may name this team workspace in a session (its member; src/workspaces). Unset: none may be named. */
+  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
 }
 
 /**
@@ -97,11 +101,6 @@ const toExtra = (r: ExtraRow): ExtraInfoT => ({
 
 /** Sessions of one user; another user's session is NOT_FOUND (its existence is not revealed). */
 export class SessionService {
-  /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403). */
-  beforeCreate?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
-  /** Whether the user may name this team workspace in a session (its member; src/workspaces). Unset: none may be named. */
-  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
-
   constructor(
     private readonly em: () => EntityManager,
     private readonly opts?: SessionServiceOptions,
@@ -125,8 +124,8 @@ export class SessionService {
       throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
     }
     // A reference in the body is checked like a path id (CONTRACT 6): one the caller may not use is 404.
-    if (input.workspace_id != null && !(await this.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
-    const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.beforeCreate?.(userId, input)) ?? null) : null;
+    if (input.workspace_id != null && !(await this.opts?.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
+    const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.opts?.plan?.(userId, input)) ?? null) : null;
     const em = this.em();
     const now = new Date();
     const s = new Session();

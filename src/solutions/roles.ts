@@ -41,15 +41,19 @@ export function roleAllows(tools: string[] | null, t: Pick<Tool, 'name' | 'provi
  * under `.skills/<name>` (the session-skill layout of CONTRACT 12).
  */
 export class Roles {
-  access: RoleAccess = allowAll;
+  /** Which roles a user may use: the admins' grants (src/admin), or every role. */
+  readonly access: RoleAccess;
 
   constructor(
     private readonly deps: {
       catalog: SolutionCatalog;
       db: Database;
       workspaces: Workspaces;
+      access?: RoleAccess;
     },
-  ) {}
+  ) {
+    this.access = deps.access ?? allowAll;
+  }
 
   /** The role a body names, checked: unknown ids are a 422 naming the field; a role not granted, 403. */
   async resolve(userId: string, solutionId: string | null | undefined, roleId: string | null | undefined, at: string[] = ['body']): Promise<{ solution: Solution; role: Role }> {

@@ -58,7 +58,12 @@ export class ServiceMetrics {
   private readonly runs = new Map<string, OpenRun>();
   private readonly tools = new Map<string, string>();
 
-  constructor(sources: MetricsSources = {}) {
+  /** Where the gauges read from; the sockets and jobs sources come once those exist (observeSockets, observeJobs). */
+  private readonly sources: MetricsSources;
+
+  constructor(initial: MetricsSources = {}) {
+    const sources: MetricsSources = { ...initial };
+    this.sources = sources;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'agentsvc_' });
     // Gauges named like counters, which promtool's lint refuses; the rest of the defaults (CPU,
@@ -128,6 +133,16 @@ export class ServiceMetrics {
    * `model` label one of `models` (the configured ids) or `other`, so that no caller can grow the
    * series. Returns the listeners' removal.
    */
+  /** Read the open sockets gauge from this server (once it listens). */
+  observeSockets(io: { engine: { clientsCount: number } }): void {
+    this.sources.sockets = () => io.engine.clientsCount;
+  }
+
+  /** Read the scheduled jobs gauges from the scheduler. */
+  observeJobs(jobs: () => Promise<{ waiting: number; active: number }>): void {
+    this.sources.jobs = jobs;
+  }
+
   observeModels(hooks: Hooks, models: Iterable<string>): () => void {
     const known = new Set(models);
     const label = (id: string | undefined) => (id && known.has(id) ? id : 'other');

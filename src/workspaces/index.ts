@@ -10,11 +10,13 @@ import { issueRoutes } from './issue-routes.js';
 import { IssueStore } from './issues.js';
 import { workspaceRoutes } from './routes.js';
 import { type SessionsPort, WorkspaceService } from './service.js';
-import { WorkspaceStore } from './store.js';
+import type { WorkspaceStore } from './store.js';
 import { type AgentPort, TaskRuns } from './task-runs.js';
 
 export interface WorkspacesDeps {
   db: Database;
+  /** The workspaces' store (sessions check membership with it too). */
+  store: WorkspaceStore;
   logger: Logger;
   sessions: SessionsPort;
   runs: Pick<Runs, 'start' | 'onEnded'>;
@@ -46,10 +48,9 @@ export type Teams = ReturnType<typeof createWorkspaces>;
 
 /** Workspaces and issues, wired: routes for the app, start once the service listens, close on shutdown. */
 export function createWorkspaces(d: WorkspacesDeps) {
-  const store = new WorkspaceStore(d.db);
+  const store = d.store;
   const issues = new IssueStore(d.db);
   const agents = prodAgentPort(d.db, d.prodAgents);
-  d.sessions.workspaceAccess = (userId, workspaceId) => store.isMember(workspaceId, userId);
   const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
   const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, logger: d.logger });
   const service = new WorkspaceService({
