@@ -13,7 +13,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { pack as tarPack, type Headers, type Pack } from 'tar-stream';
-import { ParallelDigest } from './parallel-digest.js';
 import type { SequenceValue, TableInfo } from './table-copy.js';
 
 export const MANIFEST = 'agentsvc-backup.json';
@@ -69,24 +68,26 @@ export class EntryDigest {
 
 export type EntryHeader = Pick<Headers, 'name' | 'mode' | 'mtime' | 'linkname'> & { type: 'file' | 'directory' | 'symlink'; size?: number };
 
-/** Adds entries to a tar stream one at a time, with backpressure, keeping the digest (on a worker). */
+/** Adds entries to a tar stream one at a time, with backpressure, keeping the digest. */
 export class ArchiveWriter {
   readonly pack: Pack = tarPack();
-  readonly digest = new ParallelDigest();
+  readonly digest = new EntryDigest();
 
-  /** `hashed`: the body's chunks went through digest.move() already (backup.ts fileChunks). */
-  async add(header: EntryHeader, body?: Uint8Array | AsyncIterable<Uint8Array>, hashed = false): Promise<void> {
+  async add(header: EntryHeader, body?: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
     const size = body instanceof Uint8Array ? body.byteLength : (header.size ?? 0);
     this.digest.begin(header.name, header.type, header.linkname ?? '');
     const done = new Promise<void>((resolve, reject) => {
       const sink = this.pack.entry({ ...header, size }, (err) => (err ? reject(err) : resolve()));
       void (async () => {
         if (body && header.type === 'file') {
+          // Each chunk is hashed while the one before it is still being written.
+          let written: Promise<unknown> | null = null;
           for await (const chunk of body instanceof Uint8Array ? [body] : body) {
-            if (!hashed) this.digest.data(chunk);
-            if (!sink.write(chunk)) await once(sink as never, 'drain');
-            if (!hashed) await this.digest.room();
+            this.digest.data(chunk);
+            if (written) await written;
+            written = sink.write(chunk) ? null : once(sink as never, 'drain');
           }
+          if (written) await written;
         }
         sink.end();
       })().catch((e) => sink.destroy(e));

@@ -11,7 +11,6 @@ import type { Config } from '../config/index.js';
 import { openDatabase } from '../db/index.js';
 import { readFolderTree, readUserTree, type TreeEntry } from '../files/tree-io.js';
 import { asset } from '../lib/assets.js';
-import type { ParallelDigest } from './parallel-digest.js';
 import { ArchiveWriter, DB_PIECE, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
 import { appliedMigrations, beginSnapshot, connect, copyOut, listTables, readSequences } from './table-copy.js';
 
@@ -35,63 +34,90 @@ export interface BackupResult {
 }
 
 const CHUNK = 1024 * 1024;
-/** Chunks read and hashed ahead of the one being written. */
-const AHEAD = 3;
+/** Entries opened and read ahead of the one being written (at most a chunk each is held). */
+const AHEAD = 4;
+
+/** An entry ready to be written: a file is open with its first chunk being read. */
+interface Prepared {
+  entry: TreeEntry;
+  file?: { fh: FileHandle; size: number; first: Promise<Uint8Array> };
+}
+
+const readChunk = async (fh: FileHandle, at: number, size: number): Promise<Uint8Array> => {
+  // Zeroed: the part of a file that shrank meanwhile reads as zeros.
+  const buf = new Uint8Array(Math.min(CHUNK, size - at));
+  await fh.read(buf, 0, buf.length, at);
+  return buf;
+};
+
+async function prepare(entry: TreeEntry): Promise<Prepared | null> {
+  if (entry.type !== 'file') return { entry };
+  const fh = await entry.open!().catch(() => null);
+  if (!fh) return null; // gone or replaced meanwhile
+  const { size } = await fh.stat();
+  const first = readChunk(fh, 0, size);
+  first.catch(() => {}); // awaited when written; the failure reaches add() then
+  return { entry, file: { fh, size, first } };
+}
 
 /**
- * Exactly `size` bytes of an open file, hashed: a file that grew is cut, one that shrank meanwhile
- * is padded (tar needs the size announced). Up to AHEAD chunks are read and hashed (on the digest's
- * worker) while the caller writes the current one; reads run one at a time, so hashing keeps order.
+ * Exactly `size` bytes of an open file: a file that grew is cut, one that shrank meanwhile is
+ * padded with zeros (tar needs the size announced). The next chunk is read while this one is written.
  */
-async function* fileChunks(fh: FileHandle, size: number, digest: ParallelDigest): AsyncGenerator<Uint8Array> {
-  const queue: Promise<Uint8Array>[] = [];
-  let pos = 0;
-  let reading: Promise<void> = Promise.resolve();
-  const readNext = () => {
-    const at = pos;
-    const want = Math.min(CHUNK, size - at);
-    pos += want;
-    const read = reading.then(async () => {
-      // Zeroed: the part of a file that shrank meanwhile reads as zeros.
-      const buf = new Uint8Array(want);
-      await fh.read(buf, 0, want, at);
-      return buf;
-    });
-    queue.push(read.then((buf) => digest.move(buf))); // before the next read starts: hashed in order
-    reading = read.then(
-      () => {},
-      () => {}, // the failure reaches the caller through the queue
-    );
-  };
+async function* fileChunks(fh: FileHandle, size: number, first: Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let next: Promise<Uint8Array> | null = first;
   try {
-    while (pos < size && queue.length < AHEAD) readNext();
-    while (queue.length) {
-      const chunk = await queue.shift()!;
-      if (pos < size) readNext();
+    for (let at = 0; next; ) {
+      const chunk: Uint8Array = await next;
+      at += chunk.byteLength;
+      next = at < size ? readChunk(fh, at, size) : null;
       yield chunk;
     }
   } finally {
-    for (const q of queue) q.catch(() => {}); // reads still under way when the consumer stopped
+    next?.catch(() => {}); // a read still under way when the consumer stopped
   }
 }
 
+/**
+ * The entries of a tree into the archive, in order. Up to AHEAD entries are opened and their first
+ * chunk read while the current one is written: most files are a chunk or less, and reading them
+ * one at a time after each write left the disk and the checksum waiting on each other.
+ */
 async function addTree(w: ArchiveWriter, prefix: string, entries: AsyncIterable<TreeEntry>, tick: () => void): Promise<void> {
-  for await (const e of entries) {
-    const name = `${prefix}/${e.rel}`;
-    const base = { name, mode: e.mode, mtime: e.mtime };
-    if (e.type === 'directory') await w.add({ ...base, type: 'directory' });
-    else if (e.type === 'symlink') await w.add({ ...base, type: 'symlink', linkname: e.linkname });
-    else {
-      const fh = await e.open!().catch(() => null);
-      if (!fh) continue; // gone or replaced meanwhile
-      try {
-        const { size } = await fh.stat();
-        await w.add({ ...base, type: 'file', size }, fileChunks(fh, size, w.digest), true);
-      } finally {
-        await fh.close();
+  const it = entries[Symbol.asyncIterator]();
+  const window: Promise<Prepared | null>[] = [];
+  let more = true;
+  const fill = async () => {
+    while (more && window.length < AHEAD) {
+      const r = await it.next();
+      if (r.done) more = false;
+      else {
+        const p = prepare(r.value);
+        p.catch(() => {});
+        window.push(p);
       }
     }
-    tick();
+  };
+  try {
+    for (await fill(); window.length; await fill()) {
+      const p = await window.shift()!;
+      if (!p) continue;
+      const { entry: e, file } = p;
+      const base = { name: `${prefix}/${e.rel}`, mode: e.mode, mtime: e.mtime };
+      if (e.type === 'directory') await w.add({ ...base, type: 'directory' });
+      else if (e.type === 'symlink') await w.add({ ...base, type: 'symlink', linkname: e.linkname });
+      else if (file) {
+        try {
+          await w.add({ ...base, type: 'file', size: file.size }, fileChunks(file.fh, file.size, file.first));
+        } finally {
+          await file.fh.close();
+        }
+      }
+      tick();
+    }
+  } finally {
+    // Stopped by a failure: close what was opened ahead.
+    for (const p of window.splice(0)) await p.then((x) => x?.file?.fh.close(), () => {});
   }
 }
 
@@ -157,7 +183,7 @@ export async function writeBackup(config: Config, out: NodeJS.WritableStream, pr
       users++;
       await addTree(w, `users/${id}`, readUserTree(config.workspaces, id), tick(`files of ${id}`));
     }
-    const trailer: Trailer = { entries: w.digest.entries, bytes: w.digest.bytes, sha256: await w.digest.digest(), rows };
+    const trailer: Trailer = { entries: w.digest.entries, bytes: w.digest.bytes, sha256: w.digest.digest(), rows };
     await w.json(TRAILER, trailer);
     w.finish();
   })();
@@ -169,7 +195,6 @@ export async function writeBackup(config: Config, out: NodeJS.WritableStream, pr
     });
     await Promise.all([failed, piped]);
   } finally {
-    await w.digest.close();
     await db.close();
   }
   return { entries: w.digest.entries, bytes: w.digest.bytes, rows, tables: manifest!.tables.length, users, migrations: manifest!.migrations.length };
