@@ -17,6 +17,9 @@ t.test('console: a 5,000-turn session is virtualised', { timeout: 240_000 }, asy
   const { page, problems, context } = await open(browser, app.url + '/');
   await page.getByLabel('API key').fill(app.adminKey);
   await page.getByLabel('API key').press('Enter');
+  // Signed in (the key is in the tab's storage) before the page is left: going on at once raced
+  // the sign-in, and the session's page then showed the sign-in form.
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   const t0 = Date.now();
   await page.goto(`${app.url}/sessions/${sid}`);
   // Speed is bench/console.ts's job; here the page must get there. Under a full CI run (two test
