@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/index.js';
-import { openDatabase } from '../src/db/index.js';
+import { loadConfig } from '../src/platform/config/index.js';
+import { openDatabase } from '../src/platform/db/index.js';
 
 const named = Object.fromEntries(process.argv.slice(2).filter((a) => a.includes('=')).map((a) => a.split('=', 2)));
 const positional = process.argv.slice(2).filter((a) => !a.includes('='));

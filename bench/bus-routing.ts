@@ -4,8 +4,8 @@
 // service's RedisBus. Usage: npx tsx bench/bus-routing.ts [sessions=60] [events=300] [bytes=200]
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { RedisBus } from '../src/infra/redis-bus.js';
-import type { Following } from '../src/infra/event-bus.js';
+import { RedisBus } from '../src/platform/infra/redis-bus.js';
+import type { Following } from '../src/platform/infra/event-bus.js';
 
 const arg = (k: string, d: number) => Number(process.argv.find((a) => a.startsWith(`${k}=`))?.split('=')[1] ?? d);
 const SESSIONS = arg('sessions', 60);

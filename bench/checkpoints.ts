@@ -5,13 +5,13 @@
 // compresses them as it does source code).
 // BASELINE=<path of another snapshots.ts> measures that implementation first, then this one, in the
 // same run, and prints the figures side by side (e.g. the previous commit's, checked out to a
-// scratch path beside src/timetravel so its imports resolve).
+// scratch path beside src/features/timetravel so its imports resolve).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Snapshots } from '../src/timetravel/snapshots.js';
+import { Snapshots } from '../src/features/timetravel/snapshots.js';
 
 type Impl = typeof Snapshots;
 

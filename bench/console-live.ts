@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { startEmbeddedPostgres } from '../src/platform/db/embedded.js';
 import { startFakeModel } from '../test/fixtures/fake-model.js';
 import { startUp } from './lib/up.js';
 

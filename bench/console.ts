@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { startEmbeddedPostgres } from '../src/platform/db/embedded.js';
 import { importLongSession } from '../test/helpers/long-session.js';
 import { startUp } from './lib/up.js';
 

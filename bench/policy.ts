@@ -8,10 +8,10 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Workspaces } from '../src/files/workspace.js';
-import { type CallFacts, decide, type PolicySet, type SourcedRule, toolMatches } from '../src/policy/rules.js';
-import { ShellParser } from '../src/policy/shell.js';
-import { callFacts, walkedPath } from '../src/policy/targets.js';
+import { Workspaces } from '../src/core/files/session-folder.js';
+import { type CallFacts, decide, type PolicySet, type SourcedRule, toolMatches } from '../src/features/policy/rules.js';
+import { ShellParser } from '../src/features/policy/shell.js';
+import { callFacts, walkedPath } from '../src/features/policy/targets.js';
 
 const N = Number(process.argv[2] ?? 20_000);
 /** Only the kinds whose name starts with this (`paths`, `bash simple`), e.g. to profile one with --cpu-prof. */

@@ -5,10 +5,10 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Api } from '../src/client/api.js';
-import { Progress } from '../src/client/progress.js';
-import { downloadExport, uploadArchive } from '../src/client/transfer.js';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { Api } from '../src/cli/terminal/api.js';
+import { Progress } from '../src/cli/terminal/progress.js';
+import { downloadExport, uploadArchive } from '../src/cli/terminal/transfer.js';
+import { startEmbeddedPostgres } from '../src/platform/db/embedded.js';
 import { makeArchive } from './lib/archive.js';
 import { startUp } from './lib/up.js';
 

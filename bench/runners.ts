@@ -12,7 +12,7 @@ import { createDockerRunner } from '../runners/docker/index.js';
 import { createLocalRunner } from '../runners/local/index.js';
 import type { Runner } from '../runners/types.js';
 import { workspacesRoot } from '../runners/shared.js';
-import { homeFs } from '../src/files/workspace-fs.js';
+import { homeFs } from '../src/core/files/workspace-fs.js';
 
 const EXEC_N = Number(process.env.BENCH_EXEC_N ?? 200);
 const READ_N = Number(process.env.BENCH_READ_N ?? 50);

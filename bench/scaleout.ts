@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { startFakeModel } from '../test/fixtures/fake-model.js';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { startEmbeddedPostgres } from '../src/platform/db/embedded.js';
 import { startUp } from './lib/up.js';
 
 const K = Number(process.argv[2] ?? 200);

@@ -7,12 +7,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/index.js';
-import { openDatabase } from '../src/db/index.js';
-import { Hooks, type HookEvents, type RunInfo } from '../src/chat/hooks.js';
-import { createUsage } from '../src/usage/index.js';
-import { UserService } from '../src/users/service.js';
-import type { Logger } from '../src/lib/logger.js';
+import { loadConfig } from '../src/platform/config/index.js';
+import { openDatabase } from '../src/platform/db/index.js';
+import { Hooks, type HookEvents, type RunInfo } from '../src/core/engine/hooks.js';
+import { createUsage } from '../src/features/usage/index.js';
+import { UserService } from '../src/features/users/service.js';
+import type { Logger } from '../src/platform/lib/logger.js';
 
 const CALLS = Number(process.argv[2] ?? 3000);
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-bench-usage-'));

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // `npm run docs:protocol`: rewrite the generated part of docs/socket-protocol.md (the server events
-// and patch types) from the event catalogue, src/chat/catalogue.ts.
+// and patch types) from the event catalogue, src/core/events/catalogue.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tsImport } from 'tsx/esm/api';
 
-const { protocolTables, clientTable } = await tsImport('../src/chat/catalogue.ts', import.meta.url);
+const { protocolTables, clientTable } = await tsImport('../src/core/events/catalogue.ts', import.meta.url);
 const file = new URL('./socket-protocol.md', import.meta.url);
-const START = '<!-- generated from src/chat/catalogue.ts by `npm run docs:protocol`: do not edit below -->';
+const START = '<!-- generated from src/core/events/catalogue.ts by `npm run docs:protocol`: do not edit below -->';
 const END = '<!-- end of generated part -->';
 let doc = readFileSync(file, 'utf8');
 // Each generated part, in document order: the client events, then the server events.

@@ -1,7 +1,7 @@
 /**
  * Pieces both runners need: user id and working-directory checks, output capture with a byte cap,
  * and the timeout/abort watchdog around one exec. File access is not here: host code reads and
- * writes a user's tree only through the confined file layer (src/files/workspace-fs.ts).
+ * writes a user's tree only through the confined file layer (src/core/files/workspace-fs.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, realpath, rename, rm } from 'node:fs/promises';
@@ -24,7 +24,7 @@ export function checkUserId(userId: string): string {
   return userId;
 }
 
-/** Host folder of a user's computer workspace under the workspaces root (same layout as src/files/paths.ts). */
+/** Host folder of a user's computer workspace under the workspaces root (same layout as src/core/files/paths.ts). */
 export function workspaceHostDir(root: string, userId: string): string {
   return join(root, checkUserId(userId));
 }
@@ -83,7 +83,7 @@ export async function resolveCwd(hostRoot: string, root: string, cwd: string | u
 }
 
 /**
- * A command the runner will not run. `isToolError`: the tool layer (src/chat/tool-exec.ts) shows
+ * A command the runner will not run. `isToolError`: the tool layer (src/core/engine/tool-exec.ts) shows
  * it to the model as a tool error it can act on, unlike RunnerUnavailableError, which fails the run.
  */
 export class SandboxRefusal extends Error {

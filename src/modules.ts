@@ -1,49 +1,49 @@
 import type { FastifyInstance } from 'fastify';
-import type { Hooks, HookEvents } from './chat/hooks.js';
-import type { ModelPort } from './chat/model.js';
-import type { PromptContributor, SystemPrompt } from './chat/system-prompt.js';
-import type { Config } from './config/index.js';
-import type { Database } from './db/index.js';
-import type { Logger } from './lib/logger.js';
-import type { Module, Started } from './lib/modules.js';
-import type { Phase } from './lib/shutdown.js';
-import type { RouteModule } from './server/app.js';
-import type { AppServer, SocketModule } from './server/gateway.js';
-import type { ToolRegistry } from './tools/registry.js';
-import type { Tool, ToolProvider, ToolScope } from './tools/types.js';
-import { adminModule } from './admin/module.js';
-import { agentsModule, tasksModule } from './agents/module.js';
-import { annotationsModule } from './annotations/module.js';
-import { appsModule } from './apps/module.js';
-import { chatModule, engineModule, eventsModule } from './chat/module.js';
-import { compactionModule } from './compaction/module.js';
-import { computersModule, runnerModule } from './computers/module.js';
-import { diagnosticsModule } from './diagnostics/module.js';
-import { filesModule, foldersModule } from './files/module.js';
-import { frontendConfigModule } from './frontend-config/module.js';
-import { gisModule } from './gis/module.js';
-import { memoriesModule } from './memories/module.js';
-import { modelsModule } from './models/module.js';
-import { pluginsModule } from './plugins/module.js';
-import { policyModule } from './policy/module.js';
-import { portabilityModule } from './portability/module.js';
-import { productionModule } from './production/module.js';
-import { registryModule } from './registry/module.js';
-import { replayModule } from './replay/module.js';
-import { retentionModule } from './retention/module.js';
-import { schedulingModule } from './scheduling/module.js';
-import { sessionsModule } from './sessions/module.js';
-import { settingsModule } from './settings/module.js';
-import { sharingModule } from './sharing/module.js';
-import { skillsModule } from './skills/module.js';
-import { catalogModule, solutionsModule } from './solutions/module.js';
-import { telemetryModule } from './telemetry/module.js';
-import { timetravelModule } from './timetravel/module.js';
-import { tokenizeModule } from './tokenize/module.js';
-import { backgroundModule, toolRoutesModule } from './tools/module.js';
-import { usageModule } from './usage/module.js';
-import { usersModule } from './users/module.js';
-import { teamStoreModule, teamsModule } from './workspaces/module.js';
+import type { Hooks, HookEvents } from './core/engine/hooks.js';
+import type { ModelPort } from './core/models/port.js';
+import type { PromptContributor, SystemPrompt } from './core/engine/system-prompt.js';
+import type { Config } from './platform/config/index.js';
+import type { Database } from './platform/db/index.js';
+import type { Logger } from './platform/lib/logger.js';
+import type { Module, Started } from './platform/lib/modules.js';
+import type { Phase } from './platform/lib/shutdown.js';
+import type { RouteModule } from './platform/server/app.js';
+import type { AppServer, SocketModule } from './platform/server/gateway.js';
+import type { ToolRegistry } from './core/tools/registry.js';
+import type { Tool, ToolProvider, ToolScope } from './core/tools/types.js';
+import { adminModule } from './features/admin/module.js';
+import { agentsModule, tasksModule } from './core/agent-tools/module.js';
+import { annotationsModule } from './features/annotations/module.js';
+import { appsModule } from './features/apps/module.js';
+import { chatModule, engineModule, eventsModule } from './core/engine/module.js';
+import { compactionModule } from './features/compaction/module.js';
+import { computersModule, runnerModule } from './features/computers/module.js';
+import { diagnosticsModule } from './features/diagnostics/module.js';
+import { filesModule, foldersModule } from './core/files/module.js';
+import { frontendConfigModule } from './features/frontend-config/module.js';
+import { gisModule } from './features/gis/module.js';
+import { memoriesModule } from './features/memories/module.js';
+import { modelsModule } from './core/models/module.js';
+import { pluginsModule } from './features/plugin-host/module.js';
+import { policyModule } from './features/policy/module.js';
+import { portabilityModule } from './features/portability/module.js';
+import { productionModule } from './features/production/module.js';
+import { registryModule } from './features/registry/module.js';
+import { replayModule } from './features/replay/module.js';
+import { retentionModule } from './features/retention/module.js';
+import { schedulingModule } from './features/scheduling/module.js';
+import { sessionsModule } from './core/sessions/module.js';
+import { settingsModule } from './features/user-settings/module.js';
+import { sharingModule } from './features/sharing/module.js';
+import { skillsModule } from './features/skills/module.js';
+import { catalogModule, solutionsModule } from './features/solutions/module.js';
+import { telemetryModule } from './features/telemetry/module.js';
+import { timetravelModule } from './features/timetravel/module.js';
+import { tokenizeModule } from './features/token-count/module.js';
+import { backgroundModule, toolRoutesModule } from './core/tools/module.js';
+import { usageModule } from './features/usage/module.js';
+import { usersModule } from './features/users/module.js';
+import { teamStoreModule, teamsModule } from './features/teams/module.js';
 
 /** A hook listener a module contributes: `{ on: 'session.deleted', run: ({ sessionId }) => ... }`. */
 export type HookListener = { [K in keyof HookEvents]: { on: K; run: (payload: HookEvents[K]) => unknown } }[keyof HookEvents];
@@ -57,13 +57,13 @@ export interface Job {
   stop?(): Promise<unknown>;
 }
 
-declare module './lib/modules.js' {
+declare module './platform/lib/modules.js' {
   /** What every module's start is given (made by startService before any module). */
   interface Kernel {
     config: Config;
     logger: Logger;
     db: Database;
-    /** The run engine's seams (src/chat/hooks.ts). */
+    /** The run engine's seams (src/core/engine/hooks.ts). */
     hooks: Hooks;
     tools: ToolRegistry;
     prompt: SystemPrompt;

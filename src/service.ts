@@ -1,38 +1,38 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Hooks } from './chat/hooks.js';
-import type { ModelPort } from './chat/model.js';
-import type { EventLog } from './chat/events.js';
-import type { ChatService } from './chat/chat-service.js';
-import type { RunExecutor } from './chat/run-executor.js';
-import type { Runs } from './chat/runs.js';
-import type { TurnStore } from './chat/turn-store.js';
-import { SystemPrompt, basePrompt, planningPrompt } from './chat/system-prompt.js';
-import type { Config } from './config/index.js';
-import { openDatabase, type Database } from './db/index.js';
-import { openLogStream } from './lib/log-file.js';
-import { errField, keepServing, LateLogger } from './lib/logger.js';
-import { type Kernel, startModules } from './lib/modules.js';
-import { Shutdown } from './lib/shutdown.js';
+import { Hooks } from './core/engine/hooks.js';
+import type { ModelPort } from './core/models/port.js';
+import type { EventLog } from './core/events/events.js';
+import type { ChatService } from './core/engine/chat-service.js';
+import type { RunExecutor } from './core/engine/run-executor.js';
+import type { Runs } from './core/engine/runs.js';
+import type { TurnStore } from './core/conversation/turn-store.js';
+import { SystemPrompt, basePrompt, planningPrompt } from './core/engine/system-prompt.js';
+import type { Config } from './platform/config/index.js';
+import { openDatabase, type Database } from './platform/db/index.js';
+import { openLogStream } from './platform/lib/log-file.js';
+import { errField, keepServing, LateLogger } from './platform/lib/logger.js';
+import { type Kernel, startModules } from './platform/lib/modules.js';
+import { Shutdown } from './platform/lib/shutdown.js';
 import { type Collected, contribute, MODULES } from './modules.js';
-import type { FirstParty } from './plugins/first-party.js';
-import type { PluginReport } from './plugins/loader.js';
-import type { Production } from './production/module.js';
-import type { Retention } from './retention/index.js';
-import type { Scheduling } from './scheduling/index.js';
-import { buildApp } from './server/app.js';
-import { createGateway, type AppServer } from './server/gateway.js';
-import type { Solutions } from './solutions/module.js';
-import { logMixin } from './telemetry/log-context.js';
-import type { BackgroundTasks } from './tools/background.js';
-import { ToolRegistry } from './tools/registry.js';
-import { bootstrapAdmin } from './users/bootstrap.js';
-import type { UserService } from './users/service.js';
-import type { Teams } from './workspaces/index.js';
+import type { FirstParty } from './features/plugin-host/first-party.js';
+import type { PluginReport } from './features/plugin-host/loader.js';
+import type { Production } from './features/production/module.js';
+import type { Retention } from './features/retention/index.js';
+import type { Scheduling } from './features/scheduling/index.js';
+import { buildApp } from './platform/server/app.js';
+import { createGateway, type AppServer } from './platform/server/gateway.js';
+import type { Solutions } from './features/solutions/module.js';
+import { logMixin } from './features/telemetry/log-context.js';
+import type { BackgroundTasks } from './core/tools/background.js';
+import { ToolRegistry } from './core/tools/registry.js';
+import { bootstrapAdmin } from './features/users/bootstrap.js';
+import type { UserService } from './features/users/service.js';
+import type { Teams } from './features/teams/index.js';
 import type { Runner } from '../runners/types.js';
 
-/** Solutions, roles, admins, production agents and solutions (src/solutions, src/production). */
+/** Solutions, roles, admins, production agents and solutions (src/features/solutions, src/features/production). */
 export type Business = Solutions & Production;
 
 export interface Service {
@@ -53,9 +53,9 @@ export interface Service {
   retention: Retention;
   business: Business;
   teams: Teams;
-  /** The run engine's seams: gates before model and tool calls, events after (src/chat/hooks.ts). */
+  /** The run engine's seams: gates before model and tool calls, events after (src/core/engine/hooks.ts). */
   hooks: Hooks;
-  /** Start runs and learn how they ended (src/chat/runs.ts). */
+  /** Start runs and learn how they ended (src/core/engine/runs.ts). */
   runs: Runs;
   url: string;
   adminKeyCreated: boolean;

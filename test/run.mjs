@@ -72,7 +72,7 @@ async function startRedis() {
 }
 
 try {
-  const { startEmbeddedPostgres } = await tsImport('../src/db/embedded.ts', import.meta.url);
+  const { startEmbeddedPostgres } = await tsImport('../src/platform/db/embedded.ts', import.meta.url);
   const pg = await startEmbeddedPostgres(home, { database: 'postgres' });
   stops.push(() => pg.stop());
   process.env.TEST_PG_URL = pg.url;

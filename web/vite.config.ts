@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 // The console is built into dist/web, beside the service's own build, and served by
-// src/server/console.ts. Everything it needs is bundled: no CDN, nothing inline (strict CSP).
+// src/platform/server/console.ts. Everything it needs is bundled: no CDN, nothing inline (strict CSP).
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/',

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { AgentsvcPlugin, PluginApi, Tool, ToolResult } from '../../src/plugins/api.js';
-import { ToolError } from '../../src/plugins/api.js';
+import type { AgentsvcPlugin, PluginApi, Tool, ToolResult } from '../../src/features/plugin-host/api.js';
+import { ToolError } from '../../src/features/plugin-host/api.js';
 import type { Integrations, OpenApiIntegration } from './config.js';
 import { buildRequest, integrationToolName, type Operation, parseOpenApi } from './openapi.js';
 

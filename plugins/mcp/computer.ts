@@ -1,7 +1,7 @@
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { PluginComputer } from '../../src/plugins/api.js';
+import type { PluginComputer } from '../../src/features/plugin-host/api.js';
 
 /** A shell word: single-quoted unless plainly safe. */
 export const shellWord = (w: string) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentsvcPlugin, Tool, ToolResult } from '../../src/plugins/api.js';
-import { ToolError } from '../../src/plugins/api.js';
+import type { AgentsvcPlugin, Tool, ToolResult } from '../../src/features/plugin-host/api.js';
+import { ToolError } from '../../src/features/plugin-host/api.js';
 import { isStdio, type McpServers } from './config.js';
 import { exposedName } from './names.js';
 import { PerUserServer } from './per-user.js';

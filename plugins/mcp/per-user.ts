@@ -1,4 +1,4 @@
-import type { CheckResult, CheckViewer, PluginApi, SessionScope } from '../../src/plugins/api.js';
+import type { CheckResult, CheckViewer, PluginApi, SessionScope } from '../../src/features/plugin-host/api.js';
 import { ComputerStdioTransport, shellWord } from './computer.js';
 import type { StdioServer } from './config.js';
 import { McpServerConnection } from './server.js';

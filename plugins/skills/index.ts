@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentsvcPlugin, PluginApi, SessionScope, Tool } from '../../src/plugins/api.js';
-import { ToolError } from '../../src/plugins/api.js';
+import type { AgentsvcPlugin, PluginApi, SessionScope, Tool } from '../../src/features/plugin-host/api.js';
+import { ToolError } from '../../src/features/plugin-host/api.js';
 import { SKILL_NAME } from './format.js';
 import { type LoadedSkill, SkillLibrary } from './library.js';
 

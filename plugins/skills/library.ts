@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SessionFiles, SessionScope } from '../../src/plugins/api.js';
+import type { SessionFiles, SessionScope } from '../../src/features/plugin-host/api.js';
 import { parseSkill, type SkillDoc, SKILL_NAME } from './format.js';
 
 /** Session skills live here, relative to the session folder (CONTRACT 12). */

@@ -1,4 +1,4 @@
-import type { SessionFiles, SessionScope } from '../../src/plugins/api.js';
+import type { SessionFiles, SessionScope } from '../../src/features/plugin-host/api.js';
 import { parseSkill, SKILL_NAME } from './format.js';
 import { INSTALLED_MARK, SESSION_DIR, SOURCE_MARK } from './library.js';
 

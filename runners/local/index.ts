@@ -23,7 +23,7 @@ import {
   workspacesRoot,
   type Owner,
 } from '../shared.js';
-import { grantTraverse } from '../../src/lib/system-user.js';
+import { grantTraverse } from '../../src/platform/lib/system-user.js';
 import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, SANDBOX_USER, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
 import { attachNetwork, type NetTools } from './net.js';
 

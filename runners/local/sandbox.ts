@@ -6,7 +6,7 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { systemUser } from '../../src/lib/system-user.js';
+import { systemUser } from '../../src/platform/lib/system-user.js';
 
 /** uid/gid of commands inside the sandbox (the docker image's `agent` has the same). */
 export const SANDBOX_UID = 1000;

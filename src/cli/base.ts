@@ -1,5 +1,5 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
-import { ConfigError, loadConfig, type Config, type LoadOptions } from '../config/index.js';
+import { ConfigError, loadConfig, type Config, type LoadOptions } from '../platform/config/index.js';
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 

@@ -1,8 +1,8 @@
 import { Flags, type Command } from '@oclif/core';
 import { BaseCommand } from './base.js';
-import { openDatabase } from '../db/index.js';
-import { UserService } from '../users/service.js';
-import type { User } from '../db/entities.js';
+import { openDatabase } from '../platform/db/index.js';
+import { UserService } from '../features/users/service.js';
+import type { User } from '../platform/db/entities.js';
 
 /** Shared by the `keys *` commands: opens the store (joining a running `up`) and resolves --user. */
 export abstract class KeysCommand<T extends typeof Command> extends BaseCommand<T> {

@@ -1,4 +1,4 @@
-import { recordedServiceUrl } from '../client/options.js';
+import { recordedServiceUrl } from './terminal/options.js';
 
 /**
  * The URL of a service that already serves `home`: the one its `run/url` names, if it answers

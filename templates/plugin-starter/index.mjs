@@ -1,6 +1,6 @@
 // A starter agentsvc plugin: copy this folder, rename it, and list the folder's path (absolute, or
 // starting with ./), this file's, or the npm package name once published, in AGENTSVC_PLUGINS.
-// The types come from `agentsvc/plugin` (src/plugins/api.ts); this file needs nothing of agentsvc
+// The types come from `agentsvc/plugin` (src/features/plugin-host/api.ts); this file needs nothing of agentsvc
 // at run time, so it works wherever it is copied.
 
 /** @type {import('agentsvc/plugin').AgentsvcPlugin} */

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig } from '../../src/platform/config/index.js';
 
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-cfg-'));
 

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { startEmbeddedPostgres } from '../../src/platform/db/embedded.js';
 
 const SECRETS = { OPENAI_API_KEY: 'sk-test-must-not-leak', DATABASE_URL: 'postgres://u:pw-must-not-leak@db/x', AGENTSVC_SEARCH_API_KEY: 'leak' };
 
@@ -76,7 +76,7 @@ t.test(
 );
 
 t.test('the owner file cannot be pointed elsewhere by whoever owns the db folder', async (t) => {
-  const { readOwner, writeOwner, ownerFile, self } = await import('../../src/db/pg-process.js');
+  const { readOwner, writeOwner, ownerFile, self } = await import('../../src/platform/db/pg-process.js');
   const base = mkdtempSync(join(tmpdir(), 'agentsvc-owner-'));
   t.teardown(() => rmSync(base, { recursive: true, force: true }));
   const victim = join(base, 'victim');

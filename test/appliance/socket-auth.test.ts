@@ -29,8 +29,8 @@ t.test('Socket.IO handshake checks auth.token; deleting a key disconnects its so
   const k2 = await app.service.users.createKey((await app.service.users.findUser('admin'))!.id, 'cli');
   const s3 = app.socket(k2.plaintext);
   await once(s3, 'connect');
-  const { UserService } = await import('../../src/users/service.js');
-  const { openDatabase } = await import('../../src/db/index.js');
+  const { UserService } = await import('../../src/features/users/service.js');
+  const { openDatabase } = await import('../../src/platform/db/index.js');
   const db2 = await openDatabase(app.config);
   t.teardown(() => db2.close());
   const cli = new UserService(db2.em);

@@ -4,7 +4,9 @@ import t from 'tap';
 
 /**
  * The folders under src/ import each other without a cycle (issue #10): a new capability lands as a
- * folder that depends on the core, never as one the core must know about in return.
+ * folder that depends on the core, never as one the core must know about in return. A folder is a
+ * layer's sub-folder (`core/engine`, `features/policy`), and the layers import downwards only:
+ * cli -> the composition root (service.ts, modules.ts) -> features -> core -> platform (issue #27).
  */
 const root = resolve(import.meta.dirname, '../../src');
 
@@ -18,7 +20,7 @@ function tsFiles(dir: string): string[] {
 export function folderGraph(dir: string): Map<string, Set<string>> {
   const folder = (p: string) => {
     const parts = relative(dir, p).split('/');
-    return parts.length > 1 ? parts[0] : '(root)';
+    return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts.length > 1 ? parts[0] : '(root)';
   };
   const edges = new Map<string, Set<string>>();
   for (const f of tsFiles(dir)) {
@@ -82,4 +84,22 @@ t.test('no import cycle between the folders of src/', async (t) => {
   const g = folderGraph(root);
   t.ok(g.size >= 10, `graph read (${g.size} folders import others)`);
   t.same(cycles(g), [], 'folders in a cycle');
+});
+
+/** The layers under src/, lowest first: a file may import its own layer and those below it. */
+const LAYERS = ['platform', 'core', 'features', '(root)', 'cli'];
+
+/** Upward imports that are right where they are: `from folder -> to folder: why`. */
+const UPWARD: Record<string, string> = {
+  'features/backup -> cli': 'restore refuses a home that a running `up` serves, read from run/url as the CLI reads it',
+};
+
+t.test('layers import downwards: cli, root, features, core, platform', async (t) => {
+  const layer = (folder: string) => LAYERS.indexOf(folder.split('/')[0]);
+  const up = new Set<string>();
+  for (const [from, tos] of folderGraph(root))
+    for (const to of tos) if (layer(to) > layer(from)) up.add(`${from} -> ${to.split('/')[0]}`);
+  t.same([...up].filter((e) => !UPWARD[e]).sort(), [], 'upward imports (move the code down, or list it in UPWARD with a reason)');
+  t.same(Object.keys(UPWARD).filter((e) => !up.has(e)), [], 'no stale UPWARD entries');
+  t.ok(LAYERS.every((l) => l === '(root)' || readdirSync(root).includes(l)), 'every layer is a folder of src/');
 });

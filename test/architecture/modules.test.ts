@@ -1,8 +1,8 @@
 import t from 'tap';
-import { type Module, ModuleGraphError, orderModules, startModules } from '../../src/lib/modules.js';
-import { Shutdown } from '../../src/lib/shutdown.js';
+import { type Module, ModuleGraphError, orderModules, startModules } from '../../src/platform/lib/modules.js';
+import { Shutdown } from '../../src/platform/lib/shutdown.js';
 
-/** The module orderer and starter (src/lib/modules.ts) with toy modules that record what happens. */
+/** The module orderer and starter (src/platform/lib/modules.ts) with toy modules that record what happens. */
 function toy(name: string, needs: string[], log: string[], opts: { fail?: boolean; provides?: unknown } = {}): Module {
   return {
     name,

@@ -4,7 +4,7 @@ import t from 'tap';
 
 /**
  * The trust boundary is built once (CONTRACT 6): host code reaches a user's tree only through the
- * confined file layer (src/files/confine.ts, entry-ops.ts, workspace-fs.ts and the file endpoints
+ * confined file layer (src/core/files/confine.ts, entry-ops.ts, workspace-fs.ts and the file endpoints
  * built on them), and runners are exec only. This test fails when a file that is not listed here
  * starts using `node:fs`, so a new feature cannot quietly read or write a workspace by path: it
  * has to use the layer, or be listed here with the reason it never touches a user's tree.
@@ -13,55 +13,55 @@ const repo = resolve(import.meta.dirname, '../..');
 
 /** The layer itself: everything it does goes through descriptors opened without following links. */
 const LAYER: Record<string, string> = {
-  'src/files/confine.ts': 'the descriptor walk',
-  'src/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
-  'src/files/workspace-fs.ts': 'WorkspaceFs, the API everyone else uses',
-  'src/files/routes.ts': 'file endpoints: rename/symlink/unlink on walked entries (at(dir, name))',
-  'src/files/upload.ts': 'receives into a private temp folder, then renames onto walked entries',
-  'src/files/zip.ts': 'zips a walked folder through descriptors',
-  'src/files/read-lines.ts': 'reads an already opened FileHandle (type import)',
-  'src/files/quota.ts': "counts a user's bytes by a descriptor walk of their folder (lstat, links never followed)",
-  'src/files/tree-io.ts': "a user's whole tree for backup and restore, through descriptors; links kept as links",
-  'src/files/tree-sync.ts': 'a session folder as checkpoints read and rewind it, through descriptors; links kept as links',
-  'src/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
-  'src/tools/files/grep-worker.mjs': 'reads kernel paths given by the walk, O_NOFOLLOW',
-  'src/tools/files/index.ts': 'FileHandle type of entries opened by the layer',
-  'src/apps/serve.ts': 'FileHandle type of published files opened by the layer',
+  'src/core/files/confine.ts': 'the descriptor walk',
+  'src/core/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
+  'src/core/files/workspace-fs.ts': 'WorkspaceFs, the API everyone else uses',
+  'src/core/files/routes.ts': 'file endpoints: rename/symlink/unlink on walked entries (at(dir, name))',
+  'src/core/files/upload.ts': 'receives into a private temp folder, then renames onto walked entries',
+  'src/core/files/zip.ts': 'zips a walked folder through descriptors',
+  'src/core/files/read-lines.ts': 'reads an already opened FileHandle (type import)',
+  'src/core/files/quota.ts': "counts a user's bytes by a descriptor walk of their folder (lstat, links never followed)",
+  'src/core/files/tree-io.ts': "a user's whole tree for backup and restore, through descriptors; links kept as links",
+  'src/core/files/tree-sync.ts': 'a session folder as checkpoints read and rewind it, through descriptors; links kept as links',
+  'src/core/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
+  'src/core/tools/files/grep-worker.mjs': 'reads kernel paths given by the walk, O_NOFOLLOW',
+  'src/core/tools/files/index.ts': 'FileHandle type of entries opened by the layer',
+  'src/features/apps/serve.ts': 'FileHandle type of published files opened by the layer',
 };
 
 /** Files that use the filesystem for the operator's own files, never for a user's tree. */
 const OPERATOR: Record<string, string> = {
-  'src/config/index.ts': 'config.json',
-  'src/db/embedded.ts': 'the embedded PostgreSQL folder',
-  'src/lib/system-user.ts': 'lets the service\'s system users traverse to their folders (root installs)',
-  'src/db/pg-process.ts': 'PostgreSQL process files',
+  'src/platform/config/index.ts': 'config.json',
+  'src/platform/db/embedded.ts': 'the embedded PostgreSQL folder',
+  'src/platform/lib/system-user.ts': 'lets the service\'s system users traverse to their folders (root installs)',
+  'src/platform/db/pg-process.ts': 'PostgreSQL process files',
   'src/service.ts': 'the logs folder',
-  'src/users/bootstrap.ts': 'admin.key',
-  'src/lib/assets.ts': 'files shipped in the package',
-  'src/chat/tokens.ts': 'the tokenizer ranks shipped with js-tiktoken',
-  'src/solutions/catalog.ts': 'solution packages under templates/ and plugins',
-  'src/tools/web/webfetch.ts': 'its worker script',
-  'src/diagnostics/checks.ts': 'statfs and modes of AGENTSVC_HOME',
-  'src/diagnostics/local.ts': 'local checks of AGENTSVC_HOME',
-  'src/frontend-config/routes.ts': 'AGENTSVC_HOME/frontend_config',
-  'src/server/console.ts': 'the built web console shipped in the package',
-  'src/plugins/loader.ts': "the package.json of a plugin folder the operator names in AGENTSVC_PLUGINS",
-  'src/skills/routes.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
+  'src/features/users/bootstrap.ts': 'admin.key',
+  'src/platform/lib/assets.ts': 'files shipped in the package',
+  'src/core/models/tokenizer.ts': 'the tokenizer ranks shipped with js-tiktoken',
+  'src/features/solutions/catalog.ts': 'solution packages under templates/ and plugins',
+  'src/core/tools/web/webfetch.ts': 'its worker script',
+  'src/features/diagnostics/checks.ts': 'statfs and modes of AGENTSVC_HOME',
+  'src/features/diagnostics/local.ts': 'local checks of AGENTSVC_HOME',
+  'src/features/frontend-config/routes.ts': 'AGENTSVC_HOME/frontend_config',
+  'src/platform/server/console.ts': 'the built web console shipped in the package',
+  'src/features/plugin-host/loader.ts': "the package.json of a plugin folder the operator names in AGENTSVC_PLUGINS",
+  'src/features/skills/routes.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
   'plugins/skills/library.ts': 'global skills in AGENTSVC_HOME/skills (operator and plugins)',
   'plugins/integrations/index.ts': "an integration's OpenAPI file named by the operator",
-  'src/portability/routes.ts': 'streams an upload to a private temp folder of the service',
-  'src/portability/import.ts': 'stages an archive in that private folder; moves it in through the session folder descriptor',
-  'src/backup/backup.ts': 'AGENTSVC_HOME config files and the list of user folders; user trees go through tree-io.ts',
-  'src/backup/restore.ts': 'the archive the person names; a private temp copy of its config.json',
-  'src/timetravel/object-store.ts': 'the service-owned checkpoint stores (<workspaces>/.snapshots); session folders go through tree-sync.ts',
-  'src/backup/restore-target.ts': 'AGENTSVC_HOME and the service-owned checkpoint stores of the target; user trees go through tree-io.ts',
-  'src/commands/backup.ts': 'the CLI: the archive the person names',
-  'src/client/options.ts': 'the CLI: config and key files of the person running it',
-  'src/client/transfer.ts': 'the CLI: the archive the person names',
-  'src/commands/export.ts': 'the CLI: the archive the person names',
-  'src/client/logs.ts': 'the CLI: reads the service log of AGENTSVC_HOME',
-  'src/client/slash.ts': 'the CLI: /export checks whether the archive the person names exists',
-  'src/commands/keys/delete.ts': "the CLI: reads admin.key so it does not delete the key it runs with",
+  'src/features/portability/routes.ts': 'streams an upload to a private temp folder of the service',
+  'src/features/portability/import.ts': 'stages an archive in that private folder; moves it in through the session folder descriptor',
+  'src/features/backup/backup.ts': 'AGENTSVC_HOME config files and the list of user folders; user trees go through tree-io.ts',
+  'src/features/backup/restore.ts': 'the archive the person names; a private temp copy of its config.json',
+  'src/features/timetravel/object-store.ts': 'the service-owned checkpoint stores (<workspaces>/.snapshots); session folders go through tree-sync.ts',
+  'src/features/backup/restore-target.ts': 'AGENTSVC_HOME and the service-owned checkpoint stores of the target; user trees go through tree-io.ts',
+  'src/cli/commands/backup.ts': 'the CLI: the archive the person names',
+  'src/cli/terminal/options.ts': 'the CLI: config and key files of the person running it',
+  'src/cli/terminal/transfer.ts': 'the CLI: the archive the person names',
+  'src/cli/commands/export.ts': 'the CLI: the archive the person names',
+  'src/cli/terminal/logs.ts': 'the CLI: reads the service log of AGENTSVC_HOME',
+  'src/cli/terminal/slash.ts': 'the CLI: /export checks whether the archive the person names exists',
+  'src/cli/commands/keys/delete.ts': "the CLI: reads admin.key so it does not delete the key it runs with",
   'plugins/skills/shipped/csv-insights/scripts/profile.mjs': 'a skill script: runs inside the computer',
   'plugins/skills/shipped/repo-map/scripts/map.mjs': 'a skill script: runs inside the computer',
 };
@@ -106,7 +106,7 @@ t.test('runners and plugins get no host path of a workspace', async (t) => {
   const computer = /export interface Computer \{([\s\S]*?)\n\}/.exec(types)?.[1] ?? '';
   t.ok(computer.includes('exec('), 'Computer execs');
   t.notMatch(computer, /hostRoot|readFile|writeFile/, 'Computer has no host root and no by-path file IO');
-  const api = readFileSync(join(repo, 'src/plugins/api.ts'), 'utf8');
+  const api = readFileSync(join(repo, 'src/features/plugin-host/api.ts'), 'utf8');
   t.notMatch(api, /hostDir|hostRoot|resolve\(path/, 'the plugin API hands out no host path');
   for (const f of files(join(repo, 'src')).concat(files(join(repo, 'plugins')), files(join(repo, 'templates')))) {
     const text = readFileSync(f, 'utf8');

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { CLIENT_EVENTS, clientTable, parseServerEvent, protocolTables, SERVER_EVENTS } from '../../src/chat/catalogue.js';
+import { CLIENT_EVENTS, clientTable, parseServerEvent, protocolTables, SERVER_EVENTS } from '../../src/core/events/catalogue.js';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-// The event catalogue (src/chat/catalogue.ts) is what clients get: a real run's events match it,
+// The event catalogue (src/core/events/catalogue.ts) is what clients get: a real run's events match it,
 // and the protocol document's server-event tables are generated from it.
 
 t.test("a run's events (text, thinking, tools, a failing tool, usage) all match the catalogue", async (t) => {
@@ -34,7 +34,7 @@ t.test('docs/socket-protocol.md carries the tables generated from the catalogue 
 });
 
 t.test('the socket handles exactly the client events of the catalogue', async (t) => {
-  const src = readFileSync(new URL('../../src/chat/socket.ts', import.meta.url), 'utf8');
+  const src = readFileSync(new URL('../../src/core/engine/socket.ts', import.meta.url), 'utf8');
   const handled = [...src.matchAll(/handle\('([a-z]+:[a-z]+)'/g)].map((m) => m[1]).sort();
   t.same(handled, Object.keys(CLIENT_EVENTS).sort());
 });

@@ -34,7 +34,7 @@ t.test('a run the model fails is logged at warn with who, what and why', async (
     if (!line) await new Promise((r) => setTimeout(r, 100));
   }
   t.match(line, { level: 40, session_id: sid, user_id: me, code: 'MODEL_ERROR', cause: /500/ }, 'one warn line says who, what and why');
-  // The id of the chat:send that started the run (src/telemetry/log-context.ts), and REST lines
+  // The id of the chat:send that started the run (src/features/telemetry/log-context.ts), and REST lines
   // keep fastify's ids.
   t.match(line?.reqId, /^ev-\d+$/, "with the request id of the run's chat:send");
   const created = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.req?.url === '/api/sessions');

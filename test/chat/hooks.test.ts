@@ -1,10 +1,10 @@
 import t from 'tap';
 import { chatFixture, untilEnd, echoTool } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
-import type { HookEvents } from '../../src/chat/hooks.js';
+import type { HookEvents } from '../../src/core/engine/hooks.js';
 import { waitFor } from '../helpers/wait.js';
 
-// The run engine's seams (src/chat/hooks.ts): what policy, budgets, usage and metrics plug into.
+// The run engine's seams (src/core/engine/hooks.ts): what policy, budgets, usage and metrics plug into.
 
 
 t.test('events: a run tells run.started, model.call, tool.call and run.ended, in order', async (t) => {

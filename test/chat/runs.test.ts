@@ -1,8 +1,8 @@
 import t from 'tap';
 import { buildWithModel, createSession } from '../helpers/chat.js';
-import type { RunOutcome } from '../../src/chat/runs.js';
+import type { RunOutcome } from '../../src/core/engine/runs.js';
 
-// The runs API (src/chat/runs.ts): start a run, learn how it ended, without scraping events.
+// The runs API (src/core/engine/runs.ts): start a run, learn how it ended, without scraping events.
 
 t.test('runs.start: the handle ends with the run outcome (completed, then failed with its error)', async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_MODEL_RETRIES: '0' });

@@ -19,6 +19,6 @@ t.test('a shutdown during a run sends chat:end interrupted before the sockets cl
   sock.on('disconnect', () => order.push('disconnect'));
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'x' })).ok, true);
   await waitFor(() => seen.some((e) => e.name === 'turn:start' && e.payload.role === 'assistant'), { what: "the assistant's turn:start" });
-  await app.service.close(); // what SIGTERM does (src/commands/up.ts)
+  await app.service.close(); // what SIGTERM does (src/cli/commands/up.ts)
   t.same(order.slice(0, 2), ['chat:end interrupted', 'disconnect']);
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { applyPatch, type Turn } from '../../src/chat/turns.js';
+import { applyPatch, type Turn } from '../../src/core/conversation/turns.js';
 import { buildWithModel, createSession, record, shape, subscribe, untilEnd, type Recorded } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { turnText } from '../../src/chat/turns.js';
+import { turnText } from '../../src/core/conversation/turns.js';
 import { buildWithModel } from '../helpers/chat.js';
 import { axe, DESKTOP, launch, open, PHONE, shot } from './browser.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { turnText } from '../../src/chat/turns.js';
+import { turnText } from '../../src/core/conversation/turns.js';
 import { startService } from '../../src/service.js';
 import { buildWithModel } from '../helpers/chat.js';
 import { launch, open, shot } from './browser.js';

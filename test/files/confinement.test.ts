@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { sessionHostDir } from '../../src/files/paths.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
 import { build, type TestApp } from '../helpers/app.js';
 import { createSession } from '../helpers/chat.js';
 import { filesFixture, uploadForm } from '../helpers/files.js';

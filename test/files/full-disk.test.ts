@@ -9,9 +9,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/files/workspace.js';
-import { editTool, writeTool } from '../../src/tools/files/index.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
+import { editTool, writeTool } from '../../src/core/tools/files/index.js';
+import type { ToolContext } from '../../src/core/tools/types.js';
 import { build } from '../helpers/app.js';
 import { createSession } from '../helpers/chat.js';
 

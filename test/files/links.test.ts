@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/files/workspace.js';
-import { writeTool } from '../../src/tools/files/index.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
+import { writeTool } from '../../src/core/tools/files/index.js';
+import type { ToolContext } from '../../src/core/tools/types.js';
 import { filesFixture, uploadForm } from '../helpers/files.js';
 
 function outsideDir(t: { teardown(fn: () => unknown): void }): string {

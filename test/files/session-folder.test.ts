@@ -3,12 +3,12 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { sessionHostDir, userWorkspaceDir } from '../../src/files/paths.js';
-import { Workspaces } from '../../src/files/workspace.js';
-import { globTool } from '../../src/tools/files/glob.js';
-import { grepTool } from '../../src/tools/files/grep.js';
-import { editTool, readTool, writeTool } from '../../src/tools/files/index.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { sessionHostDir, userWorkspaceDir } from '../../src/core/files/paths.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
+import { globTool } from '../../src/core/tools/files/glob.js';
+import { grepTool } from '../../src/core/tools/files/grep.js';
+import { editTool, readTool, writeTool } from '../../src/core/tools/files/index.js';
+import type { ToolContext } from '../../src/core/tools/types.js';
 import { build, type TestApp } from '../helpers/app.js';
 import { createSession } from '../helpers/chat.js';
 import { uploadForm } from '../helpers/files.js';

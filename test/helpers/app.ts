@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
-import { loadConfig, type Config } from '../../src/config/index.js';
+import { loadConfig, type Config } from '../../src/platform/config/index.js';
 import { startService, type Service } from '../../src/service.js';
 import { freshDatabaseUrl } from './db.js';
 

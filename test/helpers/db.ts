@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../../src/config/index.js';
-import { migrate, openDatabase, type Database } from '../../src/db/index.js';
-import { ensureDatabase, startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { loadConfig } from '../../src/platform/config/index.js';
+import { migrate, openDatabase, type Database } from '../../src/platform/db/index.js';
+import { ensureDatabase, startEmbeddedPostgres } from '../../src/platform/db/embedded.js';
 
 type T = { teardown(fn: () => unknown): void };
 

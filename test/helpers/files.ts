@@ -1,4 +1,4 @@
-import { sessionHostDir } from '../../src/files/paths.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
 import { build, type TestApp } from './app.js';
 import { createSession } from './chat.js';
 

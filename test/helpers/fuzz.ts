@@ -165,7 +165,7 @@ export function send(base: URL, c: Case, agent: Agent, timeoutMs: number): Promi
 
 /** Tables of the migrations (so a new table is snapshotted without editing the campaign). */
 export function migrationTables(root: string): string[] {
-  const dir = join(root, 'src', 'db', 'migrations');
+  const dir = join(root, 'src', 'platform', 'db', 'migrations');
   const names = new Set<string>();
   for (const f of readdirSync(dir)) for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/create table (?:if not exists )?(\w+)/gi)) names.add(m[1]);
   return [...names];

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { MemoryBus, type EventBus, type SessionEvent } from '../../src/infra/event-bus.js';
-import { RedisBus } from '../../src/infra/redis-bus.js';
+import { MemoryBus, type EventBus, type SessionEvent } from '../../src/platform/infra/event-bus.js';
+import { RedisBus } from '../../src/platform/infra/redis-bus.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ev = (session: string, seq: number): SessionEvent => ({ name: 'turn:patch', payload: { session_id: session, seq, text: `e${seq}` } });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { Gate } from '../../src/lib/gate.js';
+import { Gate } from '../../src/platform/lib/gate.js';
 
 t.test('at most `limit` inside; the others enter in arrival order; leaving twice frees one slot', async (t) => {
   const gate = new Gate(2);

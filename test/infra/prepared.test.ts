@@ -1,10 +1,10 @@
-// Named prepared statements (src/db/prepared.ts) on a real PostgreSQL: a text is named at its 3rd
+// Named prepared statements (src/platform/db/prepared.ts) on a real PostgreSQL: a text is named at its 3rd
 // run; a result type changed by ALTER TABLE and a server that lost the statement (a pooler in
 // transaction mode) are answered by running it again, unnamed.
 import t from 'tap';
-import { loadConfig } from '../../src/config/index.js';
-import { openDatabase } from '../../src/db/index.js';
-import { StatementNames } from '../../src/db/prepared.js';
+import { loadConfig } from '../../src/platform/config/index.js';
+import { openDatabase } from '../../src/platform/db/index.js';
+import { StatementNames } from '../../src/platform/db/prepared.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { tmpdir } from 'node:os';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/platform/config/index.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
 import { chat, envChecks, offered } from '../plugins/helpers.js';
 

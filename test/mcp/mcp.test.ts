@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/platform/config/index.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig } from '../../src/platform/config/index.js';
 
 // CONTRACT 16: AGENTSVC_MODELS as a JSON list (the comma form still works), AGENTSVC_BUDGETS,
 // AGENTSVC_MODEL_RETRIES, AGENTSVC_TIMEZONE; a wrong one names itself.

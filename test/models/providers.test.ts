@@ -2,7 +2,7 @@ import t from 'tap';
 import { chatFixture, echoTool, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { PROVIDER_SHAPES } from '../fixtures/provider-streams.js';
-import type { HookEvents } from '../../src/chat/hooks.js';
+import type { HookEvents } from '../../src/core/engine/hooks.js';
 
 // Issue 29 (a)-(d): every provider's stream shape becomes the same turn: both tool calls run with
 // their own arguments, the text and thinking arrive, usage is the server's (or our estimate).

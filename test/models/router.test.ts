@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildWithModel, chatFixture, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
-import type { HookEvents } from '../../src/chat/hooks.js';
+import type { HookEvents } from '../../src/core/engine/hooks.js';
 
 // CONTRACT 16: retries before the first delta with backoff and retry-after, fallback down the
 // list, chat:stop ending a backoff at once, the answering model on the turn.

@@ -6,7 +6,7 @@ import { buildWithModel, createSession } from '../helpers/chat.js';
 import { chat, envChecks, offered } from './helpers.js';
 
 t.test('agentsvc/plugin: the package exports the typed API (self-reference after build)', async (t) => {
-  t.ok(existsSync('dist/src/plugins/api.d.ts'), 'types are built');
+  t.ok(existsSync('dist/src/features/plugin-host/api.d.ts'), 'types are built');
   const api = await import('agentsvc/plugin' as string);
   t.type(api.definePlugin, 'function');
   t.type(api.ToolError, 'function');

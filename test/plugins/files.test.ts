@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { sessionFiles } from '../../src/plugins/files.js';
+import { sessionFiles } from '../../src/features/plugin-host/files.js';
 
 /**
  * api.files.list: a path whose first component is not in the session folder fails at once (without

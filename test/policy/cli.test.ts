@@ -1,7 +1,7 @@
 import t from 'tap';
-import { approvalMenu, askApproval, parseApprovalReply } from '../../src/client/approval.js';
-import { plain } from '../../src/client/style.js';
-import type { Tool } from '../../src/tools/types.js';
+import { approvalMenu, askApproval, parseApprovalReply } from '../../src/cli/terminal/approval.js';
+import { plain } from '../../src/cli/terminal/style.js';
+import type { Tool } from '../../src/core/tools/types.js';
 import { buildWithModel } from '../helpers/chat.js';
 import { cli } from '../terminal/helpers.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig } from '../../src/platform/config/index.js';
 
 // CONTRACT 1 and 15: a wrong install policy stops `up` with one line naming the setting and the rule.
 const load = (env: Record<string, string>) => loadConfig({ env: { AGENTSVC_HOME: '/nonexistent-agentsvc-home', ...env } });

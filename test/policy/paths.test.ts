@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { SessionFolder } from '../../src/files/confine.js';
-import { Workspaces, type SessionWorkspace } from '../../src/files/workspace.js';
-import { confinedPath, walkedPath } from '../../src/policy/targets.js';
+import { SessionFolder } from '../../src/core/files/confine.js';
+import { Workspaces, type SessionWorkspace } from '../../src/core/files/session-folder.js';
+import { confinedPath, walkedPath } from '../../src/features/policy/targets.js';
 
 // CONTRACT 15: a path rule sees the path the file tools would touch. The policy resolves it with
 // SessionFolder.resolveNow (synchronous lstat and readlink by path, no descriptor per folder);

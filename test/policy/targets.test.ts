@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/files/workspace.js';
-import { decide, type PolicySet, type SourcedRule } from '../../src/policy/rules.js';
-import { ShellParser } from '../../src/policy/shell.js';
-import { callFacts } from '../../src/policy/targets.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
+import { decide, type PolicySet, type SourcedRule } from '../../src/features/policy/rules.js';
+import { ShellParser } from '../../src/features/policy/shell.js';
+import { callFacts } from '../../src/features/policy/targets.js';
 
 // CONTRACT 15: what a rule's `tool` and `pattern` are matched on, for the tools that are not Bash
 // (command-table.test.ts) and not plain file paths (paths.test.ts): MCP tools by a glob over tool

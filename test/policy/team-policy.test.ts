@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/files/workspace.js';
-import { confinedPath } from '../../src/policy/targets.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
+import { confinedPath } from '../../src/features/policy/targets.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
 import type { Computer, Runner } from '../../runners/types.js';
-import { homeFs } from '../../src/files/workspace-fs.js';
+import { homeFs } from '../../src/core/files/workspace-fs.js';
 import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
 import { runAudit, type AuditOptions } from './audit.js';
 

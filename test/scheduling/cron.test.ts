@@ -1,5 +1,5 @@
 import t from 'tap';
-import { cronProblem, nextAfter, occurrences } from '../../src/lib/cron.js';
+import { cronProblem, nextAfter, occurrences } from '../../src/platform/lib/cron.js';
 
 const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
 

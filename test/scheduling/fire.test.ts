@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DatabaseJobs } from '../../src/infra/jobs-db.js';
+import { DatabaseJobs } from '../../src/platform/infra/jobs-db.js';
 import { buildWithModel } from '../helpers/chat.js';
 import { testDatabase } from '../helpers/db.js';
 import { sleep } from '../helpers/chaos.js';

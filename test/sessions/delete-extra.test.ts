@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { sessionHostDir } from '../../src/files/paths.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
 import { build, type TestApp } from '../helpers/app.js';
 
 async function create(app: TestApp, json: Record<string, unknown> = {}, key?: string): Promise<string> {

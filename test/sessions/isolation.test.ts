@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import t from 'tap';
-import { sessionHostDir } from '../../src/files/paths.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
 import { build } from '../helpers/app.js';
 
 t.test("another user's session is NOT_FOUND on every route, and stays as it was", async (t) => {

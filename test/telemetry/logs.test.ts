@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import t from 'tap';
-import { logMixin, requestContext } from '../../src/telemetry/log-context.js';
+import { logMixin, requestContext } from '../../src/features/telemetry/log-context.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentsvc-reqid-'));

@@ -12,11 +12,11 @@ import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.
 import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { chat } from '../plugins/helpers.js';
-import { emittedAt } from '../../src/infra/event-bus.js';
-import { RedisBus } from '../../src/infra/redis-bus.js';
+import { emittedAt } from '../../src/platform/infra/event-bus.js';
+import { RedisBus } from '../../src/platform/infra/redis-bus.js';
 import { freePort as redisPort, startRedis } from '../helpers/nodes.js';
 import { waitFor } from '../helpers/wait.js';
-import { ServiceMetrics } from '../../src/telemetry/metrics.js';
+import { ServiceMetrics } from '../../src/features/telemetry/metrics.js';
 
 const CI = process.env.CI === 'true';
 const TOKEN = 'metrics-token-0123456789';

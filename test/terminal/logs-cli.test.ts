@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/platform/config/index.js';
 import { startService } from '../../src/service.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { freshDatabaseUrl } from '../helpers/db.js';

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { MarkdownBlocks } from '../../src/client/markdown.js';
-import { parseReply } from '../../src/client/question.js';
-import { keyArgument, Renderer } from '../../src/client/render.js';
-import type { ServerEvent } from '../../src/client/stream.js';
-import type { Turn } from '../../src/client/api.js';
-import { COMPACTION_FIELDS } from '../../src/chat/turns.js';
+import { MarkdownBlocks } from '../../src/cli/terminal/markdown.js';
+import { parseReply } from '../../src/cli/terminal/question.js';
+import { keyArgument, Renderer } from '../../src/cli/terminal/render.js';
+import type { ServerEvent } from '../../src/cli/terminal/stream.js';
+import type { Turn } from '../../src/cli/terminal/api.js';
+import { COMPACTION_FIELDS } from '../../src/core/conversation/turns.js';
 
 /** The renderer and the menu parser on their own, over hand-made events. */
 

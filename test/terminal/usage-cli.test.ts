@@ -2,9 +2,9 @@ import t from 'tap';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { cli } from './helpers.js';
-import { Api } from '../../src/client/api.js';
-import { sessionCostLines } from '../../src/client/usage.js';
-import { plain } from '../../src/client/style.js';
+import { Api } from '../../src/cli/terminal/api.js';
+import { sessionCostLines } from '../../src/cli/terminal/usage.js';
+import { plain } from '../../src/cli/terminal/style.js';
 
 // `agentsvc usage`, `chat -m --json` usage with cost, and /cost's lines (CONTRACT 16, issue 29).
 

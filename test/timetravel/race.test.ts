@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Snapshots } from '../../src/timetravel/snapshots.js';
+import { Snapshots } from '../../src/features/timetravel/snapshots.js';
 
 const FILES = 100;
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import Dockerode from 'dockerode';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sessionHostDir } from '../../src/files/paths.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
 import { chatFixture, createSession, untilEnd } from '../helpers/chat.js';
 import type { TestApp } from '../helpers/app.js';
 import { request } from '../helpers/socket.js';

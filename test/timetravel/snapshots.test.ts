@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { EMPTY_TREE, Snapshots } from '../../src/timetravel/snapshots.js';
+import { EMPTY_TREE, Snapshots } from '../../src/features/timetravel/snapshots.js';
 
 /**
  * The snapshot store keeps no ref per snapshot and packs in the background (loose objects and the

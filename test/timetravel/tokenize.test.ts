@@ -1,6 +1,6 @@
 import t from 'tap';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { countTokens } from '../../src/chat/tokens.js';
+import { countTokens } from '../../src/core/models/tokenizer.js';
 import { build } from '../helpers/app.js';
 
 /** POST /api/sessions/tokenize/{prompt,messages}: the /history tokenizer, template overhead, tools. */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { sessionHostDir } from '../../src/files/paths.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Computer, ExecOptions, ExecResult } from '../../runners/types.js';
-import { BackgroundTasks } from '../../src/tools/background.js';
+import { BackgroundTasks } from '../../src/core/tools/background.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { z } from 'zod';
-import { defineTool } from '../../src/tools/define.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { createBashTool } from '../../src/tools/bash.js';
+import { defineTool } from '../../src/core/tools/define.js';
+import { ToolRegistry } from '../../src/core/tools/registry.js';
+import { createBashTool } from '../../src/core/tools/bash.js';
 
 t.test('a tool defined once with zod: JSON Schema for the model, validation with fixable messages', async (t) => {
   const tool = defineTool({

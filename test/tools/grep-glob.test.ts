@@ -2,11 +2,11 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SessionFolder } from '../../src/files/confine.js';
-import { confinedFs } from '../../src/files/workspace-fs.js';
-import { compileGlob, globTool } from '../../src/tools/files/glob.js';
-import { GREP_LIMITS, grepTool } from '../../src/tools/files/grep.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { SessionFolder } from '../../src/core/files/confine.js';
+import { confinedFs } from '../../src/core/files/workspace-fs.js';
+import { compileGlob, globTool } from '../../src/core/tools/files/glob.js';
+import { GREP_LIMITS, grepTool } from '../../src/core/tools/files/grep.js';
+import type { ToolContext } from '../../src/core/tools/types.js';
 import { withLoopWatch } from '../web/fixtures/loop-watch.js';
 
 /** A tool context on a temporary folder (the real confinement is tested in agent-tools.test.ts). */

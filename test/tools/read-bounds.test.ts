@@ -4,10 +4,10 @@ import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, truncat
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { sessionHostDir } from '../../src/files/paths.js';
-import { Workspaces } from '../../src/files/workspace.js';
-import { editTool, readTool } from '../../src/tools/files/index.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { sessionHostDir } from '../../src/core/files/paths.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
+import { editTool, readTool } from '../../src/core/tools/files/index.js';
+import type { ToolContext } from '../../src/core/tools/types.js';
 
 function session(t: { teardown(fn: () => unknown): void }) {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-read-'));

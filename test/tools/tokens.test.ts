@@ -1,7 +1,7 @@
 import t from 'tap';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
-import { countTokens, LONG_PIECE_CHARS } from '../../src/chat/tokens.js';
+import { countTokens, LONG_PIECE_CHARS } from '../../src/core/models/tokenizer.js';
 
 const lib = new Tiktoken(o200k);
 const random = (alphabet: string, n: number) => Array.from({ length: n }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('');

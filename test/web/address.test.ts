@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isBlockedAddress, parseIPv6 } from '../../src/tools/web/index.js';
+import { isBlockedAddress, parseIPv6 } from '../../src/core/tools/web/index.js';
 
 t.test('isBlockedAddress table', async (t) => {
   const blocked = [

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createWebFetchTool, htmlToMarkdown } from '../../src/tools/web/index.js';
-import { CONVERT_LIMITS } from '../../src/tools/web/convert.js';
+import { createWebFetchTool, htmlToMarkdown } from '../../src/core/tools/web/index.js';
+import { CONVERT_LIMITS } from '../../src/core/tools/web/convert.js';
 import { fakeContext, startServer } from './fixtures/helpers.js';
 import { withLoopWatch } from './fixtures/loop-watch.js';
 
@@ -9,7 +9,7 @@ t.test('title extraction is linear: many unclosed <title tags (was quadratic: 8 
   const start = performance.now();
   const { title } = htmlToMarkdown(page.slice(0, 300) + '<p>x</p>');
   t.equal(title, undefined);
-  const { extractTitle } = await import('../../src/tools/web/html-to-markdown.js');
+  const { extractTitle } = await import('../../src/core/tools/web/html-to-markdown.js');
   t.equal(extractTitle(page), undefined);
   t.equal(extractTitle('<TITLE lang=en>A <b>b</b> &amp;\n c</title >rest'), 'A b & c');
   t.equal(extractTitle('<title>' + '<'.repeat(200_000)), undefined);

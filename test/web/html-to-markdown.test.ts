@@ -1,5 +1,5 @@
 import t from 'tap';
-import { htmlToMarkdown, toMarkdown } from '../../src/tools/web/index.js';
+import { htmlToMarkdown, toMarkdown } from '../../src/core/tools/web/index.js';
 
 const PAGE = `<!doctype html>
 <html><head><title>Docs &amp; Guides</title><meta charset="utf-8"><style>body { color: red }</style>

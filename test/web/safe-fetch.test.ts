@@ -1,6 +1,6 @@
 import t from 'tap';
 import { gzipSync } from 'node:zlib';
-import { isBlockedAddress, safeFetch, type Resolver } from '../../src/tools/web/index.js';
+import { isBlockedAddress, safeFetch, type Resolver } from '../../src/core/tools/web/index.js';
 import { startServer } from './fixtures/helpers.js';
 
 // tap matches a thrown error against a class or an object pattern (not a predicate).

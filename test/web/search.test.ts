@@ -1,7 +1,7 @@
 import t from 'tap';
 import {
   braveBackend, createSearchBackend, createWebSearchTool, searxngBackend, tavilyBackend, type SearchBackend,
-} from '../../src/tools/web/index.js';
+} from '../../src/core/tools/web/index.js';
 import { fakeContext, startServer } from './fixtures/helpers.js';
 
 const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {

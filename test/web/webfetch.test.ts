@@ -1,6 +1,6 @@
 import t from 'tap';
-import { ToolError } from '../../src/tools/types.js';
-import { createWebFetchTool, isBlockedAddress } from '../../src/tools/web/index.js';
+import { ToolError } from '../../src/core/tools/types.js';
+import { createWebFetchTool, isBlockedAddress } from '../../src/core/tools/web/index.js';
 import { fakeContext, startServer } from './fixtures/helpers.js';
 
 const PAGE = `<html><head><title>Release notes</title><script>steal("SCRIPT_TEXT")</script></head>

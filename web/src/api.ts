@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { AdminItem, ProdUser, TokenStatus } from '../../src/admin/schemas.js';
-import type { SessionPublic } from '../../src/sessions/schemas.js';
-import type { ApiKeyPublic, KeyCreated, Me as MeSchema } from '../../src/users/schemas.js';
-import type { Turn } from '../../src/chat/turns.js';
+import type { AdminItem, ProdUser, TokenStatus } from '../../src/features/admin/schemas.js';
+import type { SessionPublic } from '../../src/core/sessions/schemas.js';
+import type { ApiKeyPublic, KeyCreated, Me as MeSchema } from '../../src/features/users/schemas.js';
+import type { Turn } from '../../src/core/conversation/turns.js';
 
 /**
  * The REST half of the public interface. The key lives in the tab's sessionStorage (CONTRACT.md

@@ -1,8 +1,8 @@
-import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type PendingApproval, type ToolCall, type Turn } from '../../src/chat/turns.js';
+import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type PendingApproval, type ToolCall, type Turn } from '../../src/core/conversation/turns.js';
 
 /**
  * One session's conversation as the console shows it, built from the event stream with the
- * service's own reducer (src/chat/turns.ts, the one that builds the stored projection), so what is
+ * service's own reducer (src/core/conversation/turns.ts, the one that builds the stored projection), so what is
  * drawn and what `GET .../messages` answers are the same by construction.
  *
  * Loading: subscribe with `since_seq: 0`, which replays every event still kept, then live ones

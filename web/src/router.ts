@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 
 /**
  * The console's routes, on the history API (the service answers index.html for each, see
- * CONSOLE_ROUTES in src/server/console.ts): `/`, `/sessions/:id` and
+ * CONSOLE_ROUTES in src/platform/server/console.ts): `/`, `/sessions/:id` and
  * `/sessions/:id/{files,checkpoints,share,policy}`, and the pages of the header: `/usage`, and for
  * admins `/users`, `/keys`, `/audit`.
  */

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
-import type { Block, ToolCall, Turn } from '../../../src/chat/turns.js';
+import type { Block, ToolCall, Turn } from '../../../src/core/conversation/turns.js';
 import type { Approval, ChatModel, Question } from '../chat-model.js';
 import { renderMarkdown } from '../markdown.js';
 import { ApprovalForm } from './approval.js';

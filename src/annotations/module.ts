@@ -1,9 +1,0 @@
-import { annotationRoutes } from './routes.js';
-import { defineModule } from '../lib/modules.js';
-
-/** Annotations on payloads (CONTRACT 13). */
-export const annotationsModule = defineModule({
-  name: 'annotations',
-  needs: [],
-  start: (ctx) => ({ routes: [{ plugin: annotationRoutes, opts: { db: ctx.db } }] }),
-});

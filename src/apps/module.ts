@@ -1,9 +1,0 @@
-import { appRoutes } from './routes.js';
-import { defineModule } from '../lib/modules.js';
-
-/** Apps a session serves. */
-export const appsModule = defineModule({
-  name: 'apps',
-  needs: ['sessions'],
-  start: (ctx) => ({ routes: [{ plugin: appRoutes, opts: { config: ctx.config, db: ctx.db, sessions: ctx.get('sessions') } }] }),
-});

@@ -1,0 +1,89 @@
+import { Args, Flags } from '@oclif/core';
+import { ClientError } from '../terminal/api.js';
+import { ClientCommand } from '../terminal/command.js';
+import { modelCheck, modelScreen, serviceDownScreen } from '../terminal/first-run.js';
+import { ChatClient } from '../terminal/interactive.js';
+import { styleFor } from '../terminal/style.js';
+
+export default class Chat extends ClientCommand<typeof Chat> {
+  static summary = 'Chat with the agent in a session (a new one, made by the first message, unless SESSION_ID is given)';
+  static description =
+    'On a terminal: a multi-line editor (Alt-Enter or a trailing \\ adds a line, pastes keep every line, ↑ recalls), answers rendered as markdown, ' +
+    'tool calls on one line each, questions as numbered menus, slash commands (/help lists them); text typed while an answer streams is sent when it ends. ' +
+    'Ctrl-C stops the running answer; a second Ctrl-C exits. With -m, or a message piped on stdin, it sends that one message and exits 0 when the run completed, 1 otherwise; ' +
+    'with --json it then prints the chat:end payload with `text` (the answer) and `usage` (interactive --json prints every event as one JSON line).';
+  static examples = [
+    '<%= config.bin %> chat',
+    '<%= config.bin %> chat sess_abc',
+    '<%= config.bin %> chat -m "list the files in the workspace"',
+    'echo "show me python" | <%= config.bin %> chat',
+    '<%= config.bin %> chat sess_abc -m "and now?" --json',
+  ];
+  // oclif would read a piped stdin into the first missing argument: here it is the message, never the session id.
+  static args = { session_id: Args.string({ description: 'session to continue (default: a new session)', ignoreStdin: true }) };
+  static flags = { message: Flags.string({ char: 'm', description: 'send one message, print the answer, exit' }) };
+
+  async run(): Promise<void> {
+    const json = this.flags.json;
+    // A message piped on stdin is the message, as -m would give it.
+    const piped = this.flags.message === undefined && !process.stdin.isTTY ? await readAll(process.stdin) : undefined;
+    if (piped !== undefined && !piped.trim()) this.fail(new ClientError('invalid', 'nothing to send: stdin is empty (pass -m MESSAGE, or run chat on a terminal)'));
+    const message = this.flags.message ?? piped;
+    const oneShot = message !== undefined;
+    const client = new ChatClient({
+      api: this.api,
+      sessionId: this.args.session_id,
+      out: process.stdout,
+      err: process.stderr,
+      input: process.stdin,
+      // One-shot --json prints only chat:end; interactive --json prints every event.
+      print: json ? (oneShot ? 'none' : 'json') : 'text',
+      screen: !oneShot && !json && Boolean(process.stdout.isTTY),
+      // The second Ctrl-C arrives in an event handler, where oclif's exit (a throw) cannot end the command.
+      exit: (code) => process.exit(code),
+      onCreated: oneShot ? (id) => !json && this.logToStderr(`agentsvc: session ${id}`) : undefined,
+    });
+    // Before the prompt: a service that does not answer, or a model endpoint that will fail the
+    // first message, is explained on one screen (a first run).
+    const check = oneShot || json ? null : await modelCheck(this.api).catch((e) => this.firstRunFailure(e));
+    const onSigint = () => client.interrupt();
+    process.on('SIGINT', onSigint);
+    try {
+      await client.open(!oneShot).catch((e) => {
+        throw e instanceof ClientError && e.kind === 'not_found' ? new ClientError('not_found', `session ${this.args.session_id} not found`) : e;
+      });
+      if (oneShot) {
+        const end = await client.oneShot(message);
+        if (json) this.json({ ...end, text: client.chat.answer, usage: end.usage ?? client.chat.usage, ...(client.chat.pending?.approval ? { approval: client.chat.pending.approval } : {}) });
+        else if (end.finish_reason === 'tool_approval') this.logToStderr(`agentsvc: a tool call waits for your approval; answer it with: agentsvc chat ${end.session_id}`);
+        else if (end.finish_reason === 'tool_question') this.logToStderr(`agentsvc: the agent asks a question; answer it with: agentsvc chat ${end.session_id}`);
+        this.exit(end.status === 'completed' ? 0 : 1);
+      }
+      if (check && check.status !== 'ok') {
+        for (const l of [...modelScreen(client.renderer.s, this.target, check), '']) client.note(l);
+      }
+      if (!json) {
+        const id = client.chat.sessionId;
+        client.note(client.renderer.s.gray(`${id ? `session ${id}` : 'new session (made by your first message)'} · /help · Ctrl-C stops an answer, twice exits`));
+      }
+      await client.repl();
+    } finally {
+      process.off('SIGINT', onSigint);
+      client.close();
+    }
+  }
+
+  /** The service is down: next steps, exit 1. Other failures (a refused key) end as any command's. */
+  private firstRunFailure(e: unknown): never {
+    if (!(e instanceof ClientError) || e.kind !== 'down') this.fail(e);
+    for (const l of serviceDownScreen(styleFor(process.stderr), this.target, e.reason ?? 'no answer')) this.logToStderr(l);
+    this.exit(1);
+  }
+}
+
+async function readAll(input: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  input.setEncoding('utf8');
+  for await (const chunk of input) text += chunk;
+  return text.replace(/\n$/, '');
+}

@@ -1,0 +1,28 @@
+import { defineModule } from '../../platform/lib/modules.js';
+import { agentTool } from './fork.js';
+import { askUserQuestionTool } from './question.js';
+import { createTaskTools, TaskStore, taskRoutes } from './tasks.js';
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    /** A session's task list (TaskCreate/TaskUpdate/TaskList and compaction read it). */
+    agents: TaskStore;
+  }
+}
+
+/** The Agent, AskUserQuestion and Task tools. */
+export const agentsModule = defineModule({
+  name: 'agents',
+  needs: [],
+  start({ db }) {
+    const tasks = new TaskStore(db);
+    return { provides: tasks, tools: [askUserQuestionTool, agentTool, ...createTaskTools(tasks)] };
+  },
+});
+
+/** The task list routes of a session. */
+export const tasksModule = defineModule({
+  name: 'tasks',
+  needs: ['agents', 'sessions'],
+  start: (ctx) => ({ routes: [{ plugin: taskRoutes, opts: { sessions: ctx.get('sessions'), tasks: ctx.get('agents') } }] }),
+});

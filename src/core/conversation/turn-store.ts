@@ -1,0 +1,181 @@
+import type { Database } from '../../platform/db/index.js';
+import { storableJson, storableText } from '../../platform/lib/json.js';
+import { COMPACTION_FIELDS, turnText, type Turn } from './turns.js';
+
+interface TurnRow {
+  id: string;
+  sequence: number;
+  turn_id: string;
+  loop_id: string;
+  kind: Turn['kind'];
+  role: Turn['role'];
+  status: Turn['status'];
+  blocks: Turn['blocks'];
+  tool_calls: Turn['tool_calls'];
+  content: unknown;
+  model: string | null;
+  usage: Turn['usage'];
+  duration_ms: number;
+  started_at: Date;
+  context_window: number;
+  memory_refs: unknown[] | null;
+  parent_fork_tool_call_id: string | null;
+  extra: Record<string, unknown> | null;
+}
+
+export interface StoredTurn {
+  turn: Turn;
+  /** The user's message as sent (string or content parts), for rebuilding model history. */
+  content: unknown;
+}
+
+function fromRow(r: TurnRow): StoredTurn {
+  return {
+    turn: {
+      id: r.id,
+      sequence: r.sequence,
+      turn_id: r.turn_id,
+      loop_id: r.loop_id,
+      kind: r.kind,
+      role: r.role,
+      status: r.status,
+      blocks: r.blocks,
+      tool_calls: r.tool_calls,
+      model: r.model ?? '',
+      usage: r.usage,
+      duration_ms: r.duration_ms,
+      started_at: new Date(r.started_at).toISOString(),
+      context_window: r.context_window,
+      memory_refs: r.memory_refs,
+      parent_fork_tool_call_id: r.parent_fork_tool_call_id,
+      ...COMPACTION_FIELDS,
+      ...((r.extra ?? {}) as object),
+    },
+    content: r.content,
+  };
+}
+
+/** Fields beyond the columns (compaction fields, ...): stored in `extra` when set. `deprecated` is per branch, never stored here. */
+function extraOf(turn: Turn): Record<string, unknown> {
+  const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, deprecated, ...rest } =
+    turn;
+  return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null && v !== undefined));
+}
+
+function extraOrNull(turn: Turn): string | null {
+  const e = extraOf(turn);
+  return Object.keys(e).length ? storableJson(e) : null;
+}
+
+const COLUMNS =
+  'id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, text, extra';
+
+/** Turns of sessions; the in-flight state of a running turn lives in the loop until turn:end. */
+export class TurnStore {
+  constructor(private readonly db: Database) {}
+
+  async nextSequence(sessionId: string): Promise<number> {
+    const [r] = await this.db.sql<{ n: number }>('select coalesce(max(sequence) + 1, 0)::int as n from turns where session_id = ?', [sessionId]);
+    return r.n;
+  }
+
+  async insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
+    const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
+    await this.db.sql(
+      // On the session's active branch (it cannot change during a run: rewinds wait for SESSION_BUSY).
+      `insert into turns (${COLUMNS}, branch_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb,
+       (select active_branch from sessions where id = ?))`,
+      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn), sessionId],
+    );
+  }
+
+  /**
+   * The insert of `turn` as a part of a larger statement (a run's claim: one round trip for both),
+   * taking its session, sequence, model and branch from `src`, a query of that statement with the
+   * columns `id`, `next_sequence`, `turn_model` and `active_branch`; nothing when `src` is empty.
+   */
+  insertFrom(src: string, turn: Turn, content: unknown = null): { sql: string; params: unknown[] } {
+    const { id, turn_id, loop_id, kind, role, status, blocks, tool_calls, usage, duration_ms, started_at, memory_refs, parent_fork_tool_call_id } = turn;
+    return {
+      // Model and context window as the claim resolved them (`src`'s turn_model and turn_window).
+      sql: `insert into turns (${COLUMNS}, branch_id)
+        select ?::text, s.id, s.next_sequence, ?::text, ?::text, ?::text, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::jsonb, s.turn_model, ?::jsonb, ?::int, ?::timestamptz, s.turn_window,
+          ?::jsonb, ?::text, ?::text, ?::jsonb, s.active_branch from ${src} s`,
+      params: [id, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), JSON.stringify(usage), duration_ms, started_at, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn)],
+    };
+  }
+
+  async update(turn: Turn): Promise<void> {
+    await this.db.sql(
+      'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, context_window = ?, extra = ?::jsonb where id = ?',
+      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, turn.context_window, extraOrNull(turn), turn.id],
+    );
+  }
+
+  /**
+   * Turns left `streaming` in sessions no run holds: a failed run whose closing write never reached
+   * the disk before its process stopped (a full disk, then a restart). At most `limit`, oldest first.
+   */
+  async stranded(limit = 500): Promise<{ session_id: string; turn: Turn }[]> {
+    const rows = await this.db.sql<TurnRow & { session_id: string }>(
+      `select ${COLUMNS.split(', ')
+        .map((c) => `t.${c}`)
+        .join(', ')} from turns t join sessions s on s.id = t.session_id
+       where t.status = 'streaming' and s.status <> 'running' order by t.session_id, t.sequence limit ?`,
+      [limit],
+    );
+    return rows.map((r) => ({ session_id: r.session_id, turn: fromRow(r).turn }));
+  }
+
+  /**
+   * The session of a payload of the user: an entry (`entry_`), a turn (`turn_`) or a tool call
+   * (`tc_`) id of one of their sessions. Anything else, or someone else's, is null.
+   */
+  async sessionOfPayload(userId: string, payloadId: string): Promise<string | null> {
+    const where = payloadId.startsWith('entry_')
+      ? 't.id = ?'
+      : payloadId.startsWith('turn_')
+        ? 't.turn_id = ?'
+        : payloadId.startsWith('tc_')
+          ? `t.tool_calls @> jsonb_build_array(jsonb_build_object('id', ?::text))`
+          : null;
+    if (!where) return null;
+    const rows = await this.db.sql<{ session_id: string }>(`select t.session_id from turns t join sessions s on s.id = t.session_id where s.user_id = ? and ${where} limit 1`, [userId, payloadId]);
+    return rows[0]?.session_id ?? null;
+  }
+
+  /** Every turn of a session, on every branch, in order. */
+  async all(sessionId: string): Promise<StoredTurn[]> {
+    const rows = await this.db.sql<TurnRow>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
+    return rows.map(fromRow);
+  }
+
+  /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own; one round trip. */
+  async list(sessionId: string, branchId?: string): Promise<StoredTurn[]> {
+    const rows = await this.db.sql<TurnRow & { branch_deprecated: string[] | null }>(
+      `with recursive chain as (
+         select b.id, b.parent_id, b.fork_sequence, 2147483647 as upto
+         from (select coalesce(?, active_branch) as id from sessions where id = ?) a
+         left join session_branches b0 on b0.session_id = ? and b0.id = a.id
+         cross join lateral (select a.id, b0.parent_id, b0.fork_sequence) b
+         union all
+         select c.parent_id, p.parent_id, p.fork_sequence, c.fork_sequence
+         from chain c left join session_branches p on p.session_id = ? and p.id = c.parent_id
+         where c.parent_id is not null
+       ),
+       dep as (select b.deprecated from sessions s join session_branches b on b.session_id = s.id and b.id = coalesce(?, s.active_branch) where s.id = ?)
+       select ${COLUMNS.split(', ')
+         .map((c) => `t.${c}`)
+         .join(', ')}, (select deprecated from dep) as branch_deprecated
+       from turns t join chain c on t.branch_id = c.id and t.sequence < c.upto
+       where t.session_id = ? order by t.sequence`,
+      [branchId ?? null, sessionId, sessionId, sessionId, branchId ?? null, sessionId, sessionId],
+    );
+    const deprecated = new Set(rows[0]?.branch_deprecated ?? []);
+    return rows.map((r) => {
+      const s = fromRow(r);
+      if (deprecated.has(s.turn.id) || deprecated.has(s.turn.turn_id)) s.turn.deprecated = true;
+      return s;
+    });
+  }
+}

@@ -1,0 +1,257 @@
+import { Ajv } from 'ajv';
+import type { Config } from '../../platform/config/index.js';
+import { AppError, Errors } from '../../platform/server/errors.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { Workspaces } from '../files/session-folder.js';
+import type { Conversation } from '../conversation/conversation.js';
+import type { LoopDeps } from './loop.js';
+import type { ModelPort } from '../models/port.js';
+import { newTurn, type RunOpening, type RunState } from './run-state.js';
+import type { PromptContext, SystemPrompt } from './system-prompt.js';
+import type { Claimed } from './run-store.js';
+import type { RunEnd, RunExecutor, RunStart } from './run-executor.js';
+import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
+import { ChatSend, issues } from '../conversation/send-schema.js';
+import type { TurnStore } from '../conversation/turn-store.js';
+import { hasOpenCalls, type Turn } from '../conversation/turns.js';
+import { type ApprovalPort, approvalChoice, firstApproval, isApproval, rejectionText } from './approval.js';
+import { answerText, type Question } from '../agent-tools/question.js';
+import { Gate } from '../../platform/lib/gate.js';
+import { RunBody, type RunOptions } from './run-body.js';
+
+const runStart = (origin: RunOrigin): RunStart => ({ origin, unattended: isUnattended(origin) });
+
+export interface ChatDeps {
+  config: Config;
+  executor: RunExecutor;
+  conversation: Conversation;
+  turns: TurnStore;
+  model: ModelPort;
+  tools: ToolRegistry;
+  workspaces: Workspaces;
+  prompt: SystemPrompt;
+  hooks: Hooks;
+  /**
+   * Called at each new user turn and awaited before the model is called (memory recall: the
+   * prompt carries what it chose); `recall` as the run's claim read it (memory_enabled, and the
+   * user has a memory in use). Must not throw.
+   */
+  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string, recall: boolean) => Promise<void>;
+  /**
+   * Time travel's checkpoint of a new user turn: started with it, beside the model call, and
+   * awaited before the run's first tool executes (only tools change the files meanwhile) and
+   * before the run ends (a client that sees chat:end finds it listed). Must not throw.
+   */
+  checkpoint?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
+  /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
+  whatif?: WhatIfPort;
+  /** Automatic compaction between model calls (src/features/compaction). */
+  autoCompact?: LoopDeps['autoCompact'];
+  /** Records answers to policy approvals (src/features/policy). */
+  approvals?: ApprovalPort;
+}
+
+export interface WhatIf {
+  from_step: number;
+  quotes: string[];
+  deprecate_entry_ids: string[];
+}
+
+export interface WhatIfPort {
+  /** Throws a 422 for a step out of range or unknown entry ids. */
+  check(userId: string, sessionId: string, w: WhatIf, hasMessage: boolean): Promise<void>;
+  /** Start the new branch (files restored); answers the original text of the step rerun. */
+  fork(userId: string, sessionId: string, w: WhatIf): Promise<{ original: string }>;
+}
+
+/** Quotes as quoted context before the message. */
+function withQuotes(message: string, quotes: string[]): string {
+  if (!quotes.length) return message;
+  const quoted = quotes.map((q) => q.split('\n').map((l) => `> ${l}`).join('\n')).join('\n\n');
+  return message ? `${quoted}\n\n${message}` : quoted;
+}
+
+/**
+ * Run starts (claim, user turn, memory recall, prompt, history, tools) that go on at once; the
+ * others wait their turn, first come first served. When 200 chat:send arrive together, every one
+ * of them interleaved with all the others would reach its first model call only when nearly all
+ * had (time to first delta p50 near the last one's), and the deltas of the runs already streaming
+ * would wait behind all that work; in order, half of them start streaming in half the time. A few
+ * at once keep the database round trips overlapped: at K=200 (bench/streaming.ts), 8 gave the same
+ * deltas/s as 16 and 32 with a lower delta latency (p50 11 ms and p99 41-45 ms against 16-17 and
+ * 62-113 ms for 16); 4 lost throughput.
+ */
+const CONCURRENT_STARTS = 8;
+/**
+ * A start that has not reached its model call after this long (an MCP server starting for the
+ * user's first run, a slow database) gives its slot up and goes on outside the gate: it never
+ * holds up the starts behind it for longer.
+ */
+const START_SLOT_MS = 250;
+
+type Answer = { tool_call_id: string; selections: Record<string, number[]>; custom: Record<string, string> };
+
+/** What a chat:send means: a new user message, or the answer to a pending question. */
+export class ChatService {
+  private readonly starts = new Gate(CONCURRENT_STARTS, START_SLOT_MS);
+  private readonly runs: RunBody;
+
+  constructor(private readonly deps: ChatDeps) {
+    this.runs = new RunBody(deps);
+  }
+
+  /** executor.run through the start gate: left when the body reaches its model call, or ends, or prepare fails. */
+  private async gated<T>(
+    userId: string,
+    sessionId: string,
+    from: string[],
+    prepare: (state: RunState, claimed: Claimed, started: () => void) => Promise<T>,
+    body: (state: RunState, claimed: Claimed, started: () => void) => Promise<RunEnd>,
+    how: RunStart,
+    opening?: RunOpening,
+  ): Promise<T> {
+    const started = await this.starts.enter();
+    try {
+      return await this.deps.executor.run(
+        userId,
+        sessionId,
+        from,
+        (state, claimed) => prepare(state, claimed, started),
+        (state, claimed) => body(state, claimed, started).finally(started),
+        how,
+        opening,
+      );
+    } catch (e) {
+      started();
+      throw e;
+    }
+  }
+
+  /**
+   * chat:send: everything is validated before anything is stored; then the executor runs it.
+   * `origin` says who sent it when it is not a person at a client (scheduler, task runs, replay):
+   * those runs, and headless ones, are unattended (CONTRACT 15).
+   */
+  async send(userId: string, raw: unknown, origin: 'chat' | 'scheduled' | 'task' | 'replay' = 'chat', onRun?: (runId: string) => void): Promise<{ turn_id: string | null }> {
+    const parsed = ChatSend.safeParse(raw);
+    if (!parsed.success) throw new AppError(422, 'VALIDATION_ERROR', issues(parsed.error));
+    const p = parsed.data;
+    if (p.whatif && p.askuser_answer) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not with askuser_answer');
+    if (p.whatif && typeof p.message !== 'string') throw new AppError(422, 'VALIDATION_ERROR', 'whatif: the message must be text');
+    if (p.whatif) {
+      if (!this.deps.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
+      await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
+    }
+    await this.admit(userId, p.session_id, p.askuser_answer ? (origin === 'chat' ? 'answer' : origin) : origin === 'chat' && p.headless ? 'headless' : origin);
+    if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin, onRun);
+    if (p.output_schema && !p.headless) throw new AppError(422, 'VALIDATION_ERROR', 'output_schema: requires headless: true');
+    if (p.output_schema) {
+      try {
+        new Ajv({ strict: false }).compile(p.output_schema);
+      } catch (e) {
+        throw new AppError(422, 'VALIDATION_ERROR', `output_schema: not a valid JSON Schema (${(e as Error).message})`);
+      }
+    }
+    let text = typeof p.message === 'string' ? p.message : p.message.filter((m) => m.type === 'text').map((m) => (m as { text: string }).text).join('\n');
+    if (!text.trim() && typeof p.message === 'string' && !p.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'message: must not be empty');
+    const from = ['created', 'completed', 'failed', 'interrupted'];
+    // Without a what-if (which changes the branch and the text once the session is claimed), the
+    // user turn and chat:start are stored by the claim's own statement: one round trip.
+    const opening: RunOpening | undefined = p.whatif ? undefined : { turn: this.userTurn(p.message), content: p.message, mode: p.mode ?? null, headless: !!p.headless };
+    let opts!: RunOptions;
+    return this.gated(
+      userId,
+      p.session_id,
+      from,
+      async (state, claimed, started) => {
+        onRun?.(state.info.runId);
+        opts = { started, mode: p.mode ?? claimed.mode, headless: !!p.headless, schema: p.output_schema, firstMessage: claimed.next_sequence === 0 && !p.whatif };
+        let user = opening?.turn;
+        let message = p.message;
+        if (!user) {
+          if (p.whatif && this.deps.whatif) {
+            const { original } = await this.deps.whatif.fork(userId, p.session_id, p.whatif);
+            text = withQuotes(text.trim() ? text : original, p.whatif.quotes);
+            message = text;
+          }
+          state.emit('chat:start', { mode: opts.mode, headless: opts.headless });
+          user = state.newTurn('user', 'root', null, 'completed');
+          user.blocks = this.userTurn(message).blocks;
+          await state.addTurn(user, message);
+        }
+        opts.user = { turn: user, content: message };
+        opts.checkpoint = this.deps.checkpoint?.(userId, p.session_id, user, text).catch(() => {});
+        await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.recall).catch(() => {});
+        return { turn_id: user.turn_id };
+      },
+      (state, claimed) => this.runs.execute(state, claimed, opts),
+      runStart(origin === 'chat' && p.headless ? 'headless' : origin),
+      opening,
+    );
+  }
+
+  /** The user turn of a message, before its run's claim gives it a sequence and a model. */
+  private userTurn(message: ChatSend['message']): Turn {
+    const turn = newTurn({ role: 'user', loopId: 'root', parent: null, status: 'completed', sequence: 0, model: '', contextWindow: this.deps.config.model.contextWindow });
+    if (typeof message === 'string') turn.blocks.push({ type: 'text', content: message, tool_call_id: null, tool_name: null, display_name: null });
+    else
+      for (const part of message)
+        turn.blocks.push({ type: part.type === 'text' ? 'text' : 'image', content: part.type === 'text' ? part.text : part.image_url.url, tool_call_id: null, tool_name: null, display_name: null });
+    return turn;
+  }
+
+  /** The run.before gate (a spent budget): refused before anything is claimed or stored. */
+  private async admit(userId: string, sessionId: string, origin: RunOrigin) {
+    const refused = await this.deps.hooks.ask('run.before', { userId, sessionId, origin });
+    if (refused) throw new AppError(429, refused.code, refused.message);
+  }
+
+  /**
+   * chat:send with askuser_answer: validated against the pending question (nothing changes when it
+   * is wrong), then the paused loop resumes: chat:start, tool_result on the paused turn, next turns.
+   */
+  private async answer(userId: string, sessionId: string, a: Answer, origin: 'chat' | 'scheduled' | 'task' | 'replay', onRun?: (runId: string) => void) {
+    const status = await this.deps.executor.status(userId, sessionId);
+    if (!status) throw Errors.notFound('session');
+    if (status === 'running') throw Errors.sessionBusy();
+    const stored = await this.deps.conversation.turns(sessionId);
+    const turn = stored.find((t) => t.tool_calls.some((c) => c.id === a.tool_call_id && c.status === 'awaiting_answer'));
+    if (status !== 'waiting_for_input' || !turn) throw new AppError(409, 'NO_PENDING_QUESTION', `no pending question with tool_call_id ${a.tool_call_id}`);
+    const call = turn.tool_calls.find((c) => c.id === a.tool_call_id)!;
+    const ref = call.pending_question_ref;
+    const approval = isApproval(ref) ? { ref, ...approvalChoice(a) } : null;
+    const first = approval && firstApproval(turn);
+    if (first && first.id !== call.id) throw new AppError(409, 'NO_PENDING_QUESTION', `approvals are answered in the order they were asked: answer ${first.id} first`);
+    const text = approval ? rejectionText(approval.ref, approval.reason) : answerText((JSON.parse(call.arguments) as { questions: Question[] }).questions, a);
+    let opts!: RunOptions;
+    return this.gated(
+      userId,
+      sessionId,
+      ['waiting_for_input'],
+      async (state, claimed, started) => {
+        onRun?.(state.info.runId);
+        opts = { started, mode: claimed.mode, headless: false, resumeFrom: turn };
+        state.emit('chat:start', { mode: claimed.mode, headless: false });
+        if (approval) await this.deps.approvals?.answered(userId, sessionId, call, approval.ref, approval.choice);
+        if (approval && approval.choice !== 'deny') {
+          // Allowed: the call runs once the run's body starts (announced as running meanwhile).
+          state.patch(turn, { patch_type: 'update_tool_call', data: { id: call.id, status: 'pending' } });
+          opts.approved = call;
+        } else state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: approval ? 'error' : 'done', duration_ms: 0 } });
+        if (!hasOpenCalls(turn)) turn.status = 'completed';
+        await this.deps.turns.update(turn);
+        return { turn_id: null };
+      },
+      (state, claimed) => this.runs.execute(state, claimed, opts),
+      runStart(origin === 'chat' ? 'answer' : origin),
+    );
+  }
+
+  stop(userId: string, sessionId: string) {
+    return this.deps.executor.stop(userId, sessionId);
+  }
+
+  systemPrompt(userId: string, sessionId: string, mode: string, run?: Pick<PromptContext, 'memoryEnabled' | 'userTurn' | 'setup'>): Promise<string> {
+    return this.deps.prompt.build({ userId, sessionId, mode, ...run });
+  }
+}

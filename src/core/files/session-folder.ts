@@ -1,0 +1,85 @@
+import { posix } from 'node:path';
+import type { Computer, Runner } from '../../../runners/types.js';
+import { at, SessionFolder } from './confine.js';
+import { removeEntry } from './entry-ops.js';
+import { confinedFs, type WorkspaceFs } from './workspace-fs.js';
+
+export { PathEscapeError } from './confine.js';
+
+/** A session's folder inside its user's computer; host code reaches its files only through `files`. */
+export interface SessionWorkspace {
+  /** The same folder as processes inside the computer see it. */
+  readonly computerDir: string;
+  /** The session folder, verified and walked by descriptors (the confined file layer). */
+  readonly folder: SessionFolder;
+  /** The confined file operations on the session folder. */
+  readonly files: WorkspaceFs;
+  /** The user's computer (created on first use). */
+  computer(): Promise<Computer>;
+}
+
+/** Ids we generate are base62 with a prefix; anything else must not name a folder to remove. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/**
+ * rm -rf of a session folder through the descriptor of the verified user folder: a link (or file)
+ * where the folder should be is removed itself, and nothing below is ever followed.
+ */
+export async function removeSessionFolder(root: string, userId: string, sessionId: string): Promise<void> {
+  if (!SAFE_ID.test(userId) || !SAFE_ID.test(sessionId)) return;
+  const opened = await SessionFolder.of(root, userId, sessionId).openUser();
+  if (!opened) return;
+  try {
+    await removeEntry(at(opened.user, sessionId));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Session folders inside users' computers, under the workspaces root (config.workspaces). */
+export class Workspaces {
+  constructor(
+    private readonly root: string,
+    private readonly runner: Runner | null,
+  ) {}
+
+  /** rm -rf of a session's folder (removeSessionFolder under this root). */
+  removeSession(userId: string, sessionId: string): Promise<void> {
+    return removeSessionFolder(this.root, userId, sessionId);
+  }
+
+  /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
+  home(computer: Computer): WorkspaceFs {
+    return confinedFs(SessionFolder.home(this.root, computer.userId, computer.root), computer.owner);
+  }
+
+  forSession(userId: string, sessionId: string): SessionWorkspace {
+    const folder = SessionFolder.of(this.root, userId, sessionId);
+    let computer: Promise<Computer> | null = null;
+    const runner = this.runner;
+    const ws: SessionWorkspace = {
+      // Until the computer is acquired we do not know its root; the local runner's root is the host dir.
+      computerDir: folder.hostDir,
+      folder,
+      files: confinedFs(folder),
+      computer: () => {
+        if (!runner) return Promise.reject(new Error('no runner configured'));
+        computer ??= runner.acquire(userId).then(async (c) => {
+          const computerDir = posix.join(c.root, sessionId);
+          (ws as { computerDir: string }).computerDir = computerDir;
+          folder.computerDir = computerDir;
+          // Made (or verified: a real folder, not a planted link) before anything runs in it. The
+          // production image runs tools as a non-root user: the session folder must be theirs.
+          await folder.with(async (s) => {
+            if (c.owner) await s.fh.chown(c.owner.uid, c.owner.gid);
+          });
+          return c;
+        });
+        return computer;
+      },
+    };
+    return ws;
+  }
+}

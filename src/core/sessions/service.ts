@@ -1,0 +1,281 @@
+import type { FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Session } from '../../platform/db/entities.js';
+import { newId } from '../../platform/lib/ids.js';
+import { Errors } from '../../platform/server/errors.js';
+import type { CreateSessionInput, ExtraInfoT, ListInput, SessionDetailT, SessionPublicT } from './schemas.js';
+
+/** What a solution role adds to a session at creation (src/features/solutions). */
+export interface SessionPlan {
+  solution: Record<string, unknown>;
+  sessionSetup: Record<string, unknown>;
+  /** The role's initial_mode, used when the create body names no mode. */
+  mode?: 'planning' | 'executing' | null;
+  /** The role chosen when the body named only solution_id. */
+  bizRoleId?: string;
+  /** Runs once the row exists (installs the role's skills into the session folder). */
+  after?: (sessionId: string) => Promise<void>;
+}
+
+/** What sessions tell (src/core/engine/hooks.ts `Hooks` is one; sessions do not depend on the engine). */
+export interface SessionHooks {
+  emit(name: 'session.deleted' | 'session.unshared', payload: { userId: string; sessionId: string }): Promise<void>;
+}
+
+export interface SessionServiceOptions {
+  /** Told (and awaited) when a session is deleted or stops being shared: the run engine's hooks. */
+  hooks?: SessionHooks;
+  /** Removes a deleted session's folder (the files module's confined rm -rf). */
+  removeFolder?: (userId: string, sessionId: string) => Promise<void>;
+  defaultModel: string;
+  /** Models a session may name at creation. */
+  models: string[];
+  /** memory_enabled of a session created without one (AGENTSVC_MEMORY_ENABLED). */
+  memoryEnabled: boolean;
+  /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403; src/features/solutions/roles.ts). */
+  plan?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
+  /** Whether the user may name this team workspace in a session (its member; src/features/teams). Unset: none may be named. */
+  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
+}
+
+/**
+ * `q` also matches turn text, but only the caller's 2000 most recent matching turns (by
+ * started_at) are considered: the candidate list stays bounded however long the history is.
+ * When more turns match, `content_match_truncated` is true and older sessions that match only
+ * by content may be missing from the result.
+ */
+export const CONTENT_MATCH_LIMIT = 2000;
+
+const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export function toPublic(s: Session): SessionPublicT {
+  return {
+    id: s.id,
+    intent: s.intent,
+    status: s.status,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+    user_id: s.userId,
+    solution_id: s.solutionId,
+    biz_role_id: s.bizRoleId,
+    model: s.model,
+    shared: s.shared,
+    is_pinned: s.isPinned,
+    memory_enabled: s.memoryEnabled,
+    is_persistent: s.isPersistent,
+    replay_state: s.replayState,
+    mode: s.mode,
+    template_id: s.templateId,
+  };
+}
+
+export function toDetail(s: Session): SessionDetailT {
+  return {
+    ...toPublic(s),
+    solution: s.solution ?? {},
+    session_setup: s.sessionSetup ?? {},
+    primary_skill_snapshot: s.primarySkillSnapshot,
+    viewer_role: 'owner',
+    primary_skill_id: s.primarySkillId,
+    software_factory_id: s.softwareFactoryId,
+    workspace_id: s.workspaceId,
+    disable_tools: s.disableTools ?? [],
+    ...(s.env ? { env: s.env } : {}),
+  };
+}
+
+interface ExtraRow {
+  id: string;
+  extra: Record<string, unknown> | null;
+  extra_created_at: Date | null;
+  extra_updated_at: Date | null;
+}
+
+const toExtra = (r: ExtraRow): ExtraInfoT => ({
+  session_id: r.id,
+  extra: r.extra ?? {},
+  created_at: iso(r.extra_created_at),
+  updated_at: iso(r.extra_updated_at),
+});
+
+/** Sessions of one user; another user's session is NOT_FOUND (its existence is not revealed). */
+export class SessionService {
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly opts?: SessionServiceOptions,
+  ) {}
+
+  /** Ids of every session of a user. */
+  async idsOf(userId: string): Promise<string[]> {
+    const rows = await this.em().find(Session, { userId }, { fields: ['id'] });
+    return rows.map((r) => r.id);
+  }
+
+  async getOwned(userId: string, id: string, em: EntityManager = this.em()): Promise<Session> {
+    const s = await em.findOne(Session, { id, userId });
+    if (!s) throw Errors.notFound('session');
+    return s;
+  }
+
+  async create(userId: string, input: CreateSessionInput): Promise<string> {
+    const models = this.opts?.models ?? [];
+    if (input.model != null && !models.includes(input.model)) {
+      throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
+    }
+    // A reference in the body is checked like a path id (CONTRACT 6): one the caller may not use is 404.
+    if (input.workspace_id != null && !(await this.opts?.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
+    const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.opts?.plan?.(userId, input)) ?? null) : null;
+    const em = this.em();
+    const now = new Date();
+    const s = new Session();
+    Object.assign(s, {
+      id: newId('sess'),
+      userId,
+      intent: input.intent,
+      mode: input.mode ?? plan?.mode ?? 'executing',
+      model: input.model ?? this.opts?.defaultModel ?? null,
+      solutionId: input.solution_id ?? null,
+      bizRoleId: input.biz_role_id ?? plan?.bizRoleId ?? null,
+      templateId: input.template_id ?? null,
+      primarySkillId: input.primary_skill_id ?? null,
+      softwareFactoryId: input.software_factory_id ?? null,
+      workspaceId: input.workspace_id ?? null,
+      memoryEnabled: input.memory_enabled ?? this.opts?.memoryEnabled ?? false,
+      isPersistent: input.is_persistent,
+      env: input.env ?? null,
+      disableTools: input.disable_tools ?? [],
+      ...(plan ? { solution: plan.solution, sessionSetup: plan.sessionSetup } : {}),
+      createdAt: now,
+      updatedAt: now,
+    } satisfies Partial<Session>);
+    await em.persistAndFlush(s);
+    await plan?.after?.(s.id);
+    return s.id;
+  }
+
+  async list(userId: string, q: ListInput): Promise<{ items: SessionPublicT[]; total: number; content_match_truncated: boolean }> {
+    const em = this.em();
+    const where: FilterQuery<Session> = { userId };
+    let truncated = false;
+    if (q.template_id_prefix) where.templateId = { $like: `${likeEscape(q.template_id_prefix)}%` };
+    if (q.q) {
+      const pattern = `%${likeEscape(q.q)}%`;
+      const hits = await em.getConnection().execute<{ session_id: string }[]>(
+        `select t.session_id from turns t join sessions s on s.id = t.session_id
+         where s.user_id = ? and t.text ilike ?
+         order by t.started_at desc, t.id desc limit ?`,
+        [userId, pattern, CONTENT_MATCH_LIMIT + 1],
+      );
+      truncated = hits.length > CONTENT_MATCH_LIMIT;
+      const ids = [...new Set(hits.slice(0, CONTENT_MATCH_LIMIT).map((h) => h.session_id))];
+      where.$or = [{ intent: { $ilike: pattern } }, ...(ids.length ? [{ id: { $in: ids } }] : [])];
+    }
+    const [rows, total] = await em.findAndCount(Session, where, {
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      limit: q.limit,
+      offset: q.offset,
+    });
+    return { items: rows.map(toPublic), total, content_match_truncated: truncated };
+  }
+
+  async detail(userId: string, id: string): Promise<SessionDetailT> {
+    return toDetail(await this.getOwned(userId, id));
+  }
+
+  /**
+   * Load, change, flush. Only the changed columns are written, so this never overwrites what the
+   * chat engine updates concurrently (status, last_seq, run_owner).
+   */
+  private async change(userId: string, id: string, apply: (s: Session) => void): Promise<Session> {
+    const em = this.em();
+    const s = await this.getOwned(userId, id, em);
+    apply(s);
+    s.updatedAt = new Date();
+    await em.flush();
+    return s;
+  }
+
+  async update(userId: string, id: string, patch: { intent?: string }): Promise<SessionDetailT> {
+    if (patch.intent === undefined) return this.detail(userId, id);
+    return toDetail(await this.change(userId, id, (s) => (s.intent = patch.intent!)));
+  }
+
+  async setEnv(userId: string, id: string, env: Record<string, string>): Promise<SessionDetailT> {
+    return toDetail(await this.change(userId, id, (s) => (s.env = { ...env })));
+  }
+
+  async setPinned(userId: string, id: string, pinned: boolean): Promise<SessionDetailT> {
+    return toDetail(await this.change(userId, id, (s) => (s.isPinned = pinned)));
+  }
+
+  async setShared(userId: string, id: string, shared: boolean): Promise<boolean> {
+    const r = (await this.change(userId, id, (s) => (s.shared = shared))).shared;
+    if (!shared) await this.opts?.hooks?.emit('session.unshared', { userId, sessionId: id });
+    return r;
+  }
+
+  async setMemory(userId: string, id: string, enabled: boolean): Promise<boolean> {
+    return (await this.change(userId, id, (s) => (s.memoryEnabled = enabled))).memoryEnabled;
+  }
+
+  /**
+   * Removes the session (turns and events cascade in the database), then its folder. A running
+   * session is refused: its run would go on writing into a folder and rows that no longer exist.
+   * The status check and the delete are one statement, so a run cannot start in between.
+   * Returns the error of the folder removal, if any: the session itself is gone by then.
+   */
+  async delete(userId: string, id: string): Promise<{ folderError: Error | null }> {
+    const em = this.em();
+    const rows = await em
+      .getConnection()
+      .execute<{ id: string }[]>(`delete from sessions where id = ? and user_id = ? and status <> 'running' returning id`, [id, userId]);
+    if (rows.length === 0) {
+      await this.getOwned(userId, id, em);
+      throw Errors.sessionBusy();
+    }
+    // Listeners run after the row is gone and before the folder goes (background tasks stop first).
+    await this.opts?.hooks?.emit('session.deleted', { userId, sessionId: id });
+    try {
+      await this.opts?.removeFolder?.(userId, id);
+      return { folderError: null };
+    } catch (e) {
+      return { folderError: e as Error };
+    }
+  }
+
+
+  async getExtra(userId: string, id: string): Promise<ExtraInfoT> {
+    const s = await this.getOwned(userId, id);
+    return toExtra({ id: s.id, extra: s.extra, extra_created_at: s.extraCreatedAt, extra_updated_at: s.extraUpdatedAt });
+  }
+
+  /** Merges top-level keys in one statement, so concurrent merges never lose each other's keys. */
+  async mergeExtra(userId: string, id: string, extra: Record<string, unknown>): Promise<ExtraInfoT> {
+    const rows = await this.em().getConnection().execute<ExtraRow[]>(
+        `update sessions set extra = coalesce(extra, '{}'::jsonb) || cast(? as jsonb),
+           extra_created_at = coalesce(extra_created_at, now()), extra_updated_at = now(), updated_at = now()
+         where id = ? and user_id = ?
+         returning id, extra, extra_created_at, extra_updated_at`,
+        [JSON.stringify(extra), id, userId],
+      );
+    if (rows.length === 0) throw Errors.notFound('session');
+    return toExtra(rows[0]);
+  }
+
+  /**
+   * The caller's most recent session whose extra.task_id equals taskId (compared as text). A task
+   * id none of the caller's sessions holds is 404, whether another user's sessions hold it or no
+   * session does (CONTRACT 3: its existence is not revealed).
+   */
+  async extraByTask(userId: string, taskId: string): Promise<ExtraInfoT> {
+    const rows = await this.em().getConnection().execute<ExtraRow[]>(
+        `select id, extra, extra_created_at, extra_updated_at from sessions
+         where user_id = ? and extra ->> 'task_id' = ?
+         order by created_at desc, id desc limit 1`,
+        [userId, taskId],
+      );
+    if (rows.length === 0) throw Errors.notFound('task');
+    return toExtra(rows[0]);
+  }
+}

@@ -1,0 +1,19 @@
+import { defineModule } from '../../platform/lib/modules.js';
+import { adminRoutes } from './routes.js';
+import { Admin } from './service.js';
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    /** Admins and role grants (CONTRACT 13). */
+    admin: Admin;
+  }
+}
+
+export const adminModule = defineModule({
+  name: 'admin',
+  needs: ['catalog'],
+  start(ctx) {
+    const admin = new Admin(ctx.db, ctx.get('catalog'));
+    return { provides: admin, routes: [{ plugin: adminRoutes, opts: { admin } }] };
+  },
+});

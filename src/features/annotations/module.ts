@@ -1,0 +1,9 @@
+import { annotationRoutes } from './routes.js';
+import { defineModule } from '../../platform/lib/modules.js';
+
+/** Annotations on payloads (CONTRACT 13). */
+export const annotationsModule = defineModule({
+  name: 'annotations',
+  needs: [],
+  start: (ctx) => ({ routes: [{ plugin: annotationRoutes, opts: { db: ctx.db } }] }),
+});

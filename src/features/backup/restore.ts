@@ -1,0 +1,244 @@
+/**
+ * `agentsvc restore`: an archive (archive.ts) into an empty home. The database part runs this
+ * code's migrations, then loads every table's COPY text inside one transaction that commits only
+ * once the trailer's checksum matched, so a corrupt or truncated archive leaves no rows; the files
+ * it wrote are removed again (restore-target.ts).
+ */
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { Transform } from 'node:stream';
+import { extract as tarExtract } from 'tar-stream';
+import { loadConfig, type Config } from '../../platform/config/index.js';
+import { openDatabase, type Database } from '../../platform/db/index.js';
+import { migrationsList } from '../../platform/db/migrations/index.js';
+import { archivePath, writeUserTree, type TreeWriter } from '../../core/files/tree-io.js';
+import { EntryDigest, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
+import { SNAPSHOTS } from './backup.js';
+import { checkTarget, emptyTarget, operatorWriter, RestoreRefused, setAside } from './restore-target.js';
+import { connect, copyIn, type CopyIn, listTables, setSequences, truncate } from './table-copy.js';
+
+/** The archive is not a whole, readable backup. */
+export class BadArchive extends Error {}
+
+export interface RestoreOptions {
+  file: string;
+  home: string;
+  force: boolean;
+  /** --config FILE: the settings to restore with (else the archive's config.json, the environment winning). */
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RestoreResult {
+  home: string;
+  entries: number;
+  bytes: number;
+  rows: Record<string, number>;
+  database: 'embedded' | 'DATABASE_URL';
+}
+
+type Entry = AsyncIterable<Uint8Array> & { header: { name: string; type: string | null; mode?: number; mtime?: Date; linkname?: string | null } };
+
+async function readAll(e: AsyncIterable<Uint8Array>, digest?: EntryDigest): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const c of e) {
+    digest?.data(c);
+    parts.push(c);
+  }
+  return Buffer.concat(parts);
+}
+
+function parseManifest(text: Buffer): Manifest {
+  let m: Manifest;
+  try {
+    m = JSON.parse(text.toString('utf8'));
+  } catch {
+    throw new BadArchive(`${MANIFEST} is not valid JSON`);
+  }
+  if (m?.format !== FORMAT || !Array.isArray(m.tables) || !Array.isArray(m.migrations)) throw new BadArchive(`${MANIFEST} is not an agentsvc backup manifest`);
+  if (m.version !== FORMAT_VERSION) throw new BadArchive(`archive format version ${m.version}; this agentsvc reads version ${FORMAT_VERSION}`);
+  const known = new Set(migrationsList.map((x) => x.name));
+  const unknown = m.migrations.find((x) => !known.has(x));
+  if (unknown) throw new RestoreRefused(`the archive was made by a newer agentsvc (${m.agentsvc_version}: migration ${unknown}); restore it with that version or a later one`);
+  return m;
+}
+
+/** The settings the restored home will run with: the environment, then --config or the archive's config.json. */
+function targetConfig(opts: RestoreOptions, archivedConfig: Buffer | null): Config {
+  const overrides = { AGENTSVC_HOME: opts.home };
+  if (opts.configFile || !archivedConfig) return loadConfig({ env: opts.env, configFile: opts.configFile, overrides });
+  const dir = mkdtempSync(join(tmpdir(), 'agentsvc-restore-'));
+  try {
+    writeFileSync(join(dir, 'config.json'), archivedConfig, { mode: 0o600 });
+    return loadConfig({ env: opts.env, configFile: join(dir, 'config.json'), overrides });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Counts the archive's bytes as they are read, for the progress line. */
+function counter(onBytes: (n: number) => void): Transform {
+  let n = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      n += chunk.length;
+      onBytes(n);
+      cb(null, chunk);
+    },
+  });
+}
+
+export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes: number; totalBytes: number; entries: number; phase: string }) => void = () => {}): Promise<RestoreResult> {
+  const totalBytes = (await stat(opts.file).catch((e) => Promise.reject(new RestoreRefused(`cannot read ${opts.file}: ${(e as Error).message}`)))).size;
+  const head = Buffer.alloc(2);
+  const fh = await open(opts.file, 'r');
+  await fh.read(head, 0, 2, 0).finally(() => fh.close());
+  const gzip = head[0] === 0x1f && head[1] === 0x8b;
+  let read = 0;
+  const extract = tarExtract();
+  let unreadable: BadArchive | null = null;
+  let abandoned = false;
+  // zlib's and tar's own words ("incorrect data check", "Unexpected end of data") said as what they mean here.
+  const broken = (e: unknown) => new BadArchive(`the archive is corrupt or truncated: ${(e as Error).message}`);
+  const source = pipeline(createReadStream(opts.file), counter((n) => (read = n)), ...(gzip ? [createGunzip()] : []), extract as never).catch((e) => {
+    if (abandoned) return;
+    unreadable = broken(e);
+    extract.destroy(unreadable);
+  });
+  const entriesIt = (extract as unknown as AsyncIterable<Entry>)[Symbol.asyncIterator]();
+  const next = async (): Promise<Entry | null> => {
+    try {
+      const r = await entriesIt.next();
+      return r.done ? null : r.value;
+    } catch (e) {
+      if (e instanceof BadArchive || e instanceof RestoreRefused) throw e;
+      // gunzip's error may reach the entries before the pipeline's own handler has named it.
+      if (unreadable || String((e as NodeJS.ErrnoException).code ?? '').startsWith('Z_')) throw unreadable ?? broken(e);
+      throw new BadArchive(`not a readable backup archive: ${(e as Error).message}`);
+    }
+  };
+
+  const digest = new EntryDigest();
+  const first = await next();
+  if (!first || first.header.name !== MANIFEST || (first.header as { size?: number }).size! > 64 * 1024 * 1024) throw new BadArchive(`not an agentsvc backup: it does not start with ${MANIFEST}`);
+  digest.begin(MANIFEST, 'file');
+  const manifest = parseManifest(await readAll(first, digest));
+  let entry = await next();
+  let archivedConfig: Buffer | null = null;
+  if (entry?.header.name === 'home/config.json') {
+    digest.begin(entry.header.name, 'file');
+    archivedConfig = await readAll(entry, digest);
+  }
+  const config = targetConfig(opts, archivedConfig);
+  const { dbHoldsData } = await checkTarget(config, opts.force);
+
+  // From here on the target changes: anything that fails undoes it.
+  const previous = opts.force ? await setAside(config) : null;
+  let db: Database | null = null;
+  let client: Awaited<ReturnType<typeof connect>> | null = null;
+  const rows: Record<string, number> = {};
+  let committed = false;
+  try {
+    const home = operatorWriter(config.home);
+    if (archivedConfig) await home.file('config.json', entry!.header.mode ?? 0o600, entry!.header.mtime ?? new Date(), [archivedConfig]);
+    if (archivedConfig) entry = await next();
+    db = await openDatabase(config, { migrate: true, poolMax: 1, role: 'cli' });
+    client = await connect(db.url);
+    await client.query('begin');
+    const present = new Map((await listTables(client)).map((t) => [t.name, t]));
+    if (opts.force && dbHoldsData) await truncate(client, [...present.values()]);
+    for (const t of manifest.tables) {
+      const have = present.get(t.name);
+      const missing = t.columns.filter((c) => !have?.columns.includes(c));
+      if (!have || missing.length) throw new BadArchive(`table ${t.name} of the archive does not match this schema (${have ? `columns ${missing.join(', ')}` : 'no such table'})`);
+    }
+    const tables = new Map(manifest.tables.map((t) => [t.name, t]));
+    const snapshots = operatorWriter(join(config.workspaces, SNAPSHOTS));
+    const users = new Map<string, TreeWriter>();
+    let copying = null as { table: string; copy: CopyIn } | null;
+    const endCopy = async () => {
+      if (copying) rows[copying.table] = await copying.copy.end();
+      copying = null;
+    };
+    let trailer: Trailer | null = null;
+    for (; entry; entry = await next()) {
+      const { name, type, linkname } = entry.header;
+      progress({ bytes: read, totalBytes, entries: digest.entries, phase: name.split('/').slice(0, 2).join('/') });
+      if (name === TRAILER) {
+        const expected = digest.digest();
+        trailer = JSON.parse((await readAll(entry)).toString('utf8')) as Trailer;
+        if (trailer.sha256 !== expected || trailer.entries !== digest.entries) throw new BadArchive('the archive is corrupt: its checksum does not match its content');
+        break;
+      }
+      const kind = type === 'directory' ? 'directory' : type === 'symlink' ? 'symlink' : 'file';
+      digest.begin(name, kind, linkname ?? '');
+      const body = (async function* () {
+        for await (const c of entry!) {
+          digest.data(c);
+          yield c;
+        }
+      })();
+      const [area, ...restParts] = name.split('/');
+      if (area === 'db') {
+        const table = tables.get(restParts[0]);
+        if (!table || restParts.length !== 2) throw new BadArchive(`unexpected entry ${name}`);
+        if (copying?.table !== table.name) {
+          await endCopy();
+          copying = { table: table.name, copy: copyIn(client, table) };
+        }
+        for await (const c of body) await copying.copy.write(c);
+        continue;
+      }
+      await endCopy();
+      let writer: Pick<TreeWriter, 'file' | 'symlink'> & { directory(rel: string, mode: number): Promise<void> };
+      let rel: string;
+      if (area === 'home' || area === 'snapshots') {
+        writer = area === 'home' ? home : snapshots;
+        rel = restParts.join('/');
+      } else if (area === 'users' && restParts.length >= 2) {
+        const id = restParts[0];
+        archivePath(id);
+        if (!users.has(id)) users.set(id, writeUserTree(config.workspaces, id));
+        writer = users.get(id)!;
+        rel = restParts.slice(1).join('/');
+      } else throw new BadArchive(`unexpected entry ${name}`);
+      const mode = entry.header.mode ?? 0o644;
+      if (kind === 'directory') await writer.directory(rel, mode);
+      else if (kind === 'symlink') await writer.symlink(rel, linkname ?? '');
+      else await writer.file(rel, mode, entry.header.mtime ?? new Date(), body);
+      for await (const _ of body); // drain what a writer left (nothing, normally)
+    }
+    await endCopy();
+    if (!trailer) throw new BadArchive(`the archive is truncated: it ends before ${TRAILER}`);
+    for (const [t, n] of Object.entries(trailer.rows)) {
+      if ((rows[t] ?? 0) !== n) throw new BadArchive(`the archive is corrupt: table ${t} holds ${rows[t] ?? 0} rows, ${n} were backed up`);
+    }
+    await setSequences(client, manifest.sequences);
+    if (await next()) throw new BadArchive(`unexpected entries after ${TRAILER}`);
+    await source;
+    await client.query('commit');
+    committed = true;
+    progress({ bytes: totalBytes, totalBytes, entries: digest.entries, phase: 'done' });
+    return { home: config.home, entries: digest.entries, bytes: digest.bytes, rows, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' };
+  } catch (e) {
+    // Destroyed already: the archive itself failed (the pipeline says why); else stop reading it.
+    const archiveFailed = (extract as unknown as { destroying: boolean }).destroying || extract.destroyed;
+    abandoned = !archiveFailed;
+    extract.destroy();
+    await client?.query('rollback').catch(() => {});
+    await source;
+    throw archiveFailed && !(e instanceof BadArchive) ? (unreadable ?? broken(e)) : e;
+  } finally {
+    await client?.end().catch(() => {});
+    await db?.close().catch(() => {});
+    // After the database stopped: a failed restore leaves the target as it was (empty, or with
+    // what --force set aside put back); a committed one drops what it replaced.
+    if (committed) await previous?.drop();
+    else if (previous) await previous.putBack();
+    else await emptyTarget(config).catch(() => {});
+  }
+}

@@ -1,0 +1,25 @@
+import { defineModule } from '../../platform/lib/modules.js';
+import { policyRoutes } from './routes.js';
+import { PolicyService } from './service.js';
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    /** Tool policy and approvals (a gate of the run engine's hooks). */
+    policy: PolicyService;
+  }
+}
+
+export const policyModule = defineModule({
+  name: 'policy',
+  needs: ['solutions', 'telemetry', 'sessions'],
+  async start(ctx) {
+    const { roles, admin } = ctx.get('solutions');
+    const { metrics } = ctx.get('telemetry');
+    const policy = await PolicyService.create({ db: ctx.db, install: ctx.config.policy, logger: ctx.logger, count: (a) => metrics.approval(a), roleRules: (id) => roles.policy(id) });
+    policy.attach(ctx.hooks);
+    return {
+      provides: policy,
+      routes: [{ plugin: policyRoutes, opts: { policy, sessions: ctx.get('sessions'), isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } }],
+    };
+  },
+});

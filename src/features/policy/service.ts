@@ -1,0 +1,132 @@
+import type { Database } from '../../platform/db/index.js';
+import type { Hooks, HookGates, ToolGateDecision } from '../../core/engine/hooks.js';
+import type { PendingApproval, ToolCall } from '../../core/conversation/turns.js';
+import type { ApprovalChoice, ApprovalPort } from '../../core/engine/approval.js';
+import { errField, type Logger } from '../../platform/lib/logger.js';
+import { redactor, sessionSecrets } from '../sharing/redact.js';
+import { type AuditAction, AuditStore } from './audit-store.js';
+import type { InstallPolicy } from '../../platform/config/policy.js';
+import { approvalRules, type Decision, decide, describeRule, type PolicySet, type Rule, type Source, type SourcedRule, toolMatches } from './rules.js';
+import { ShellParser } from './shell.js';
+import { PolicyStore } from './store.js';
+import { callFacts } from './targets.js';
+
+/** The three answers of an approval, in the order of `options` (CONTRACT 15). */
+export const APPROVAL_OPTIONS = ['Allow once', 'Allow for this session', 'Deny'] as const;
+
+export interface PolicyDeps {
+  db: Database;
+  install: InstallPolicy;
+  logger: Logger;
+  /** Counts decisions by action (CONTRACT 17 "approvals by action"). */
+  count?: (action: AuditAction) => void;
+  /** The rules of the session's solution role (`policy` of the role), when it has one. */
+  roleRules?: (sessionId: string) => Promise<Rule[]>;
+}
+
+type GatePayload = HookGates['tool.before']['payload'];
+
+/**
+ * The tool policy (CONTRACT 15): assembles the rules of the four sources for a call, decides it
+ * with the rule engine (rules.ts), turns `ask` into the install's `unattended` action when nobody
+ * attends the run, records every decision, and takes the person's answers to approvals.
+ * Plugged into the run engine through the `tool.before` gate only.
+ */
+export class PolicyService implements ApprovalPort {
+  readonly store: PolicyStore;
+  readonly audit: AuditStore;
+
+  private constructor(
+    private readonly deps: PolicyDeps,
+    private readonly shell: ShellParser,
+  ) {
+    this.store = new PolicyStore(deps.db);
+    this.audit = new AuditStore(deps.db);
+  }
+
+  static async create(deps: PolicyDeps): Promise<PolicyService> {
+    return new PolicyService(deps, await ShellParser.load());
+  }
+
+  /** Ask this policy before every tool call of every run. */
+  attach(hooks: Hooks): () => void {
+    return hooks.gate('tool.before', (p) => this.gate(p));
+  }
+
+  get install(): InstallPolicy {
+    return this.deps.install;
+  }
+
+  /** Every rule that applies to a session's calls, each with its source. */
+  async effective(userId: string, sessionId: string): Promise<PolicySet> {
+    const [mine, role] = await Promise.all([this.store.forCall(userId, sessionId), this.deps.roleRules?.(sessionId) ?? []]);
+    const tag = (rules: Rule[], source: Source, approved = false): SourcedRule[] => rules.map((r) => (approved ? { ...r, source, approved } : { ...r, source }));
+    return {
+      default: this.deps.install.default,
+      rules: [...tag(this.deps.install.rules, 'install'), ...tag(mine.user, 'user'), ...tag(role, 'role'), ...tag(mine.session, 'session'), ...tag(mine.approvals, 'session', true)],
+    };
+  }
+
+  /** The `tool.before` gate. */
+  async gate(p: GatePayload): Promise<ToolGateDecision | undefined> {
+    const set = await this.effective(p.run.userId, p.run.sessionId);
+    const named = set.rules.filter((r) => toolMatches(r, p.tool.name, p.tool.provider));
+    if (!named.length && set.default === 'allow') return undefined;
+    const facts = callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined));
+    const d = decide(set, facts);
+    const record = (action: AuditAction, decidedBy = 'policy') => this.record(p.run.userId, p.run.sessionId, p.callId, p.tool.name, p.args, action, d, decidedBy);
+    if (d.action === 'allow') {
+      // An allow by no rule (the default) is not a decision anyone made: it is not recorded.
+      if (!d.byDefault) await record('allowed');
+      return undefined;
+    }
+    if (d.action === 'deny') {
+      await record('denied');
+      return { action: 'deny', message: `denied by policy: ${describeRule(d.rule, d.source)}` };
+    }
+    if (p.run.unattended) {
+      const action = this.deps.install.unattended;
+      await record(action === 'allow' ? 'allowed' : 'denied', 'unattended');
+      if (action === 'allow') return undefined;
+      return { action: 'deny', message: `denied by policy: ${describeRule(d.rule, d.source)}: nobody attends this run to approve it (unattended: deny)` };
+    }
+    await record('asked');
+    const question = {
+      tool_name: p.tool.name,
+      arguments: p.args,
+      rule: d.rule,
+      source: d.source,
+      options: [...APPROVAL_OPTIONS],
+      /** What "Allow for this session" adds to the session's rules. */
+      session_rules: approvalRules(facts, d),
+    };
+    return { action: 'ask', question };
+  }
+
+  /** A person answered an approval: record it, and "Allow for this session" adds its rules. */
+  async answered(userId: string, sessionId: string, call: ToolCall, ref: PendingApproval, choice: ApprovalChoice): Promise<void> {
+    if (choice === 'session') await this.store.addApprovals(sessionId, (ref.session_rules as Rule[] | undefined) ?? []);
+    const args = safeJson(call.arguments);
+    const d = { rule: ref.rule as Rule, source: ref.source as Source } as Decision;
+    await this.record(userId, sessionId, call.id, call.tool_name, args, choice === 'deny' ? 'rejected' : 'approved', d, userId);
+  }
+
+  private async record(userId: string, sessionId: string, callId: string, tool: string, args: unknown, action: AuditAction, d: Pick<Decision, 'rule' | 'source'>, decidedBy: string) {
+    this.deps.count?.(action);
+    try {
+      const mask = redactor(await sessionSecrets(this.deps.db, sessionId));
+      await this.audit.add({ user_id: userId, session_id: sessionId, tool_call_id: callId, tool_name: tool, arguments: JSON.stringify(mask(args)), action, rule: d.rule ?? null, source: d.source ?? null, decided_by: decidedBy });
+    } catch (e) {
+      // The decision stands; a lost record is logged (the database is the run's own problem then).
+      this.deps.logger.error({ ...errField(e), session_id: sessionId, tool_call_id: callId }, 'could not record a policy decision');
+    }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,107 @@
+import { Readable } from 'node:stream';
+import { SessionFolder } from '../../core/files/confine.js';
+import { type ZipStream, zipFolder } from '../../core/files/zip.js';
+import type { Database } from '../../platform/db/index.js';
+import { redactor, sessionSecrets } from '../sharing/redact.js';
+
+/** The format of a session archive (CONTRACT 9). */
+export const FORMAT = 'agentsvc-session';
+export const VERSION = 1;
+
+export interface Manifest {
+  format: string;
+  version: number;
+  exported_at: string;
+  session: { intent: string; model: string | null; mode: string; created_at: string; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string };
+  counts: { turns: number; branches: number; checkpoints: number; tasks: number; memories: number; annotations?: number };
+}
+
+/** Turns read at a time for turns.jsonl. */
+const TURN_PAGE = 500;
+
+/** turns.jsonl: one masked turn a line, a page of turns at a time. */
+async function* turnLines(page: (after: number) => Promise<{ sequence: number }[]>, mask: <T>(v: T) => T): AsyncGenerator<Buffer> {
+  for (let after = -(2 ** 31); ; ) { // below any sequence (an integer column)
+    const rows = await page(after);
+    if (!rows.length) return;
+    yield Buffer.from(`${rows.map((r) => JSON.stringify(mask(r))).join('\n')}\n`);
+    after = rows[rows.length - 1].sequence;
+  }
+}
+const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2));
+
+/**
+ * Export: manifest, every branch of turns (with their branch), branches, checkpoints (their
+ * position; workspace snapshots stay behind), tasks, the memories this session wrote, and the
+ * workspace under `files/` (links that stay inside kept as the file they point at, nothing outside).
+ * Streamed: the workspace files are read one at a time as the archive is written. Env values never
+ * go, and are masked where the conversation holds them.
+ */
+export async function exportSession(db: Database, workspaces: string, userId: string, sessionId: string): Promise<{ stream: ZipStream; intent: string }> {
+  const sql = <T>(q: string, p: unknown[] = []) => db.sql<T>(q, p);
+  const [s] = await sql<{ intent: string; model: string | null; mode: string; created_at: Date; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string }>(
+    'select intent, model, mode, created_at, memory_enabled, is_persistent, disable_tools, active_branch from sessions where id = ? and user_id = ?',
+    [sessionId, userId],
+  );
+  // turns.jsonl is streamed a page at a time (100k turns held at once took the service +641 MiB),
+  // up to the last turn there is now: a run going on meanwhile adds none, so counts.turns holds.
+  const [{ n: turnCount, last, size: turnBytes }] = await sql<{ n: string; last: number | null; size: string | null }>(
+    'select count(*) as n, max(sequence) as last, sum(pg_column_size(turns.*)) as size from turns where session_id = ?',
+    [sessionId],
+  );
+  const turnPage = (after: number) =>
+    sql<{ sequence: number }>(
+      `select id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs,
+              parent_fork_tool_call_id, extra, branch_id from turns where session_id = ? and sequence > ? and sequence <= ? order by sequence limit ?`,
+      [sessionId, after, last ?? -1, TURN_PAGE],
+    );
+  const branches = await sql('select id, parent_id, fork_sequence, deprecated, created_at from session_branches where session_id = ? order by created_at', [sessionId]);
+  const checkpoints = await sql('select id, turn_id, branch_id, sequence, label, files, skipped, created_at from checkpoints where session_id = ? order by sequence', [sessionId]);
+  const tasks = await sql('select id, subject, description, status, loop_id, created_at, updated_at from session_tasks where session_id = ? order by id', [sessionId]);
+  const memories = await sql(
+    'select type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason, created_at from memories where user_id = ? and source_session = ? order by id',
+    [userId, sessionId],
+  );
+  // Annotations on this session's payloads (CONTRACT 13), keyed by the payload ids in turns.jsonl.
+  const annotations = await sql('select payload_id, label, note, data, created_at, updated_at from payload_annotations where user_id = ? and session_id = ? order by created_at, id', [
+    userId,
+    sessionId,
+  ]);
+  // Secrets are masked in the values, before they are encoded (CONTRACT 9): the files stay as the workspace holds them.
+  const mask = redactor(await sessionSecrets(db, sessionId));
+  const manifest: Manifest = {
+    format: FORMAT,
+    version: VERSION,
+    exported_at: new Date().toISOString(),
+    session: {
+      intent: s.intent,
+      model: s.model,
+      mode: s.mode,
+      created_at: new Date(s.created_at).toISOString(),
+      memory_enabled: s.memory_enabled,
+      is_persistent: s.is_persistent,
+      disable_tools: s.disable_tools,
+      active_branch: s.active_branch,
+    },
+    counts: { turns: Number(turnCount), branches: branches.length, checkpoints: checkpoints.length, tasks: tasks.length, memories: memories.length, annotations: annotations.length },
+  };
+  const extra = [
+    { name: 'manifest.json', data: json(mask(manifest)) },
+    { name: 'turns.jsonl', stream: () => Readable.from(turnLines(turnPage, mask)), sizeEstimate: Number(turnBytes ?? 0) },
+    { name: 'branches.json', data: json(branches) },
+    { name: 'checkpoints.json', data: json(mask(checkpoints)) },
+    { name: 'tasks.json', data: json(mask(tasks)) },
+    { name: 'memories.json', data: json(mask(memories)) },
+    { name: 'annotations.json', data: json(mask(annotations)) },
+  ];
+  const folder = SessionFolder.of(workspaces, userId, sessionId);
+  const open = await folder.open(false);
+  if (!open) return { stream: await zipFolder(folder, null, null, { extra }), intent: s.intent };
+  try {
+    // The listing is made now, through the open folder; each file is opened (and confined) again when written.
+    const root = await open.walk('', { follow: false });
+    return { stream: await zipFolder(folder, open, root, { prefix: 'files/', extra }), intent: s.intent };
+  } finally {
+    await open.close();
+  }
+}

@@ -1,0 +1,388 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { lchown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import yauzl from 'yauzl';
+import type { Database } from '../../platform/db/index.js';
+import { at, SessionFolder } from '../../core/files/confine.js';
+import { QuotaExceededError, storageQuota } from '../../core/files/quota.js';
+import { randomToken } from '../../platform/lib/ids.js';
+import { AppError } from '../../platform/server/errors.js';
+import { FORMAT, type Manifest, VERSION } from './archive.js';
+import { invalidArchive as invalid, jsonArray, jsonLines, LineCounter } from './json-parts.js';
+
+export interface ImportLimits {
+  /** At most this many entries (AGENTSVC_IMPORT_MAX_ENTRIES). */
+  entries: number;
+  /** At most this many bytes unpacked (AGENTSVC_IMPORT_MAX_BYTES). */
+  bytes: number;
+}
+
+/**
+ * A member over RATIO_FROM bytes unpacked to over MAX_RATIO times its packed size is a bomb, not a
+ * session. Smaller members are let through whatever their ratio: deflate reaches ~1000x on
+ * repetitive files a workspace really holds (logs, padded data), and our own exports must import.
+ */
+const MAX_RATIO = 200;
+const RATIO_FROM = 16 << 20;
+const JSON_NAMES = new Set(['manifest.json', 'turns.jsonl', 'branches.json', 'checkpoints.json', 'tasks.json', 'memories.json', 'annotations.json']);
+/** Parts added after version 1 first shipped: absent from older archives, without a warning. */
+const OPTIONAL = new Set(['annotations.json']);
+
+/** manifest.json is read whole: one small object. */
+const MANIFEST_MAX = 1 << 20;
+
+export interface Parsed {
+  manifest: Manifest;
+  /** The JSON parts the archive holds (written to the staging folder when there is one). */
+  present: Set<string>;
+  /** Non-blank lines of turns.jsonl. */
+  turns: number;
+  files: number;
+  totalBytes: number;
+  warnings: string[];
+}
+
+function openZip(path: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(path, { lazyEntries: true, autoClose: true, strictFileNames: true, validateEntrySizes: true }, (e, z) => (e ? reject(invalid(e.message)) : resolve(z!))),
+  );
+}
+
+/** Refuse names that could land outside the folder, and anything but files and folders. */
+function checkEntry(e: yauzl.Entry) {
+  const name = e.fileName;
+  if (!name || name.includes('\0') || name.includes('\\') || name.startsWith('/') || /^[A-Za-z]:/.test(name)) throw invalid(`entry ${JSON.stringify(name)} has an absolute or odd name`);
+  if (name.split('/').some((p) => p === '..')) throw invalid(`entry ${JSON.stringify(name)} escapes the archive (..)`);
+  const type = (e.externalFileAttributes >>> 16) & 0o170000;
+  if (type !== 0 && type !== 0o100000 && type !== 0o040000) throw invalid(`entry ${JSON.stringify(name)} is a link or a device`);
+  if (!name.endsWith('/') && !JSON_NAMES.has(name) && !name.startsWith('files/')) throw invalid(`unexpected entry ${JSON.stringify(name)}`);
+}
+
+/**
+ * Read an uploaded archive as hostile input: entry count, unpacked size (declared and actual) and
+ * compression ratio bounded, names and types checked, the manifest read, `turns.jsonl` counted as
+ * it goes by; the other JSON parts and `files/` written into `into` (when given) and nowhere else.
+ * Nothing but the manifest is held in memory: createFromArchive reads the parts a record at a time.
+ */
+export async function readArchive(path: string, limits: ImportLimits, into: string | null): Promise<Parsed> {
+  const zip = await openZip(path);
+  if (zip.entryCount > limits.entries) {
+    zip.close();
+    throw invalid(`${zip.entryCount} entries, over ${limits.entries}`);
+  }
+  const present = new Set<string>();
+  let manifestText: string | null = null;
+  let turns = 0;
+  let total = 0;
+  let files = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on('error', (e) => reject(e instanceof AppError ? e : invalid(e.message)));
+      zip.on('end', () => resolve());
+      zip.on('entry', (e: yauzl.Entry) => {
+        void (async () => {
+          checkEntry(e);
+          total += e.uncompressedSize;
+          if (total > limits.bytes) throw invalid(`over ${limits.bytes} bytes unpacked`);
+          if (e.uncompressedSize > RATIO_FROM && e.uncompressedSize > e.compressedSize * MAX_RATIO) throw invalid(`entry ${JSON.stringify(e.fileName)} expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))} times`);
+          if (e.fileName.endsWith('/')) {
+            if (into && e.fileName.startsWith('files/')) await mkdir(join(into, e.fileName), { recursive: true });
+            return;
+          }
+          const read = await new Promise<NodeJS.ReadableStream>((res, rej) => zip.openReadStream(e, (err, s) => (err ? rej(invalid(err.message)) : res(s!))));
+          // Counted as it is read: a size field that lies is caught too.
+          let seen = 0;
+          const counter = new Transform({
+            transform(chunk: Buffer, _enc, cb) {
+              seen += chunk.length;
+              if (seen > e.uncompressedSize) return cb(invalid(`entry ${JSON.stringify(e.fileName)} is larger than it says`));
+              cb(null, chunk);
+            },
+          });
+          const drain = async (src: AsyncIterable<Buffer>) => {
+            for await (const _ of src);
+          };
+          if (e.fileName === 'manifest.json') {
+            if (e.uncompressedSize > MANIFEST_MAX) throw invalid(`manifest.json is over ${MANIFEST_MAX} bytes`);
+            const parts: Buffer[] = [];
+            await pipeline(read, counter, async (src: AsyncIterable<Buffer>) => {
+              for await (const c of src) parts.push(c);
+            });
+            manifestText = Buffer.concat(parts).toString('utf8');
+          } else if (JSON_NAMES.has(e.fileName)) {
+            present.add(e.fileName);
+            const lines = new LineCounter();
+            const count = new Transform({
+              transform(chunk: Buffer, _enc, cb) {
+                if (e.fileName === 'turns.jsonl') lines.push(chunk);
+                cb(null, chunk);
+              },
+            });
+            await pipeline(read, counter, count, into ? createWriteStream(join(into, e.fileName), { flags: 'wx', mode: 0o600 }) : drain);
+            if (e.fileName === 'turns.jsonl') turns = lines.end();
+          } else {
+            files++;
+            if (into) {
+              const dest = join(into, e.fileName);
+              await mkdir(dirname(dest), { recursive: true });
+              await pipeline(read, counter, createWriteStream(dest, { flags: 'wx', mode: 0o644 }));
+            } else await pipeline(read, counter, drain);
+          }
+        })().then(
+          () => zip.readEntry(),
+          (err) => {
+            zip.close();
+            reject(err instanceof AppError ? err : invalid((err as Error).message));
+          },
+        );
+      });
+      zip.readEntry();
+    });
+  } catch (e) {
+    zip.close();
+    throw e;
+  }
+  if (manifestText === null) throw invalid('no manifest.json');
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(manifestText);
+  } catch {
+    throw invalid('manifest.json is not JSON');
+  }
+  if (manifest?.format !== FORMAT) throw invalid(`format ${JSON.stringify(manifest?.format)}, expected ${FORMAT}`);
+  if (!Number.isInteger(manifest.version) || Math.floor(manifest.version) !== VERSION) throw invalid(`version ${manifest.version}; this server reads version ${VERSION}`);
+  const warnings: string[] = [];
+  for (const n of JSON_NAMES) if (n !== 'manifest.json' && !present.has(n) && !OPTIONAL.has(n)) warnings.push(`${n} missing: imported as empty`);
+  return { manifest, present, turns, files, totalBytes: total, warnings };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed archive JSON; each field is converted where it is used
+type Json = any;
+
+export interface ImportDeps {
+  db: Database;
+  workspaces: string;
+  sessions: { create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean; memory_enabled?: boolean | null }): Promise<string> };
+  models: string[];
+}
+
+/**
+ * New ids for an archive's old ones, the same old id always giving the same new one: a keyed hash
+ * (a fresh key per import) instead of a table of every id seen, which for a large archive held
+ * more memory than the rest of the import.
+ */
+function idMapper() {
+  const key = randomBytes(32);
+  const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  return (old: unknown, prefix: 'entry' | 'turn' | 'tc' | 'br' | 'cp'): unknown => {
+    if (typeof old !== 'string' || !old) return old;
+    if (prefix === 'br' && old === 'main') return 'main';
+    const h = createHmac('sha256', key).update(`${prefix}:${old}`).digest();
+    let id = '';
+    for (let i = 0; i < 20; i++) id += ALPHABET[h[i] % 62];
+    return `${prefix}_${id}`;
+  };
+}
+
+/** A number field: NaN or Infinity would reach the database as a bare word, not a number. */
+function num(v: unknown, what: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw invalid(`${what} is not a number`);
+  return n;
+}
+
+/** An old id inside a list that may name an entry or a turn: mapped by its prefix, else kept. */
+const byPrefix = (remap: ReturnType<typeof idMapper>, x: unknown) =>
+  typeof x === 'string' && x.startsWith('entry_') ? remap(x, 'entry') : typeof x === 'string' && x.startsWith('turn_') ? remap(x, 'turn') : x;
+
+/**
+ * Create the imported session: new ids for everything (entries, turns, tool calls, branches,
+ * checkpoints), its files moved into place from `staged` (already unpacked and checked), its JSON
+ * parts read from there a record at a time. Checkpoints keep their place in the conversation;
+ * their workspace snapshots are not exported.
+ */
+export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed, staged: string | null, name: string): Promise<string> {
+  const empty = async function* () {};
+  const part = (n: string): AsyncIterable<Buffer> => (staged && p.present.has(n) ? createReadStream(join(staged, n), { highWaterMark: 256 << 10 }) : empty());
+  const m = p.manifest.session ?? ({} as Manifest['session']);
+  const model = m.model && d.models.includes(m.model) ? m.model : null;
+  const sid = await d.sessions.create(userId, { intent: (name || String(m.intent ?? '')).slice(0, 10000), model, is_persistent: !!m.is_persistent, memory_enabled: !!m.memory_enabled });
+  const remap = idMapper();
+  try {
+    await d.db.transaction(async (q) => {
+      let turns = 0;
+      for await (const t of jsonLines(part('turns.jsonl'), 'turns.jsonl') as AsyncIterable<Json>) {
+        turns++;
+        const calls = ((t.tool_calls as Json[]) ?? []).map((c) => ({ ...c, id: remap(c.id, 'tc'), pending_question_ref: pendingRef(c.pending_question_ref, remap) }));
+        const blocks = ((t.blocks as Json[]) ?? []).map((b) => ({ ...b, tool_call_id: b.tool_call_id ? remap(b.tool_call_id, 'tc') : null }));
+        const text = blocks.filter((b) => b.type === 'text').map((b) => b.content).join('\n');
+        await q(
+          `insert into turns (id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window,
+             memory_refs, parent_fork_tool_call_id, text, extra, branch_id)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, null, ?, ?, ?::jsonb, ?)`,
+          [
+            remap(t.id, 'entry'),
+            sid,
+            num(t.sequence, 'a turn\'s sequence'),
+            remap(t.turn_id, 'turn'),
+            String(t.loop_id ?? 'root'),
+            String(t.kind ?? 'message'),
+            String(t.role),
+            t.status === 'streaming' ? 'interrupted' : String(t.status),
+            JSON.stringify(blocks),
+            JSON.stringify(calls),
+            JSON.stringify(t.content ?? null),
+            t.model ?? null,
+            JSON.stringify(t.usage ?? { input_tokens: 0, output_tokens: 0 }),
+            num(t.duration_ms ?? 0, 'duration_ms'),
+            t.started_at ?? new Date().toISOString(),
+            num(t.context_window ?? 0, 'context_window'),
+            t.parent_fork_tool_call_id ? remap(t.parent_fork_tool_call_id, 'tc') : null,
+            text,
+            t.extra ? JSON.stringify(t.extra) : null,
+            remap(t.branch_id ?? 'main', 'br'),
+          ],
+        );
+      }
+      for await (const b of jsonArray(part('branches.json'), 'branches.json') as AsyncIterable<Json>) {
+        await q('insert into session_branches (session_id, id, parent_id, fork_sequence, deprecated) values (?, ?, ?, ?, ?::jsonb)', [
+          sid,
+          remap(b.id, 'br'),
+          b.parent_id == null ? null : remap(b.parent_id, 'br'),
+          b.fork_sequence ?? null,
+          JSON.stringify(((b.deprecated as unknown[]) ?? []).map((x) => byPrefix(remap, x))),
+        ]);
+      }
+      for await (const c of jsonArray(part('checkpoints.json'), 'checkpoints.json') as AsyncIterable<Json>) {
+        await q('insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped) values (?, ?, ?, ?, ?, ?, ?, null, ?::jsonb)', [
+          remap(c.id, 'cp'),
+          sid,
+          remap(c.turn_id, 'turn'),
+          remap(c.branch_id ?? 'main', 'br'),
+          num(c.sequence, 'a checkpoint\'s sequence'),
+          String(c.label ?? ''),
+          num(c.files ?? 0, 'a checkpoint\'s files'),
+          JSON.stringify([{ path: '*', size: 0, reason: 'imported: the snapshot of this checkpoint was not exported' }]),
+        ]);
+      }
+      for await (const t of jsonArray(part('tasks.json'), 'tasks.json') as AsyncIterable<Json>) {
+        await q('insert into session_tasks (session_id, id, subject, description, status, loop_id) values (?, ?, ?, ?, ?, ?)', [
+          sid,
+          num(t.id, 'a task\'s id'),
+          String(t.subject ?? ''),
+          String(t.description ?? ''),
+          String(t.status ?? 'pending'),
+          String(t.loop_id ?? 'root'),
+        ]);
+      }
+      for await (const mem of jsonArray(part('memories.json'), 'memories.json') as AsyncIterable<Json>) {
+        await q('insert into memories (user_id, source_session, type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          userId,
+          sid,
+          mem.type === 'experience' ? 'experience' : 'feedback',
+          String(mem.content ?? '').slice(0, 500),
+          mem.skill_name ?? null,
+          mem.record_type ?? null,
+          mem.scope ?? null,
+          mem.owner ?? null,
+          mem.topic ?? null,
+          mem.ext_memory_id ?? null,
+          mem.write_reason ?? null,
+        ]);
+      }
+      for await (const a of jsonArray(part('annotations.json'), 'annotations.json') as AsyncIterable<Json>) {
+        // The payload's new id (its kind from its prefix); one whose payload is not among the
+        // imported turns is dropped, which the database tells without a table of every id.
+        const old = String(a.payload_id ?? '');
+        const kind = old.startsWith('entry_') ? 'entry' : old.startsWith('turn_') ? 'turn' : old.startsWith('tc_') ? 'tc' : null;
+        if (!kind) continue;
+        const payload = remap(old, kind) as string;
+        const where = kind === 'entry' ? 'id = ?' : kind === 'turn' ? 'turn_id = ?' : 'tool_calls @> ?::jsonb';
+        const data = a.data && typeof a.data === 'object' && !Array.isArray(a.data) ? a.data : {};
+        await q(
+          `insert into payload_annotations (id, user_id, session_id, payload_id, label, note, data)
+           select ?, ?, ?, ?, ?, ?, ?::jsonb where exists (select 1 from turns where session_id = ? and ${where})`,
+          [
+            `ann_${randomToken(20)}`,
+            userId,
+            sid,
+            payload,
+            String(a.label ?? '').slice(0, 128),
+            String(a.note ?? '').slice(0, 10_000),
+            JSON.stringify(data),
+            sid,
+            kind === 'tc' ? JSON.stringify([{ id: payload }]) : payload,
+          ],
+        );
+      }
+      await q(`update sessions set status = ?, active_branch = ? where id = ?`, [turns ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'), sid]);
+    });
+    if (staged) await placeFiles(d.workspaces, userId, sid, join(staged, 'files'));
+    return sid;
+  } catch (e) {
+    await d.db.sql('delete from sessions where id = ?', [sid]).catch(() => {});
+    if (e instanceof AppError || e instanceof QuotaExceededError) throw e;
+    // The database's reason, without the statement the driver puts before it (internals).
+    const msg = (e as Error).message;
+    const at = msg.lastIndexOf(' - ');
+    throw invalid(`a record could not be stored: ${(at >= 0 ? msg.slice(at + 3) : msg).slice(0, 300)}`);
+  }
+}
+
+/**
+ * Move the unpacked files into the new session's folder, owned like the folder. Ownership is
+ * changed while the files are still in the service's private staging folder; the move into the
+ * user's tree goes through the verified session folder's descriptor, never by host path.
+ */
+async function placeFiles(workspaces: string, userId: string, sid: string, from: string) {
+  const exists = await stat(from).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) return;
+  const folder = SessionFolder.of(workspaces, userId, sid);
+  // The whole import against the quota before anything moves in (the session is removed on failure).
+  const bytes = await stagedBytes(from);
+  await storageQuota.check(folder.account, bytes);
+  const s = (await folder.open(true))!;
+  try {
+    const owner = await s.fh.stat();
+    if (process.getuid?.() === 0 && owner.uid !== 0) {
+      const walk = async (dir: string): Promise<void> => {
+        for (const e of await readdir(dir, { withFileTypes: true })) {
+          await lchown(join(dir, e.name), owner.uid, owner.gid).catch(() => {});
+          if (e.isDirectory()) await walk(join(dir, e.name));
+        }
+      };
+      await walk(from);
+    }
+    for (const name of await readdir(from)) await rename(join(from, name), at(s.fh, name));
+    storageQuota.record(folder.account, bytes);
+  } finally {
+    await s.close();
+  }
+}
+
+/** Bytes of the regular files staged below `dir` (the service's private staging folder). */
+async function stagedBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) total += await stagedBytes(join(dir, e.name));
+    else if (e.isFile()) total += (await stat(join(dir, e.name))).size;
+  }
+  return total;
+}
+
+export async function cleanup(dir: string) {
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** A question's ref is its call id; an approval's is an object naming it (CONTRACT 15): both get the new id. */
+function pendingRef(ref: unknown, remap: (id: unknown, prefix: 'tc') => unknown): unknown {
+  if (typeof ref === 'string' && ref) return remap(ref, 'tc');
+  if (ref && typeof ref === 'object' && typeof (ref as { tool_call_id?: unknown }).tool_call_id === 'string') return { ...ref, tool_call_id: remap((ref as { tool_call_id: unknown }).tool_call_id, 'tc') };
+  return null;
+}

@@ -1,0 +1,9 @@
+import { skillRoutes } from './routes.js';
+import { defineModule } from '../../platform/lib/modules.js';
+
+/** The skills library and a session's skills (CONTRACT 12). */
+export const skillsModule = defineModule({
+  name: 'skills',
+  needs: ['sessions', 'engine', 'plugins'],
+  start: (ctx) => ({ routes: [{ plugin: skillRoutes, opts: { config: ctx.config, sessions: ctx.get('sessions'), conversation: ctx.get('engine').conversation, library: ctx.get('plugins').firstParty.skills, toolsChanged: () => ctx.tools.changed() } }] }),
+});

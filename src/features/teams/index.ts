@@ -1,0 +1,69 @@
+import type { Turn } from '../../core/conversation/turns.js';
+import type { Hooks } from '../../core/engine/hooks.js';
+import type { Runs } from '../../core/engine/runs.js';
+import type { Database } from '../../platform/db/index.js';
+import type { Logger } from '../../platform/lib/logger.js';
+import { getProdAgent, type ProdAgents } from '../production/agents/service.js';
+import type { RouteModule } from '../../platform/server/app.js';
+import type { SolutionCatalog } from '../solutions/catalog.js';
+import { issueRoutes } from './issue-routes.js';
+import { IssueStore } from './issues.js';
+import { workspaceRoutes } from './routes.js';
+import { type SessionsPort, WorkspaceService } from './service.js';
+import type { WorkspaceStore } from './store.js';
+import { type AgentPort, TaskRuns } from './task-runs.js';
+
+export interface WorkspacesDeps {
+  db: Database;
+  /** The workspaces' store (sessions check membership with it too). */
+  store: WorkspaceStore;
+  logger: Logger;
+  sessions: SessionsPort;
+  runs: Pick<Runs, 'start' | 'onEnded'>;
+  hooks: Pick<Hooks, 'on'>;
+  chat: { stop(userId: string, sessionId: string): Promise<unknown> };
+  conversation: { turns(sessionId: string): Promise<Turn[]> };
+  prodAgents: ProdAgents;
+  catalog: SolutionCatalog;
+}
+
+/** The agents of a workspace are production agents (CONTRACT 13): this adapter is the port's only tie to them. */
+export function prodAgentPort(db: Database, prodAgents: ProdAgents): AgentPort {
+  return {
+    owned: async (userId, agentId) => {
+      const a = await getProdAgent(db, userId, agentId);
+      return a && { id: a.record_id, name: a.name };
+    },
+    record: async (agentId) => {
+      const a = await getProdAgent(db, null, agentId);
+      if (!a) return null;
+      const { user_id: _owner, init_script: _script, ...rest } = a;
+      return rest;
+    },
+    startSession: async (ownerId, agentId, opts) => (await prodAgents.startSession(ownerId, agentId, opts)).session_id,
+  };
+}
+
+export type Teams = ReturnType<typeof createWorkspaces>;
+
+/** Workspaces and issues, wired: routes for the app, start once the service listens, close on shutdown. */
+export function createWorkspaces(d: WorkspacesDeps) {
+  const store = d.store;
+  const issues = new IssueStore(d.db);
+  const agents = prodAgentPort(d.db, d.prodAgents);
+  const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
+  const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, logger: d.logger });
+  const service = new WorkspaceService({
+    store,
+    issues,
+    runs,
+    agents,
+    sessions: d.sessions,
+    solutionOfRole: (roleId) => d.catalog.list().find((s) => s.roles.some((r) => r.id === roleId))?.id ?? null,
+  });
+  const routes: RouteModule[] = [
+    { plugin: workspaceRoutes, opts: { service } },
+    { plugin: issueRoutes, opts: { service } },
+  ];
+  return { service, runs, routes, start: () => runs.start(), close: async () => runs.close() };
+}

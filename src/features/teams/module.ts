@@ -1,0 +1,39 @@
+import { defineModule } from '../../platform/lib/modules.js';
+import { createWorkspaces, type Teams } from './index.js';
+import { WorkspaceStore } from './store.js';
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    /** Team workspaces and their members (sessions check membership with it). */
+    teamStore: WorkspaceStore;
+    teams: Teams;
+  }
+}
+
+export const teamStoreModule = defineModule({
+  name: 'teamStore',
+  needs: [],
+  start: ({ db }) => ({ provides: new WorkspaceStore(db) }),
+});
+
+/** Team workspaces and issues; an issue assigned to an agent starts a task run. */
+export const teamsModule = defineModule({
+  name: 'teams',
+  needs: ['teamStore', 'sessions', 'chat', 'engine', 'production', 'solutions'],
+  start(ctx) {
+    const { chat, runs } = ctx.get('chat');
+    const teams = createWorkspaces({
+      db: ctx.db,
+      store: ctx.get('teamStore'),
+      logger: ctx.logger,
+      sessions: ctx.get('sessions'),
+      runs,
+      hooks: ctx.hooks,
+      chat,
+      conversation: ctx.get('engine').conversation,
+      prodAgents: ctx.get('production').prodAgents,
+      catalog: ctx.get('solutions').catalog,
+    });
+    return { provides: teams, routes: teams.routes, jobs: [{ name: 'task runs', start: () => teams.start(), stop: async () => teams.close() }] };
+  },
+});

@@ -1,0 +1,181 @@
+import type { Database } from '../../platform/db/index.js';
+import { randomToken } from '../../platform/lib/ids.js';
+import { Errors } from '../../platform/server/errors.js';
+import type { WorkspaceT } from './schemas.js';
+
+export const wsId = (prefix: 'ws' | 'iss' | 'irun') => `${prefix}_${randomToken(20)}`;
+export const iso = (d: Date | string | null) => (d == null ? null : new Date(d).toISOString());
+
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  description: string;
+  owner_id: string;
+  role: 'owner' | 'member';
+  member_count: number;
+  agent_count: number;
+  issue_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const SELECT = `select w.*, m.role,
+    (select count(*)::int from workspace_members x where x.workspace_id = w.id) as member_count,
+    (select count(*)::int from workspace_agents a join workspace_members o on o.workspace_id = a.workspace_id and o.user_id = a.owner_id
+      where a.workspace_id = w.id) as agent_count,
+    (select count(*)::int from issues i where i.workspace_id = w.id) as issue_count
+  from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = ?`;
+
+const toWorkspace = (r: WorkspaceRow): WorkspaceT => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  owner_id: r.owner_id,
+  role: r.role,
+  member_count: r.member_count,
+  agent_count: r.agent_count,
+  issue_count: r.issue_count,
+  created_at: iso(r.created_at)!,
+  updated_at: iso(r.updated_at)!,
+});
+
+export interface AgentRow {
+  workspace_id: string;
+  agent_id: string;
+  owner_id: string;
+  name: string;
+  added_by: string;
+  created_at: Date;
+}
+
+/** Workspaces, their members, agents and assistant sessions. Only members see a workspace. */
+export class WorkspaceStore {
+  constructor(private readonly db: Database) {}
+
+  sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
+    return this.db.sql<T>(q, p);
+  }
+
+  async create(userId: string, name: string, description: string): Promise<WorkspaceT> {
+    const id = wsId('ws');
+    await this.db.transaction(async (q) => {
+      await q('insert into workspaces (id, name, description, owner_id) values (?, ?, ?, ?)', [id, name, description, userId]);
+      await q(`insert into workspace_members (workspace_id, user_id, role) values (?, ?, 'owner')`, [id, userId]);
+    });
+    return this.get(userId, id);
+  }
+
+  async list(userId: string): Promise<WorkspaceT[]> {
+    return (await this.sql<WorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId])).map(toWorkspace);
+  }
+
+  /** The workspace as a member sees it; 404 for anyone else. */
+  async get(userId: string, id: string): Promise<WorkspaceT> {
+    const [r] = await this.sql<WorkspaceRow>(`${SELECT} where w.id = ?`, [userId, id]);
+    if (!r) throw Errors.notFound('workspace');
+    return toWorkspace(r);
+  }
+
+  /** The caller's role in it: 404 when not a member; 403 when `owner` is needed and they are not. */
+  async roleOf(userId: string, id: string, need: 'member' | 'owner' = 'member'): Promise<'owner' | 'member'> {
+    const [r] = await this.sql<{ role: 'owner' | 'member' }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+    if (!r) throw Errors.notFound('workspace');
+    if (need === 'owner' && r.role !== 'owner') throw Errors.forbidden('only the owner of the workspace may do this');
+    return r.role;
+  }
+
+  async update(userId: string, id: string, patch: { name?: string; description?: string }): Promise<WorkspaceT> {
+    await this.roleOf(userId, id, 'owner');
+    await this.sql('update workspaces set name = coalesce(?, name), description = coalesce(?, description), updated_at = now() where id = ?', [patch.name ?? null, patch.description ?? null, id]);
+    return this.get(userId, id);
+  }
+
+  async remove(userId: string, id: string): Promise<void> {
+    await this.roleOf(userId, id, 'owner');
+    await this.sql('delete from workspaces where id = ?', [id]);
+  }
+
+  members(id: string) {
+    return this.sql<{ user_id: string; username: string; role: 'owner' | 'member'; created_at: Date }>(
+      'select m.user_id, u.username, m.role, m.created_at from workspace_members m join users u on u.id = m.user_id where m.workspace_id = ? order by m.created_at, m.user_id',
+      [id],
+    );
+  }
+
+  async isMember(id: string, userId: string): Promise<boolean> {
+    return (await this.sql('select 1 from workspace_members where workspace_id = ? and user_id = ?', [id, userId])).length > 0;
+  }
+
+  /** Adds a user by id or name; an unknown user is a 422 (the caller names them in the body). */
+  async addMember(id: string, who: { user_id?: string; username?: string }): Promise<string> {
+    const [u] = await this.sql<{ id: string }>(who.user_id ? 'select id from users where id = ?' : 'select id from users where username = ?', [who.user_id ?? who.username]);
+    if (!u) throw Errors.invalid(['body', who.user_id ? 'user_id' : 'username'], 'no such user');
+    const r = await this.sql(`insert into workspace_members (workspace_id, user_id, role) values (?, ?, 'member') on conflict do nothing returning user_id`, [id, u.id]);
+    if (!r.length) throw Errors.conflict('ALREADY_MEMBER', 'the user is a member already');
+    await this.sql('update workspaces set updated_at = now() where id = ?', [id]);
+    return u.id;
+  }
+
+  /**
+   * The member leaves, and their agents with them (CONTRACT 13), in one transaction: no
+   * assignment can see the member gone and their agent still here.
+   */
+  async removeMember(id: string, userId: string): Promise<void> {
+    const [r] = await this.sql<{ role: string }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+    if (!r) throw Errors.notFound('member');
+    if (r.role === 'owner') throw Errors.conflict('OWNER_STAYS', 'the owner cannot leave the workspace; delete it instead');
+    await this.db.transaction(async (q) => {
+      await q('delete from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+      await q('delete from workspace_agents where workspace_id = ? and owner_id = ?', [id, userId]);
+    });
+  }
+
+  // A workspace's agents are those of its current members: the join keeps a row whose owner is no
+  // longer a member (left by a version that kept a leaving member's agents, or an add racing the
+  // leave) out of every read.
+  private static readonly AGENTS = `select a.* from workspace_agents a join workspace_members m on m.workspace_id = a.workspace_id and m.user_id = a.owner_id
+    where a.workspace_id = ?`;
+
+  agents(id: string): Promise<AgentRow[]> {
+    return this.sql<AgentRow>(`${WorkspaceStore.AGENTS} order by a.created_at, a.agent_id`, [id]);
+  }
+
+  async agent(id: string, agentId: string): Promise<AgentRow | null> {
+    return (await this.sql<AgentRow>(`${WorkspaceStore.AGENTS} and a.agent_id = ?`, [id, agentId]))[0] ?? null;
+  }
+
+  /** Adds a member's own agent; `once`: a second add is 409 (POST .../agents), else it is kept as it is (a first assignment). */
+  async addAgent(id: string, a: { agent_id: string; owner_id: string; name: string; added_by: string }, once = true): Promise<AgentRow> {
+    const [r] = await this.sql<AgentRow>(
+      `insert into workspace_agents (workspace_id, agent_id, owner_id, name, added_by)
+       select ?, ?, ?, ?, ? where exists (select 1 from workspace_members where workspace_id = ? and user_id = ?)
+       on conflict do nothing returning *`,
+      [id, a.agent_id, a.owner_id, a.name, a.added_by, id, a.owner_id],
+    );
+    if (r) return r;
+    const cur = await this.agent(id, a.agent_id);
+    if (!cur) throw Errors.notFound('workspace');
+    if (once) throw Errors.conflict('ALREADY_ADDED', 'the agent works in this workspace already');
+    return cur;
+  }
+
+  async removeAgent(id: string, agentId: string): Promise<boolean> {
+    return (await this.sql('delete from workspace_agents where workspace_id = ? and agent_id = ? returning agent_id', [id, agentId])).length > 0;
+  }
+
+  async assistantSession(id: string, userId: string, role: string): Promise<string | null> {
+    const [r] = await this.sql<{ session_id: string }>(
+      'select session_id from workspace_assistant_sessions where workspace_id = ? and user_id = ? and biz_role_id = ?',
+      [id, userId, role],
+    );
+    return r?.session_id ?? null;
+  }
+
+  async setAssistantSession(id: string, userId: string, role: string, sessionId: string): Promise<void> {
+    await this.sql(
+      `insert into workspace_assistant_sessions (workspace_id, user_id, biz_role_id, session_id) values (?, ?, ?, ?)
+       on conflict (workspace_id, user_id, biz_role_id) do update set session_id = excluded.session_id, updated_at = now()`,
+      [id, userId, role, sessionId],
+    );
+  }
+}

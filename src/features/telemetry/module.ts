@@ -1,0 +1,52 @@
+import { defineModule } from '../../platform/lib/modules.js';
+import type { RouteModule } from '../../platform/server/app.js';
+import { ModelStates } from './health.js';
+import { requestContext, socketContext } from './log-context.js';
+import { poolStats, ServiceMetrics } from './metrics.js';
+import { metricsRoutes } from './routes.js';
+import { startTracing, type Tracing } from './traces.js';
+
+export interface Telemetry {
+  metrics: ServiceMetrics;
+  /** OTLP traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing: Tracing | null;
+  /** The models as their last call went (health). */
+  modelStates: ModelStates;
+  /** The request context (log lines name their request) and its span. */
+  requestHook: RouteModule;
+}
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    telemetry: Telemetry;
+  }
+}
+
+/** Metrics, traces and log context: listeners of the run engine's hooks and wrappers of the ports. */
+export const telemetryModule = defineModule({
+  name: 'telemetry',
+  needs: ['users'],
+  async start(ctx) {
+    const { config, hooks, logger, db } = ctx;
+    const tracing = await startTracing(hooks, logger);
+    const modelStates = new ModelStates(hooks);
+    const metrics = new ServiceMetrics({ pool: poolStats(db.orm.em.getConnection().getKnex()) });
+    metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);
+    return {
+      provides: { metrics, tracing, modelStates, requestHook: { plugin: requestContext, opts: { inner: tracing ? { plugin: tracing.rest, opts: {} } : undefined } } },
+      routes: [{ plugin: metricsRoutes, opts: { metrics, users: ctx.get('users'), token: config.metricsToken } }],
+      jobs: [
+        {
+          name: 'socket telemetry',
+          start: ({ io }) => {
+            metrics.observeSockets(io);
+            socketContext(io);
+            tracing?.sockets(io);
+          },
+        },
+      ],
+      // After the runs and sockets: the runs' spans end before the exporter flushes.
+      close: tracing ? [{ phase: 'infrastructure', name: 'traces', close: () => tracing.close() }] : [],
+    };
+  },
+});

@@ -1,0 +1,46 @@
+import { errField } from '../../platform/lib/logger.js';
+import { defineModule } from '../../platform/lib/modules.js';
+import { timeTravelRoutes } from './routes.js';
+import { TimeTravel } from './service.js';
+import { Snapshots } from './snapshots.js';
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    timetravel: TimeTravel;
+  }
+}
+
+/** Checkpoints of a session's folder at each turn, restores and what-if forks. */
+export const timetravelModule = defineModule({
+  name: 'timetravel',
+  needs: ['engine', 'sessions', 'background'],
+  start(ctx) {
+    const { config, logger } = ctx;
+    const background = ctx.get('background');
+    const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
+    const timetravel = new TimeTravel({
+      db: ctx.db,
+      turns: ctx.get('engine').turns,
+      sessions: ctx.get('sessions'),
+      logger,
+      snapshots,
+      beforeRestore: async (sessionId) => {
+        const n = background.list(sessionId).length;
+        await background.stopSession(sessionId);
+        return n;
+      },
+    });
+    return {
+      provides: timetravel,
+      routes: [{ plugin: timeTravelRoutes, opts: { timetravel } }],
+      hooks: [
+        {
+          on: 'session.deleted',
+          run: ({ sessionId, userId }) =>
+            snapshots.remove(userId, sessionId).catch((e) => logger.warn({ ...errField(e), session_id: sessionId }, 'could not remove the snapshots of a deleted session')),
+        },
+      ],
+      close: [{ phase: 'infrastructure', name: 'snapshots', close: () => snapshots.close() }],
+    };
+  },
+});

@@ -1,0 +1,110 @@
+import type { Database } from '../../platform/db/index.js';
+import type { Skipped } from './scan.js';
+
+export interface CheckpointRow {
+  id: string;
+  session_id: string;
+  turn_id: string;
+  branch_id: string;
+  sequence: number;
+  label: string;
+  files: number;
+  tree: string | null;
+  skipped: Skipped[];
+  created_at: Date;
+}
+
+type Query = <T>(query: string, params?: unknown[]) => Promise<T[]>;
+
+/** Checkpoints and branches (the SQL of time travel). */
+export class TimeTravelStore {
+  private constructor(private readonly sql: Query) {}
+
+  static of(db: Database): TimeTravelStore {
+    return new TimeTravelStore((q, p = []) => db.sql(q, p));
+  }
+
+  /**
+   * Run `fn` in one transaction holding the session's row lock, with the session's status: a run
+   * cannot start (its claim waits for the lock) until `fn` is done, on any node.
+   */
+  static async locked<T>(db: Database, sessionId: string, fn: (store: TimeTravelStore, status: string | null) => Promise<T>): Promise<T> {
+    return db.transaction(async (q) => {
+      const [row] = await q<{ status: string }>('select status from sessions where id = ? for update', [sessionId]);
+      return fn(new TimeTravelStore(q), row?.status ?? null);
+    });
+  }
+
+  async insertCheckpoint(c: Omit<CheckpointRow, 'created_at' | 'branch_id'>): Promise<void> {
+    await this.sql(
+      `insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped)
+       values (?, ?, ?, (select active_branch from sessions where id = ?), ?, ?, ?, ?, ?::jsonb)`,
+      [c.id, c.session_id, c.turn_id, c.session_id, c.sequence, c.label, c.files, c.tree, JSON.stringify(c.skipped)],
+    );
+  }
+
+  async checkpoint(sessionId: string, id: string): Promise<CheckpointRow | null> {
+    return (await this.sql<CheckpointRow>('select * from checkpoints where id = ? and session_id = ?', [id, sessionId]))[0] ?? null;
+  }
+
+  /** Checkpoints whose user turn is in the branch's view (default: the active branch), oldest first. */
+  list(sessionId: string, branchId?: string): Promise<CheckpointRow[]> {
+    return this.sql<CheckpointRow>(
+      `with recursive chain as (
+         select a.id, b0.parent_id, b0.fork_sequence, 2147483647 as upto
+         from (select coalesce(?, active_branch) as id from sessions where id = ?) a
+         left join session_branches b0 on b0.session_id = ? and b0.id = a.id
+         union all
+         select c.parent_id, p.parent_id, p.fork_sequence, c.fork_sequence
+         from chain c left join session_branches p on p.session_id = ? and p.id = c.parent_id
+         where c.parent_id is not null
+       )
+       select k.* from checkpoints k join chain c on k.branch_id = c.id and k.sequence < c.upto
+       where k.session_id = ? order by k.sequence`,
+      [branchId ?? null, sessionId, sessionId, sessionId, sessionId],
+    );
+  }
+
+  async activeBranch(sessionId: string): Promise<string> {
+    return (await this.sql<{ b: string }>('select active_branch as b from sessions where id = ?', [sessionId]))[0].b;
+  }
+
+  /** The newest checkpoint made on a branch itself (its latest state of files, when it has no tip). */
+  async lastOn(sessionId: string, branchId: string): Promise<CheckpointRow | null> {
+    return (await this.sql<CheckpointRow>('select * from checkpoints where session_id = ? and branch_id = ? order by sequence desc limit 1', [sessionId, branchId]))[0] ?? null;
+  }
+
+  async tipTree(sessionId: string, branchId: string): Promise<string | null> {
+    return (await this.sql<{ t: string | null }>('select tip_tree as t from session_branches where session_id = ? and id = ?', [sessionId, branchId]))[0]?.t ?? null;
+  }
+
+  /** Remember the files a branch had when it was left (main gets its row then). */
+  async setTip(sessionId: string, branchId: string, tree: string | null): Promise<void> {
+    await this.sql(
+      `insert into session_branches (session_id, id, parent_id, fork_sequence, tip_tree) values (?, ?, null, null, ?)
+       on conflict (session_id, id) do update set tip_tree = excluded.tip_tree`,
+      [sessionId, branchId, tree],
+    );
+  }
+
+  async createBranch(sessionId: string, id: string, parentId: string, forkSequence: number): Promise<void> {
+    await this.sql('insert into session_branches (session_id, id, parent_id, fork_sequence) values (?, ?, ?, ?)', [sessionId, id, parentId, forkSequence]);
+  }
+
+  async checkpointOfTurn(sessionId: string, turnId: string): Promise<CheckpointRow | null> {
+    return (await this.sql<CheckpointRow>('select * from checkpoints where session_id = ? and turn_id = ? order by created_at desc limit 1', [sessionId, turnId]))[0] ?? null;
+  }
+
+  /** Where a turn lives: its branch and sequence. */
+  async turnPlace(sessionId: string, turnId: string): Promise<{ branch_id: string; sequence: number } | null> {
+    return (await this.sql<{ branch_id: string; sequence: number }>('select branch_id, sequence from turns where session_id = ? and turn_id = ?', [sessionId, turnId]))[0] ?? null;
+  }
+
+  async setDeprecated(sessionId: string, branchId: string, ids: string[]): Promise<void> {
+    await this.sql('update session_branches set deprecated = ?::jsonb where session_id = ? and id = ?', [JSON.stringify(ids), sessionId, branchId]);
+  }
+
+  async activate(sessionId: string, branchId: string): Promise<void> {
+    await this.sql('update sessions set active_branch = ?, updated_at = now() where id = ?', [branchId, sessionId]);
+  }
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { budgetSpec } from '../../platform/config/models.js';
+import { text } from '../../platform/lib/storable.js';
+
+/** CONTRACT 16: usage reports and budgets. */
+
+/** A day (`YYYY-MM-DD`, midnight in the install's time zone) or an ISO 8601 instant. */
+const when = z
+  .string()
+  .max(40)
+  .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) || (/^\d{4}-\d{2}-\d{2}T/.test(v) && Number.isFinite(Date.parse(v))), 'a date YYYY-MM-DD or an ISO 8601 date-time');
+
+export const UsageQuery = z
+  .object({
+    from: when.optional(),
+    to: when.optional(),
+    group_by: z.enum(['day', 'model', 'session', 'user']).default('day'),
+    session_id: text(128, 1).optional(),
+    user_id: text(128, 1).optional(),
+  })
+  .strict();
+
+const Totals = { calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost: z.number().nullable() };
+export const UsageReport = z.object({
+  items: z.array(z.object({ key: z.string(), ...Totals })),
+  /** The sums over every item. */
+  total: z.object(Totals),
+});
+
+export const BudgetBody = z.object({ budgets: z.array(budgetSpec).max(10) }).strict();
+export const BudgetsQuery = z.object({ session_id: text(128, 1).optional() }).strict();
+export const BudgetList = z.object({
+  budgets: z.array(
+    z.object({
+      scope: z.enum(['install', 'user', 'session']),
+      session_id: z.string().optional(),
+      period: z.enum(['day', 'month', 'total']),
+      max_tokens: z.number().int().nullable(),
+      max_cost: z.number().nullable(),
+      used_tokens: z.number().int(),
+      used_cost: z.number(),
+      resets_at: z.string().nullable(),
+    }),
+  ),
+});
+export const UserParams = z.object({ user_id: text(128, 1) });
+export const SessionParams = z.object({ session_id: text(128, 1) });

@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config, SettingItem } from '../../platform/config/index.js';
+
+export interface EnvDeps {
+  config: Config;
+}
+
+const GROUPS: [string, RegExp][] = [
+  ['database', /^DATABASE_URL$/],
+  ['redis', /^REDIS_URL$/],
+  ['model', /^(OPENAI_|AGENTSVC_(MODEL|MODELS|CONTEXT_WINDOW|MAX_MODEL_CALLS|MODEL_TIMEOUT_MS|MAX_FORK_DEPTH|COMPACT_))/],
+  ['runner', /^(DOCKER_HOST|AGENTSVC_(RUNNER|ALLOW_UNCONFINED|BASH_|BACKGROUND_|WORKSPACES|SNAPSHOT_))/],
+  ['sharing', /^AGENTSVC_(PUBLIC_SHARING|SHARE_)/],
+  ['memory', /^AGENTSVC_MEMORY_/],
+  ['plugins', /^AGENTSVC_PLUGINS$/],
+  ['limits', /_(LIMIT|MAX_[A-Z_]+|PER_[A-Z_]+|MAX_FILES|MAX_TOTAL)$|^AGENTSVC_MAX_|^AGENTSVC_RATE_LIMIT/],
+  ['server', /./],
+];
+
+const REMARKS: Record<string, string> = {
+  server: 'where the service listens and keeps its state',
+  database: 'PostgreSQL; empty means the embedded one',
+  redis: 'scale-out: events and jobs across nodes',
+  model: 'the OpenAI-compatible model endpoint',
+  runner: 'where tools run',
+  limits: 'bounds on requests and tools',
+  sharing: 'public share links',
+  memory: 'memories in chats',
+  plugins: 'tool providers loaded at start',
+};
+
+/** Keys, passwords and credentials in URLs are never shown. */
+function mask(item: SettingItem): SettingItem {
+  const secret = /(_KEY|_PASSWORD|_TOKEN|_SECRET)$/.test(item.env_var);
+  // A URL's password runs from `//user:` to the last `@` of the URL: it may hold `/`, `:` or `@`
+  // unencoded (the host never holds `@`), so stopping at the first `/` showed the rest.
+  const m = (v: string) => (secret && v ? '****' : v.replace(/(\/\/[^/:@\s]*:)\S*@/g, '$1****@'));
+  return { ...item, value: m(item.value), default: m(item.default) };
+}
+
+/** GET /api/env: the settings by group, secrets masked (CONTRACT 10). The checks are in src/features/diagnostics. */
+export const envRoutes: FastifyPluginAsyncZod<EnvDeps> = async (app, deps) => {
+  const tags = ['settings'];
+  const Item = z.object({ env_var: z.string(), value: z.string(), default: z.string(), remark: z.string() });
+  app.get('/api/env', { schema: { tags, response: { 200: z.array(z.object({ group: z.string(), items: z.array(Item) })) } } }, async () => {
+    const groups = new Map<string, z.infer<typeof Item>[]>(GROUPS.map(([g]) => [g, []]));
+    for (const s of deps.config.settings) {
+      const g = GROUPS.find(([, re]) => re.test(s.env_var))![0];
+      groups.get(g)!.push({ ...mask(s), remark: REMARKS[g] });
+    }
+    return [...groups].filter(([, items]) => items.length).map(([group, items]) => ({ group, items }));
+  });
+
+};

@@ -1,9 +1,0 @@
-import { gisRoutes } from './routes.js';
-import { defineModule } from '../lib/modules.js';
-
-/** Map layers of a session. */
-export const gisModule = defineModule({
-  name: 'gis',
-  needs: ['sessions'],
-  start: (ctx) => ({ routes: [{ plugin: gisRoutes, opts: { sessions: ctx.get('sessions') } }] }),
-});

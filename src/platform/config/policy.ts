@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+/**
+ * The install's tool policy (`AGENTSVC_POLICY` or config.json `policy`, CONTRACT 15) and the shape
+ * of a rule, which every source of rules shares (REST bodies, solution roles). Here, not in
+ * src/features/policy, so that reading the configuration needs nothing of the policy module.
+ */
+
+export const RuleSchema = z
+  .object({
+    tool: z.string().trim().min(1).max(200).describe('a tool name, a provider name or a glob over tool names'),
+    pattern: z.string().min(1).max(2000).optional().describe('Bash: glob over each simple command; file tools: glob over the workspace path; WebFetch: glob over the host; else over the arguments JSON'),
+    action: z.enum(['allow', 'ask', 'deny']),
+  })
+  .strict();
+
+export type PolicyRule = z.output<typeof RuleSchema>;
+
+const InstallPolicySchema = z
+  .object({
+    default: z.enum(['allow', 'ask', 'deny']).default('allow'),
+    rules: z.array(RuleSchema).max(1000).default([]),
+    unattended: z.enum(['allow', 'deny']).default('deny'),
+  })
+  .strict();
+
+export type InstallPolicy = z.output<typeof InstallPolicySchema>;
+
+export const NO_POLICY: InstallPolicy = { default: 'allow', rules: [], unattended: 'deny' };
+
+/** Parse the setting; throws naming the bad rule (`rules.2.action: ...`), and `up` stops with that line. */
+export function parseInstallPolicy(value: unknown): InstallPolicy {
+  let v = value;
+  if (v === undefined || v === null || v === '') return NO_POLICY;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch (e) {
+      throw new Error(`not valid JSON (${(e as Error).message})`);
+    }
+  }
+  const r = InstallPolicySchema.safeParse(v);
+  if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`).join('; '));
+  return { ...r.data, rules: normalRules(r.data.rules) };
+}
+
+/** Rules as stored: only the three fields, `pattern` left out when absent. */
+export function normalRules(rules: PolicyRule[]): PolicyRule[] {
+  return rules.map((r) => (r.pattern === undefined ? { tool: r.tool, action: r.action } : { tool: r.tool, pattern: r.pattern, action: r.action }));
+}

@@ -1,9 +1,0 @@
-import { portabilityRoutes } from './routes.js';
-import { defineModule } from '../lib/modules.js';
-
-/** Export and import of a session (CONTRACT 9). */
-export const portabilityModule = defineModule({
-  name: 'portability',
-  needs: ['sessions'],
-  start: (ctx) => ({ routes: [{ plugin: portabilityRoutes, opts: { config: ctx.config, db: ctx.db, sessions: ctx.get('sessions') } }] }),
-});
