@@ -14,6 +14,7 @@ const repo = resolve(import.meta.dirname, '../..');
 /** The layer itself: everything it does goes through descriptors opened without following links. */
 const LAYER: Record<string, string> = {
   'src/core/files/confine.ts': 'the descriptor walk',
+  'src/core/files/confine-paths.ts': 'path rules and resolveNow: lstat/readlink by path answer a policy check only, never open a file',
   'src/core/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
   'src/core/files/workspace-fs.ts': 'WorkspaceFs, the API everyone else uses',
   'src/core/files/routes.ts': 'file endpoints: rename/symlink/unlink on walked entries (at(dir, name))',

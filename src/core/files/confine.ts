@@ -13,33 +13,17 @@
  * - the final entry is opened or changed through its parent's descriptor, O_NOFOLLOW.
  * Linux only (/proc), like the runners.
  */
-import { constants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
-import { join, posix, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { DanglingLinkError, MAX_LINKS, PathEscapeError, WorkspaceFolderError, pathComponents, relativeComponents, resolveNow } from './confine-paths.js';
+
+export { DanglingLinkError, PathEscapeError, WorkspaceFolderError };
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-/** As the kernel: more links than this on one path is a loop. */
-const MAX_LINKS = 40;
 /** Bound on walk steps, so folders deleted and re-created under us cannot spin the walk forever. */
 const MAX_STEPS = 4096;
-/** Bound on SessionFolder.resolveNow's steps (folders and links' parts): it blocks the event loop. */
-const MAX_NOW_STEPS = 128;
-
-/** A path that would leave the session folder: 422 on REST, a tool error for tools. */
-export class PathEscapeError extends Error {
-  readonly code: string = 'PATH_OUTSIDE_WORKSPACE';
-}
-
-/** A symlink whose target does not exist: never followed, never written through. */
-export class DanglingLinkError extends PathEscapeError {
-  override readonly code = 'DANGLING_SYMLINK';
-}
-
-/** The user or session folder is not a real directory at its place (e.g. a planted symlink). */
-export class WorkspaceFolderError extends Error {
-  readonly code = 'WORKSPACE_NOT_A_DIRECTORY';
-}
 
 /** The kernel path of `name` inside the open folder `dir` (of `dir` itself without a name). */
 export const at = (dir: FileHandle, name?: string | null): string => `/proc/self/fd/${dir.fd}${name ? `/${name}` : ''}`;
@@ -101,30 +85,6 @@ export interface Entry {
 }
 
 /** An opened, verified session folder. Everything opened through it is closed by close(). */
-/** The components of a path relative to the session folder; throws for `..` out of it. */
-function relativeComponents(rel: string, shown: string): string[] {
-  const normal = posix.normalize(rel === '' ? '.' : rel).replace(/\/+$/, '');
-  if (normal === '..' || normal.startsWith('../')) throw new PathEscapeError(`${shown} is outside the workspace`);
-  return normal === '.' || normal === '' ? [] : normal.split('/');
-}
-
-/**
- * The workspace-relative components of a path a client or the model gave; an absolute path must
- * name the folder as the host or the computer sees it (`roots`). Throws for a path out of it.
- */
-function pathComponents(path: string, roots: (string | undefined)[]): string[] {
-  if (typeof path !== 'string' || path.includes('\0')) throw new PathEscapeError('invalid path');
-  const p = path.replace(/\\/g, '/');
-  if (!p.startsWith('/')) return relativeComponents(p, path);
-  const normal = posix.normalize(p);
-  for (const root of roots) {
-    if (!root) continue;
-    if (normal === root) return [];
-    if (normal.startsWith(root.endsWith('/') ? root : `${root}/`)) return relativeComponents(normal.slice(root.length).replace(/^\/+/, ''), path);
-  }
-  throw new PathEscapeError(`${path} is outside the workspace`);
-}
-
 export class OpenSession {
   private readonly opened: FileHandle[] = [];
 
@@ -331,7 +291,6 @@ export class SessionFolder {
     return new SessionFolder(resolve(root), userId, null, computerDir);
   }
 
-
   /*
    * Hints by plain path, for the run start's common case of a session that has no files yet: they
    * follow links and verify nothing, so they only ever answer "nothing there" or "unsure"; whatever
@@ -378,53 +337,7 @@ export class SessionFolder {
    * What a tool touches is walked again, confined, when it runs.
    */
   resolveNow(path: string): string | null {
-    try {
-      let base = this.base;
-      let missing = false;
-      try {
-        base = realpathSync.native(base);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
-        missing = true;
-      }
-      const real = this.session === null ? join(base, this.user) : join(base, this.user, this.session);
-      // The user and session folders as open() verifies them: real folders (missing: made empty).
-      for (const dir of this.session === null ? [real] : [join(base, this.user), real]) {
-        const st = missing ? undefined : lstatSync(dir, { throwIfNoEntry: false });
-        if (!st) missing = true;
-        else if (!st.isDirectory()) return null;
-      }
-      const roots = [this.hostDir, real, this.computerDir];
-      let todo = pathComponents(path, roots).map((name) => ({ name, linked: false }));
-      const stack: string[] = [];
-      let links = 0;
-      for (let steps = 0; todo.length; steps++) {
-        // Each lstat walks the host path again: bounded, the event loop waits a few hundred at most.
-        if (steps > MAX_NOW_STEPS) return null;
-        const { name, linked } = todo.shift()!;
-        if (name === '' || name === '.') continue;
-        if (name === '..') {
-          if (!stack.pop()) return null;
-          continue;
-        }
-        const host = `${real}/${stack.length ? `${stack.join('/')}/` : ''}${name}`;
-        const st = missing ? undefined : lstatSync(host, { throwIfNoEntry: false });
-        if (st?.isSymbolicLink()) {
-          if (++links > MAX_LINKS) return null;
-          const target = readlinkSync(host);
-          if (target.startsWith('/')) stack.length = 0;
-          todo = [...(target.startsWith('/') ? pathComponents(target, roots) : target.split('/')).map((n) => ({ name: n, linked: true })), ...todo];
-          continue;
-        }
-        if (!st && linked) return null; // a dangling link
-        stack.push(name);
-        // Missing, or a file with more after it: the rest as given (the tool fails on a file).
-        if (!st || (!st.isDirectory() && todo.length)) return todo.some((t) => t.linked) ? null : [...stack, ...todo.map((t) => t.name)].join('/');
-      }
-      return stack.join('/');
-    } catch {
-      return null;
-    }
+    return resolveNow(this, path);
   }
 
   /** The workspaces folder and the verified user folder, open; null when absent and !create. */
