@@ -3,6 +3,7 @@ import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanWorkspace, settled, statKe
 import { spawner } from './spawner.js';
 import { SessionFolder } from '../../core/files/confine.js';
 import { readSessionTree, writeSessionTree, type TreeWriteFolder } from '../../core/files/tree-sync.js';
+import { blobLoader, newDir, type TargetDir } from './restore-plan.js';
 import { keepPack, makeStoreFolder, packLayers, removePack, removeStore, storeExists, writeObject } from './object-store.js';
 
 /**
@@ -54,39 +55,6 @@ const STORE_CONFIG: [string, string][] = [
 const CACHE_ENTRIES = 200_000;
 /** Tree ids remembered per store before the set starts over. */
 const KNOWN_TREES = 50_000;
-/** Blobs fetched from the store for a restore: at most this many bytes at a time (one file may be more). */
-const RESTORE_BATCH_BYTES = 16 * 1024 * 1024;
-
-interface TargetDir {
-  dirs: Map<string, TargetDir>;
-  blobs: Map<string, { mode: string; id: string; size: number }>;
-}
-const newDir = (): TargetDir => ({ dirs: new Map(), blobs: new Map() });
-
-/**
- * Blobs in the order a restore writes them, fetched a batch at a time: asked for one not in the
- * current batch, the loader fetches the next batch from that blob's place in `order` (or the one
- * blob alone, when the folder changed between the two passes).
- */
-function blobLoader(fetch: (ids: string[]) => Promise<Map<string, Buffer>>, order: { id: string; size: number }[]) {
-  let batch = new Map<string, Buffer>();
-  let pos = 0;
-  return async (id: string): Promise<Buffer> => {
-    const have = batch.get(id);
-    if (have) return have;
-    let i = order.findIndex((n, k) => k >= pos && n.id === id);
-    if (i < 0) return (await fetch([id])).get(id)!;
-    const ids = new Set<string>();
-    for (let bytes = 0; i < order.length && (!ids.size || bytes + order[i].size <= RESTORE_BATCH_BYTES); i++) {
-      ids.add(order[i].id);
-      bytes += order[i].size;
-    }
-    pos = i;
-    batch = await fetch([...ids]);
-    return batch.get(id)!;
-  };
-}
-
 const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
 
 export class Snapshots {
