@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { loadConfig } from '../../src/platform/config/index.js';
+import { firstPartySettings } from '../../src/features/plugin-host/first-party.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
 import { chat, envChecks, offered } from '../plugins/helpers.js';
 
@@ -112,9 +113,9 @@ t.test('the SSRF guard of WebFetch applies: private addresses are refused unless
 t.test('config: integrations in config.json, malformed entries stop up', async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-int-'));
   writeFileSync(join(home, 'config.json'), JSON.stringify({ integrations: { pets: { type: 'openapi', spec: 'pets.json' } } }));
-  t.match(loadConfig({ env: { AGENTSVC_HOME: home } }).integrations, { pets: { type: 'openapi', spec: 'pets.json' } });
+  t.match(firstPartySettings(loadConfig({ env: { AGENTSVC_HOME: home } })).integrations, { pets: { type: 'openapi', spec: 'pets.json' } });
   for (const bad of ['{', '{"Pets": {"type": "openapi", "spec": "x"}}', '{"p": {"type": "graphql", "spec": "x"}}', '{"p": {"type": "openapi"}}', '{"p": {"type": "openapi", "spec": "x", "auth": {"type": "bearer"}}}']) {
-    t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_INTEGRATIONS: bad } }), /invalid setting AGENTSVC_INTEGRATIONS/, bad);
+    t.throws(() => firstPartySettings(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_INTEGRATIONS: bad } })), /invalid setting AGENTSVC_INTEGRATIONS/, bad);
   }
 });
 

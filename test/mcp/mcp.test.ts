@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../../src/platform/config/index.js';
+import { firstPartySettings } from '../../src/features/plugin-host/first-party.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
@@ -213,11 +214,12 @@ t.test('a minute of health resets the backoff: the next crash restarts after 1 s
 t.test('a malformed AGENTSVC_MCP_SERVERS stops up with the setting named', async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-'));
   const bad = ['{not json', '[]', '{"Bad Name": {"command": "x"}}', '{"a": {"command": ""}}', '{"a": {"url": "ftp://x"}}', '{"a": {"nothing": 1}}', '{"a": {"command": "x", "extra": 1}}'];
-  for (const value of bad) t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: value } }), /invalid setting AGENTSVC_MCP_SERVERS: /, value);
+  for (const value of bad) t.throws(() => firstPartySettings(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: value } })), /invalid setting AGENTSVC_MCP_SERVERS: /, value);
   writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { fs: { command: 'npx', args: ['-y', 'x'] } } }));
-  t.same(loadConfig({ env: { AGENTSVC_HOME: home } }).mcp.servers, { fs: { command: 'npx', args: ['-y', 'x'], env: {}, run_in: 'computer' } }, 'config.json `mcp` is read (stdio servers run in users\' computers by default)');
+  t.same(firstPartySettings(loadConfig({ env: { AGENTSVC_HOME: home } })).mcp, { fs: { command: 'npx', args: ['-y', 'x'], env: {}, run_in: 'computer' } }, 'config.json `mcp` is read (stdio servers run in users\' computers by default)');
   writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { fs: { command: 1 } } }));
-  t.throws(() => loadConfig({ env: { AGENTSVC_HOME: home } }), /AGENTSVC_MCP_SERVERS: server fs: command/);
+  t.throws(() => firstPartySettings(loadConfig({ env: { AGENTSVC_HOME: home } })), /AGENTSVC_MCP_SERVERS: server fs: command/);
+  t.doesNotThrow(() => loadConfig({ env: { AGENTSVC_HOME: home } }), 'the config leaves the section to the MCP plugin');
   const r = spawnSync(node, [BIN, 'up', '--port', '0'], { env: { ...cleanEnv(), AGENTSVC_HOME: home, AGENTSVC_MCP_SERVERS: '{"x": 1}' }, encoding: 'utf8', timeout: 60_000 });
   t.equal(r.status, 1);
   t.match(r.stderr + r.stdout, /AGENTSVC_MCP_SERVERS: server x: must be an object/);

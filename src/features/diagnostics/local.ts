@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { createRunner } from '../../../runners/index.js';
 import { type Config, ConfigError, loadConfig } from '../../platform/config/index.js';
+import { firstPartySettings } from '../plugin-host/first-party.js';
 import { CHECK_TIMEOUT_MS, CHECKS, type CheckDeps, type CheckResult, runChecks } from './checks.js';
 
 /**
@@ -23,12 +24,13 @@ export async function localChecks(opts: { home: string; configFile?: string; env
   let config: Config;
   try {
     config = loadConfig({ env: opts.env, configFile: opts.configFile, overrides: { AGENTSVC_HOME: opts.home } });
+    firstPartySettings(config);
   } catch (e) {
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
     return [{ id: 'config', status: 'fail', message: msg, fix: 'correct the setting in the environment or AGENTSVC_HOME/config.json' }];
   }
   const results: CheckResult[] = [{ id: 'config', status: 'ok', message: `settings valid${config.file ? ` (${config.file})` : ''}`, fix: null }];
-  const hosted = Object.entries(config.mcp.servers).filter(([, s]) => !s.disabled && 'command' in s && s.run_in === 'host');
+  const hosted = Object.entries(firstPartySettings(config).mcp).filter(([, s]) => !s.disabled && 'command' in s && s.run_in === 'host');
   if (hosted.length) {
     const names = hosted.map(([n]) => n).join(', ');
     results.push({ id: 'mcp', status: 'warn', message: `stdio MCP servers set to run on the service's host (run_in: "host"), as the service's user and outside any user's computer: ${names}`, fix: 'remove run_in: "host" to run them in each user\'s computer' });

@@ -1,3 +1,4 @@
+import { pluginChecks } from './plugin-checks.js';
 import { defineModule } from '../../platform/lib/modules.js';
 import { diagnosticsModule as diagnosticsRoutes } from './routes.js';
 
@@ -47,7 +48,7 @@ export const diagnosticsModule = defineModule({
             model: { baseUrl: config.model.baseUrl, apiKey: config.model.apiKey },
             searchBackend: config.web.searchBackend,
           },
-          ctx.get('plugins').checks,
+          pluginChecks(ctx.get('plugins').checks, ctx.tools),
         ),
       ],
     };

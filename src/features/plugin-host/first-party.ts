@@ -1,8 +1,10 @@
-import type { Config } from '../../platform/config/index.js';
+import { type Config, ConfigError } from '../../platform/config/index.js';
 import { createSkillsPlugin } from '../../../plugins/skills/index.js';
 import type { SkillLibrary } from '../../../plugins/skills/library.js';
-import { createMcpPlugin } from '../../../plugins/mcp/index.js';
-import { createIntegrationsPlugin } from '../../../plugins/integrations/index.js';
+import { createMcpPlugin, parseMcpServers } from '../../../plugins/mcp/index.js';
+import { createIntegrationsPlugin, parseIntegrations } from '../../../plugins/integrations/index.js';
+import type { McpServers } from '../../../plugins/mcp/config.js';
+import type { Integrations } from '../../../plugins/integrations/config.js';
 import type { McpServerConnection } from '../../../plugins/mcp/server.js';
 import type { PluginEntry } from './loader.js';
 
@@ -14,18 +16,49 @@ export interface FirstParty {
   mcp: () => McpServerConnection[];
 }
 
+/** The first-party plugins' own settings, each parsed by its plugin. */
+export interface FirstPartySettings {
+  mcp: McpServers;
+  integrations: Integrations;
+}
+
+const parsed = new WeakMap<Config, FirstPartySettings>();
+
+/**
+ * The first-party plugins' sections of the config, parsed by the plugins (the config keeps them as
+ * given: it knows no plugin). Once per config; a bad section is a ConfigError naming the setting.
+ */
+export function firstPartySettings(config: Config): FirstPartySettings {
+  const known = parsed.get(config);
+  if (known) return known;
+  const section = <T>(setting: string, parse: (v: unknown) => T, value: unknown): T => {
+    try {
+      return parse(value);
+    } catch (e) {
+      throw new ConfigError(setting, (e as Error).message);
+    }
+  };
+  const settings = {
+    mcp: section('AGENTSVC_MCP_SERVERS', parseMcpServers, config.mcp.servers),
+    integrations: section('AGENTSVC_INTEGRATIONS', parseIntegrations, config.integrations),
+  };
+  parsed.set(config, settings);
+  return settings;
+}
+
 /**
  * The first-party plugins under plugins/, loaded through the same loader and API as outside
  * plugins, each given its own settings as `api.options`.
  */
 export function firstPartyPlugins(config: Config): FirstParty {
   const skills = createSkillsPlugin({ promptTokens: config.skills.promptTokens });
-  const mcp = createMcpPlugin({ servers: config.mcp.servers, timeoutMs: config.mcp.timeoutMs });
+  const settings = firstPartySettings(config);
+  const mcp = createMcpPlugin({ servers: settings.mcp, timeoutMs: config.mcp.timeoutMs });
   return {
     entries: [
       { spec: 'plugins/skills', plugin: skills.plugin },
       { spec: 'plugins/mcp', plugin: mcp.plugin },
-      { spec: 'plugins/integrations', plugin: createIntegrationsPlugin(config.integrations) },
+      { spec: 'plugins/integrations', plugin: createIntegrationsPlugin(settings.integrations) },
     ],
     skills: skills.library,
     mcp: mcp.servers,

@@ -1,7 +1,6 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { errField } from '../../platform/lib/logger.js';
 import { type FirstParty, firstPartyPlugins } from './first-party.js';
-import { pluginChecks } from './checks.js';
 import { loadPlugins, type PluginCheck, type PluginReport } from './loader.js';
 
 export interface Plugins {
@@ -9,8 +8,8 @@ export interface Plugins {
   report: PluginReport;
   /** The first-party plugins' own objects (skills library, MCP connections). */
   firstParty: FirstParty;
-  /** The plugins' checks and their tools' health (doctor and the diagnostics routes). */
-  checks: ReturnType<typeof pluginChecks>;
+  /** The checks plugins declared (the diagnostics module lists them with the tools' health). */
+  checks: PluginCheck[];
 }
 
 declare module '../../platform/lib/modules.js' {
@@ -38,7 +37,7 @@ export const pluginsModule = defineModule({
       throw e;
     });
     return {
-      provides: { report, firstParty, checks: pluginChecks(host.checks, ctx.tools) },
+      provides: { report, firstParty, checks: host.checks },
       close: [
         // The tool providers (MCP connections among them) close before the plugins' own closers.
         { phase: 'infrastructure', name: 'tools', close: () => ctx.tools.close() },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../platform/config/index.js';
 import { Errors } from '../../platform/server/errors.js';
-import type { FirstParty } from '../plugin-host/first-party.js';
+import { type FirstParty, firstPartySettings } from '../plugin-host/first-party.js';
 import type { PluginReport } from '../plugin-host/loader.js';
 import { TEMPLATES } from './templates.js';
 
@@ -45,7 +45,7 @@ async function catalogue({ config, firstParty, plugins, solutions }: RegistryDep
   for (const c of firstParty.mcp()) {
     out.push({ id: `mcp:${c.name}`, type: 'mcp', subtype: c.kind, name: c.name, description: `MCP server (${c.state}, ${c.tools.length} tools)`, source: 'config' });
   }
-  for (const [name, i] of Object.entries(config.integrations)) {
+  for (const [name, i] of Object.entries(firstPartySettings(config).integrations)) {
     out.push({ id: `integration:${name}`, type: 'integration', subtype: i.type, name, description: i.description ?? `OpenAPI integration ${name}`, source: 'config' });
   }
   for (const kind of ['local', 'docker'] as const) {

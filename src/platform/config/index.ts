@@ -2,10 +2,11 @@ import { readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { type McpServers, parseMcpServers } from '../../../plugins/mcp/config.js';
-import { type Integrations, parseIntegrations } from '../../../plugins/integrations/config.js';
-import { type InstallPolicy, parseInstallPolicy } from './policy.js';
-import { type BudgetSpec, type ModelEntry, parseBudgets, parseModels } from './models.js';
+import { parseInstallPolicy } from './policy.js';
+import { parseBudgets, parseModels } from './models.js';
+import type { Config, SettingItem } from './types.js';
+
+export type { Config, SettingItem };
 import { knownTimeZone } from '../lib/cron.js';
 
 /**
@@ -39,6 +40,15 @@ const jsonObject = <T>(parse: (v: unknown) => T) =>
       return z.NEVER;
     }
   });
+/** A plugin's own section, as JSON: the plugin parses and checks it (src/features/plugin-host/first-party.ts). */
+const pluginSection = (v: unknown): unknown => {
+  if (typeof v !== 'string' || !v) return v ?? {};
+  try {
+    return JSON.parse(v);
+  } catch (e) {
+    throw new Error(`not valid JSON (${(e as Error).message})`);
+  }
+};
 const anyObject = (v: unknown): Record<string, Record<string, unknown>> => {
   const o = typeof v === 'string' && v ? JSON.parse(v) : (v ?? {});
   if (typeof o !== 'object' || Array.isArray(o) || Object.values(o).some((x) => !x || typeof x !== 'object' || Array.isArray(x))) {
@@ -109,9 +119,9 @@ const settings = {
   AGENTSVC_COMPACT_KEEP_TURNS: int(0, 1000).default(4),
   AGENTSVC_PLUGINS: z.string().default(''),
   AGENTSVC_PLUGIN_OPTIONS: jsonObject(anyObject),
-  AGENTSVC_MCP_SERVERS: jsonObject(parseMcpServers),
+  AGENTSVC_MCP_SERVERS: jsonObject(pluginSection),
   AGENTSVC_MCP_TIMEOUT_MS: int(100, 3_600_000).default(60_000),
-  AGENTSVC_INTEGRATIONS: jsonObject(parseIntegrations),
+  AGENTSVC_INTEGRATIONS: jsonObject(pluginSection),
   AGENTSVC_POLICY: jsonObject(parseInstallPolicy),
   AGENTSVC_SKILLS_PROMPT_TOKENS: int(0, 100_000).default(2000),
   AGENTSVC_SKILL_UPLOAD_LIMIT: int(1024).default(5 * MiB),
@@ -130,108 +140,6 @@ const settings = {
 } as const;
 
 type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> };
-
-/** One setting as `GET /api/env` shows it (secrets masked there). */
-export interface SettingItem {
-  env_var: string;
-  value: string;
-  default: string;
-}
-
-export interface Config {
-  /** Every setting's effective value and default, for `GET /api/env`. */
-  settings: SettingItem[];
-  home: string;
-  /** Root of the users' workspaces: AGENTSVC_WORKSPACES, else <home>/workspaces (shared storage for several nodes). */
-  workspaces: string;
-  host: string;
-  port: number;
-  logLevel: Settings['AGENTSVC_LOG_LEVEL'];
-  /** Size at which agentsvc.log is rotated (5 files kept). */
-  logMaxBytes: number;
-  databaseUrl?: string;
-  redisUrl?: string;
-  model: {
-    baseUrl: string;
-    apiKey: string;
-    default: string;
-    models: string[];
-    /** Every offered model with its endpoint, key, window, price and fallbacks (CONTRACT 16). */
-    entries: ModelEntry[];
-    /** Retries of a call that fails before its first delta, per model of the chain. */
-    retries: number;
-    contextWindow: number;
-    maxCallsPerRun: number;
-    timeoutMs: number;
-    maxForkDepth: number;
-  };
-  runner: {
-    kind: 'local' | 'docker';
-    image: string;
-    network: boolean;
-    /** Local runner without bubblewrap: run commands unconfined instead of refusing them. */
-    allowUnconfined: boolean;
-    idleMs: number;
-    memoryBytes: number;
-    nanoCpus: number;
-    pidsLimit: number;
-    dockerHost?: string;
-  };
-  limits: {
-    body: number;
-    file: number;
-    /** Files over this are left out of checkpoints (listed as skipped). */
-    snapshotFile: number;
-    upload: number;
-    /** Files and total bytes of one upload request. */
-    uploadFiles: number;
-    uploadTotal: number;
-    socketMessage: number;
-    /** Bytes of events a socket may have pending (not yet taken by its client) before it is disconnected. */
-    socketBuffer: number;
-    toolOutput: number;
-    bashTimeoutMs: number;
-    /** Open Socket.IO connections per user and process. */
-    socketsPerUser: number;
-    /** REST requests per user and minute (0: unlimited). */
-    ratePerMinute: number;
-  };
-  background: { maxTasks: number; maxLifetimeMs: number; outputBytes: number };
-  web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
-  /** Per-user and per-socket bounds of the chat gateway. */
-  chat: { runsPerUser: number; subscriptionsPerSocket: number };
-  replayTtlHours: number;
-  /** Poll interval of the database-backed scheduler (no Redis). */
-  schedulerPollMs: number;
-  compaction: { at: number; keepTurns: number };
-  memoryTopK: number;
-  plugins: string[];
-  /** config.json `plugin_options`: each outside plugin's own settings, by plugin name. */
-  pluginOptions: Record<string, Record<string, unknown>>;
-  mcp: { servers: McpServers; timeoutMs: number };
-  integrations: Integrations;
-  /** The install's tool policy (CONTRACT 15): default, rules, unattended. */
-  policy: InstallPolicy;
-  skills: { promptTokens: number; uploadBytes: number };
-  publicSharing: boolean;
-  /** A bearer token that may read GET /metrics besides admin keys (a scraper needs no user). */
-  metricsToken?: string;
-  /** Sessions unpinned and untouched this many days are deleted (0: never); newest checkpoints kept per branch (0: all). */
-  retention: { days: number; checkpointKeep: number };
-  /** Bytes of workspaces per user (0: no quota). */
-  userQuotaBytes: number;
-  /** Default lifetime of a share link, and the origin its url starts with (else the request's). */
-  share: { ttlSeconds: number; publicUrl?: string };
-  /** Bounds on an imported archive: entries and unpacked bytes. */
-  importLimits: { entries: number; bytes: number };
-  memoryEnabled: boolean;
-  /** The install's budgets (AGENTSVC_BUDGETS); day and month periods follow `timeZone`. */
-  budgets: BudgetSpec[];
-  /** The install's time zone (AGENTSVC_TIMEZONE): where a budget's day and month begin. */
-  timeZone: string;
-  /** Where each setting came from, for `agentsvc up` diagnostics. */
-  file?: string;
-}
 
 export class ConfigError extends Error {
   constructor(

@@ -1,6 +1,6 @@
-import type { Check, CheckDeps, CheckResult } from '../diagnostics/checks.js';
+import type { Check, CheckDeps, CheckResult } from './checks.js';
 import type { ToolRegistry } from '../../core/tools/registry.js';
-import type { PluginCheck } from './loader.js';
+import type { PluginCheck } from '../plugin-host/loader.js';
 
 /**
  * The plugins' lines of GET /api/env/check: each check a plugin declared (`<plugin>:<id>`) and
