@@ -56,9 +56,20 @@ interface Count {
 }
 
 class StorageQuota {
-  /** Bytes a user may hold; 0 means no quota. Set once at service start. */
-  limit = 0;
+  /** Bytes a user may hold, by workspaces root (each service sets its own at start); none: no quota. */
+  private readonly limits = new Map<string, number>();
   private readonly counts = new Map<string, Count>();
+
+  /** The quota of every user under the workspaces `root` (0: none). */
+  setLimit(root: string, bytes: number): void {
+    if (bytes) this.limits.set(resolve(root), bytes);
+    else this.limits.delete(resolve(root));
+  }
+
+  /** Bytes a user under `root` may hold; 0 means no quota. */
+  limitOf(root: string): number {
+    return this.limits.size ? (this.limits.get(resolve(root)) ?? 0) : 0;
+  }
 
   private key(a: Account): string {
     return `${resolve(a.root)}\0${a.user}`;
@@ -85,18 +96,22 @@ class StorageQuota {
 
   /** Throws QuotaExceededError when `add` new bytes replacing `freed` would go past the quota. */
   async check(a: Account | undefined, add: number, freed = 0): Promise<void> {
-    if (!this.limit || !a || add <= freed) return;
+    const limit = a && add > freed ? this.limitOf(a.root) : 0;
+    if (!limit || !a) return;
     const used = await this.used(a);
-    if (used - freed + add > this.limit) throw new QuotaExceededError(used, this.limit, add - freed);
+    if (used - freed + add > limit) throw new QuotaExceededError(used, limit, add - freed);
   }
 
   /** A write through the layer changed the user's bytes by `delta`. */
   record(a: Account | undefined, delta: number): void {
-    if (!this.limit || !a || !delta) return;
+    if (!a || !delta || !this.limitOf(a.root)) return;
     const c = this.counts.get(this.key(a));
     if (c && !c.scanning) c.bytes = Math.max(0, c.bytes + delta);
   }
 }
 
-/** The process's one quota (the file layer has no other place to learn it from without a host path). */
+/**
+ * The quotas of the process, by workspaces root: the file layer learns an account's quota from the
+ * account itself (its root), with no host path handed around and no setting shared by two services.
+ */
 export const storageQuota = new StorageQuota();

@@ -16,12 +16,12 @@ export const usersModule = defineModule({
   needs: [],
   start({ config, db }) {
     const users = new UserService(db.em);
-    storageQuota.limit = config.userQuotaBytes;
+    storageQuota.setLimit(config.workspaces, config.userQuotaBytes);
     let listener: RevocationListener | null = null;
     return {
       provides: users,
       routes: [
-        { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limit }) } },
+        { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limitOf(config.workspaces) }) } },
       ],
       jobs: [
         {
