@@ -5,7 +5,6 @@
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import type { SessionFolder } from './confine.js';
 
 /** As the kernel: more links than this on one path is a loop. */
 export const MAX_LINKS = 40;
@@ -62,7 +61,16 @@ export function pathComponents(path: string, roots: (string | undefined)[]): str
  * and past 128 folders and links' parts (a synchronous walk must stay short).
  * What a tool touches is walked again, confined, when it runs.
  */
-export function resolveNow(folder: Pick<SessionFolder, 'base' | 'user' | 'session' | 'hostDir' | 'computerDir'>, path: string): string | null {
+/** Where a folder is, as SessionFolder (confine.ts) knows it. */
+export interface FolderPlace {
+  base: string;
+  user: string;
+  session: string | null;
+  hostDir: string;
+  computerDir?: string;
+}
+
+export function resolveNow(folder: FolderPlace, path: string): string | null {
   try {
     let base = folder.base;
     let missing = false;
