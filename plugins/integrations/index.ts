@@ -5,7 +5,7 @@ import { ToolError } from '../../src/features/plugin-host/api.js';
 import type { Integrations, OpenApiIntegration } from './config.js';
 import { buildRequest, integrationToolName, type Operation, parseOpenApi } from './openapi.js';
 
-export { parseIntegrations } from './config.js';
+export { parseIntegrations, type Integrations } from './config.js';
 
 const MAX_OUTPUT = 100_000;
 

@@ -6,7 +6,8 @@ import { exposedName } from './names.js';
 import { PerUserServer } from './per-user.js';
 import { McpServerConnection } from './server.js';
 
-export { parseMcpServers } from './config.js';
+export { parseMcpServers, type McpServers } from './config.js';
+export type { McpServerConnection } from './server.js';
 
 /** The model reads text: MCP content blocks as text, binary parts described, not inlined. */
 export function resultText(r: CallToolResult): string {

@@ -5,7 +5,7 @@ import { ToolError } from '../../src/features/plugin-host/api.js';
 import { SKILL_NAME } from './format.js';
 import { type LoadedSkill, SkillLibrary } from './library.js';
 
-export { SkillLibrary } from './library.js';
+export { SkillLibrary, type LoadedSkill } from './library.js';
 export { uploadSkill, UploadError } from './upload.js';
 export { parseSkill, SkillFormatError } from './format.js';
 

@@ -1,11 +1,8 @@
 import { type Config, ConfigError } from '../../platform/config/index.js';
-import { createSkillsPlugin } from '../../../plugins/skills/index.js';
-import type { SkillLibrary } from '../../../plugins/skills/library.js';
-import { createMcpPlugin, parseMcpServers } from '../../../plugins/mcp/index.js';
-import { createIntegrationsPlugin, parseIntegrations } from '../../../plugins/integrations/index.js';
-import type { McpServers } from '../../../plugins/mcp/config.js';
-import type { Integrations } from '../../../plugins/integrations/config.js';
-import type { McpServerConnection } from '../../../plugins/mcp/server.js';
+import { createSkillsPlugin, type SkillLibrary } from '../../../plugins/skills/index.js';
+import { createMcpPlugin, type McpServers, parseMcpServers } from '../../../plugins/mcp/index.js';
+import { createIntegrationsPlugin, type Integrations, parseIntegrations } from '../../../plugins/integrations/index.js';
+import type { McpServerConnection } from '../../../plugins/mcp/index.js';
 import type { PluginEntry } from './loader.js';
 
 export interface FirstParty {

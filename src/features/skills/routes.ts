@@ -7,8 +7,8 @@ import type { Conversation } from '../../core/conversation/conversation.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import type { SessionService } from '../../core/sessions/service.js';
-import { rank, skillsPrompt, tokens, uploadSkill, UploadError } from '../../../plugins/skills/index.js';
-import type { LoadedSkill, SkillLibrary } from '../../../plugins/skills/library.js';
+// The skills plugin's public face (its index), never its internal modules.
+import { type LoadedSkill, rank, type SkillLibrary, skillsPrompt, tokens, uploadSkill, UploadError } from '../../../plugins/skills/index.js';
 import { sessionFiles } from '../plugin-host/files.js';
 import * as S from './schemas.js';
 
