@@ -86,6 +86,12 @@ t.test('export, import, export again: the same turns, texts and files, with new 
   sock.disconnect();
 });
 
+/** `n` turns.jsonl lines, each passed through `edit` (its index as the second argument). */
+function manyTurns(n: number, edit: (t: Record<string, unknown>, i: number) => Record<string, unknown>): string {
+  const line = (i: number) => JSON.stringify(edit({ id: `entry_${i}`, turn_id: `turn_${i}`, sequence: i + 1, role: i % 2 ? 'assistant' : 'user', status: 'completed', blocks: [{ type: 'text', content: `turn ${i}` }] }, i));
+  return `${Array.from({ length: n }, (_, i) => line(i)).join('\n')}\n`;
+}
+
 t.test('hostile archives: 422 INVALID_ARCHIVE, nothing created, nothing left in the temp folder', async (t) => {
   const { app } = await chatFixture(t, { AGENTSVC_IMPORT_MAX_ENTRIES: '50' });
   const manifest = JSON.stringify({ format: 'agentsvc-session', version: 1, session: { intent: 'x' }, counts: {} });
@@ -122,6 +128,9 @@ t.test('hostile archives: 422 INVALID_ARCHIVE, nothing created, nothing left in 
     ['a turn that is not an object', ok([{ name: 'turns.jsonl', data: '[1, 2]\n' }])],
     ['a sequence that is not a number', ok([{ name: 'turns.jsonl', data: '{"id": "entry_a", "turn_id": "turn_a", "sequence": "x", "role": "user", "status": "completed"}\n' }])],
     ['turns the database refuses (one turn id twice)', ok([{ name: 'turns.jsonl', data: '{"id": "entry_a", "turn_id": "turn_a", "sequence": 1, "role": "user", "status": "completed"}\n'.repeat(2) }])],
+    // Turns are written by batches: a refusal in a later batch leaves none of the earlier ones.
+    ['a turn id repeated 90 turns later', ok([{ name: 'turns.jsonl', data: manyTurns(100, (t, i) => (i === 90 ? { ...t, id: 'entry_2' } : t)) }])],
+    ['a bad number 90 turns in', ok([{ name: 'turns.jsonl', data: manyTurns(100, (t, i) => (i === 90 ? { ...t, duration_ms: 'soon' } : t)) }])],
     ['tasks.json not an array', ok([{ name: 'tasks.json', data: '{"id": 1}' }])],
     ['tasks.json cut short', ok([{ name: 'tasks.json', data: '[{"id": 1, "subject": "a"}, {"id"' }])],
     ['branches.json nested too deep', ok([{ name: 'branches.json', data: `[${'['.repeat(300)}${']'.repeat(300)}]` }])],
@@ -140,5 +149,17 @@ t.test('hostile archives: 422 INVALID_ARCHIVE, nothing created, nothing left in 
   const r = await upload(app, '/api/sessions/import', good);
   t.equal(r.status, 200, 'a well-formed archive still imports');
   t.equal(await (await app.api(`/api/sessions/${(await r.json()).session_id}/files/a.txt`)).text(), 'hello');
+  // Turns over several batches, a last one part full: every one stored, in order, with new ids.
+  const hundred = manyTurns(100, (t) => t);
+  const many = await upload(app, '/api/sessions/import', ok([{ name: 'turns.jsonl', data: hundred }]));
+  t.equal(many.status, 200, '100 turns import');
+  const back = (await zipEntries(Buffer.from(await (await app.api(`/api/sessions/${(await many.json()).session_id}/export`)).arrayBuffer()))).get('turns.jsonl')!;
+  const lines = back.trim().split('\n').map((l) => JSON.parse(l));
+  t.same(
+    lines.map((x) => [x.sequence, x.blocks[0].content]),
+    Array.from({ length: 100 }, (_, i) => [i + 1, `turn ${i}`]),
+    'every turn, in order',
+  );
+  t.notOk(lines.some((x) => /^entry_\d+$/.test(x.id)), 'new entry ids');
   t.equal((await app.api('/api/sessions/import', { method: 'POST', json: {} })).status, 415, 'not multipart');
 });
