@@ -1,24 +1,12 @@
 import type { Server as HttpServer } from 'node:http';
-import { Server, type Socket } from 'socket.io';
+import { Server } from 'socket.io';
 import type { Config } from '../config/index.js';
-import type { User } from '../db/entities.js';
 import type { Logger } from '../lib/logger.js';
 import type { Authenticator } from './auth.js';
 import { limitPending } from './socket-budget.js';
+import type { AppServer, AppSocket, SocketData } from './socket-types.js';
 
-export interface SocketData {
-  /**
-   * Who the socket is: plain values copied from the user entity. The entity itself would keep the
-   * entity manager it was loaded by alive (its identity map and unit of work) for as long as the
-   * socket is open: about 9 KiB per idle socket.
-   */
-  user: Pick<User, 'id' | 'username' | 'isAdmin'>;
-  keyId: string;
-}
-// biome-ignore lint/suspicious/noExplicitAny: event maps are untyped: payloads are validated by each handler
-export type AppSocket = Socket<any, any, any, SocketData>;
-// biome-ignore lint/suspicious/noExplicitAny: as AppSocket
-export type AppServer = Server<any, any, any, SocketData>;
+export type { AppServer, AppSocket, SocketData };
 
 /** A handler set attached to every authenticated socket (chat, subscriptions, ...). */
 export type SocketModule = (socket: AppSocket, io: AppServer) => void;

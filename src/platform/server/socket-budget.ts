@@ -1,4 +1,4 @@
-import type { AppSocket } from './gateway.js';
+import type { AppSocket } from './socket-types.js';
 
 /** The parts of engine.io's connection this reads (not in its public types). */
 interface EngineConn {
