@@ -7,7 +7,7 @@
 // 400 bytes of text each, the shape a chat leaves) are inserted into the sessions by SQL.
 // With `base=DIR` (a built checkout, e.g. of the previous commit) its CLI backs up the same install
 // too, alternately with ours, so both are measured under the same load.
-// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000] [base=DIR] [repeat=1]
+// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000] [base=DIR] [repeat=1] [formats=tar,tar.gz]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -22,6 +22,7 @@ const GIB = Number(positional[0] ?? 1);
 const TURNS = Number(positional[1] ?? 100_000);
 const BASE_BIN = named.base ? join(named.base, 'bin', 'run.js') : null;
 const REPEAT = Number(named.repeat ?? 1);
+const FORMATS: string[] = (named.formats ?? 'tar,tar.gz').split(',');
 const FILE = 1024 * 1024;
 const FILES = Math.round((GIB * 1024 ** 3) / FILE);
 const PER_SESSION = 100;
@@ -130,7 +131,7 @@ const builds: [string, string][] = [['this build', BIN], ...(BASE_BIN ? [['base'
 for (let round = 0; round < REPEAT; round++) {
   const diskS = copyAndSync();
   rows.push(`disk: cp -r of the workspaces + sync ${diskS.toFixed(1)} s (${mibs(bytes, diskS)}), ${load()}`);
-  for (const name of ['install.tar', 'install.tar.gz']) {
+  for (const name of FORMATS.map((f) => `install.${f}`)) {
     for (const [label, bin] of builds) {
       spawnSync('sync');
       const archive = join(tmp, name);
