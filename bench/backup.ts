@@ -2,15 +2,16 @@
 // 1 MiB of random bytes in sessions of 100 files, written by the bench straight into the session
 // folders) while `up` runs: wall time, throughput and the CLI process's peak RSS (VmHWM: it must
 // not grow with the install), for a plain tar and a gzip archive. The disk's own speed for the same
-// bytes (`cat` of the files to /dev/null, then cp -r) is printed beside it. TURNS turns (about
+// bytes (`cat` of the files to /dev/null; cp -r and a sync, again each round) is printed beside it,
+// with the one-minute load average (other work on the machine slows every figure). TURNS turns (about
 // 400 bytes of text each, the shape a chat leaves) are inserted into the sessions by SQL.
 // With `base=DIR` (a built checkout, e.g. of the previous commit) its CLI backs up the same install
 // too, alternately with ours, so both are measured under the same load.
-// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000] [base=DIR] [repeat=1]
+// Usage: npx tsx bench/backup.ts [GiB=1] [TURNS=100000] [base=DIR] [repeat=1] [formats=tar,tar.gz]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/platform/config/index.js';
 import { openDatabase } from '../src/platform/db/index.js';
@@ -21,6 +22,7 @@ const GIB = Number(positional[0] ?? 1);
 const TURNS = Number(positional[1] ?? 100_000);
 const BASE_BIN = named.base ? join(named.base, 'bin', 'run.js') : null;
 const REPEAT = Number(named.repeat ?? 1);
+const FORMATS: string[] = (named.formats ?? 'tar,tar.gz').split(',');
 const FILE = 1024 * 1024;
 const FILES = Math.round((GIB * 1024 ** 3) / FILE);
 const PER_SESSION = 100;
@@ -111,27 +113,36 @@ const read0 = Date.now();
 spawnSync('sh', ['-c', `find ${join(home, 'workspaces')} -type f -exec cat {} + > /dev/null`]);
 const readS = (Date.now() - read0) / 1000;
 console.log(`disk: cat of the workspace files to /dev/null ${readS.toFixed(1)} s (${mibs(bytes, readS)})`);
-const disk = Date.now();
-spawnSync('sh', ['-c', `cp -r ${join(home, 'workspaces')} ${join(tmp, 'copy')} && sync`]);
-const diskS = (Date.now() - disk) / 1000;
-rmSync(join(tmp, 'copy'), { recursive: true, force: true });
-console.log(`disk: cp -r of the workspaces + sync ${diskS.toFixed(1)} s (${mibs(bytes, diskS)})`);
+/** The disk's speed for the same bytes: cp -r of the workspaces and a sync (each round, under that round's load). */
+const copyAndSync = (): number => {
+  spawnSync('sync');
+  const disk = Date.now();
+  spawnSync('sh', ['-c', `cp -r ${join(home, 'workspaces')} ${join(tmp, 'copy')} && sync`]);
+  const s = (Date.now() - disk) / 1000;
+  rmSync(join(tmp, 'copy'), { recursive: true, force: true });
+  return s;
+};
+const load = () => `load ${loadavg()[0].toFixed(1)}`;
 
 // What the CLI takes before it moves a byte (oclif, the store, a database connection): the baseline of the peaks below.
 const idle = await timed(['keys', 'list']);
 const rows: string[] = [`baseline: agentsvc keys list ${idle.s.toFixed(1)} s, peak RSS ${idle.peakMiB.toFixed(0)} MiB`];
 const builds: [string, string][] = [['this build', BIN], ...(BASE_BIN ? [['base', BASE_BIN] as [string, string]] : [])];
 for (let round = 0; round < REPEAT; round++) {
-  for (const name of ['install.tar', 'install.tar.gz']) {
+  const diskS = copyAndSync();
+  rows.push(`disk: cp -r of the workspaces + sync ${diskS.toFixed(1)} s (${mibs(bytes, diskS)}), ${load()}`);
+  for (const name of FORMATS.map((f) => `install.${f}`)) {
     for (const [label, bin] of builds) {
+      spawnSync('sync');
       const archive = join(tmp, name);
       const b = await timed(['backup', '-o', archive, '--json'], {}, bin);
       const size = statSync(archive).size;
       const target = join(tmp, `restored-${name}`);
       const r = await timed(['restore', archive, '--home', target, '--json'], { AGENTSVC_HOME: target }, bin);
       rows.push(
-        `${name.padEnd(15)}${BASE_BIN ? ` ${label.padEnd(10)}` : ''} backup ${b.s.toFixed(1).padStart(5)} s (${mibs(bytes, b.s)}), peak RSS ${b.peakMiB.toFixed(0)} MiB, archive ${(size / 1024 ** 2).toFixed(0)} MiB | ` +
-          `restore ${r.s.toFixed(1).padStart(5)} s (${mibs(bytes, r.s)}), peak RSS ${r.peakMiB.toFixed(0)} MiB`,
+        `${name.padEnd(15)}${BASE_BIN ? ` ${label.padEnd(10)}` : ''} backup ${b.s.toFixed(1).padStart(5)} s (${mibs(bytes, b.s)}, ${(b.s / diskS).toFixed(1)}x cp+sync), ` +
+          `peak RSS ${b.peakMiB.toFixed(0)} MiB (+${(b.peakMiB - idle.peakMiB).toFixed(0)}), archive ${(size / 1024 ** 2).toFixed(0)} MiB | ` +
+          `restore ${r.s.toFixed(1).padStart(5)} s (${mibs(bytes, r.s)}), peak RSS ${r.peakMiB.toFixed(0)} MiB, ${load()}`,
       );
       rmSync(archive, { force: true });
       rmSync(target, { recursive: true, force: true });

@@ -3,8 +3,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
+import { extract as tarExtract, pack as tarPack, type Headers } from 'tar-stream';
+import { EntryDigest, MANIFEST, TRAILER } from '../../src/features/backup/archive.js';
 import { assertFreshBuild, cli } from '../appliance/cli-helpers.js';
 import { record, subscribe, untilEnd } from '../helpers/chat.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
@@ -79,6 +82,45 @@ function storeObjects(dir: string): Record<string, string[]> {
   };
   walk('');
   return out;
+}
+
+type TarEntry = { header: Headers; data: Buffer };
+
+async function tarEntries(tar: Buffer): Promise<TarEntry[]> {
+  const ex = tarExtract();
+  const out: TarEntry[] = [];
+  const read = (async () => {
+    for await (const e of ex as unknown as AsyncIterable<AsyncIterable<Buffer> & { header: Headers }>) {
+      const parts: Buffer[] = [];
+      for await (const c of e) parts.push(c);
+      out.push({ header: e.header, data: Buffer.concat(parts) });
+    }
+  })();
+  ex.end(tar);
+  await read;
+  return out;
+}
+
+/** The entries packed again in the order given, as archive format `version`, the trailer's checksum made anew. */
+async function repack(entries: TarEntry[], version: number): Promise<Buffer> {
+  const digest = new EntryDigest();
+  const p = tarPack();
+  const chunks: Buffer[] = [];
+  p.on('data', (c: Buffer) => chunks.push(c));
+  const ended = once(p, 'end');
+  for (const { header, data: original } of entries) {
+    let data = original;
+    if (header.name === MANIFEST) data = Buffer.from(JSON.stringify({ ...JSON.parse(data.toString()), version }));
+    if (header.name === TRAILER) data = Buffer.from(JSON.stringify({ ...JSON.parse(data.toString()), entries: digest.entries, bytes: digest.bytes, sha256: digest.digest() }));
+    else {
+      digest.begin(header.name, header.type!, header.linkname ?? '');
+      digest.data(data);
+    }
+    p.entry({ ...header, size: data.length }, data);
+  }
+  p.finalize();
+  await ended;
+  return Buffer.concat(chunks);
 }
 
 async function liveInstall(t: any, env: Record<string, string>) {
@@ -181,6 +223,47 @@ t.test('round trip of a live install into a fresh home (embedded database)', asy
     const again = cli(['restore', archive, '--home', home3, '--force'], {});
     t.equal(again.code, 1);
     t.match(again.stderr, /left from an earlier restore/);
+  });
+
+  t.test('format 2 pieces end at rows; format 1 order and pieces around files restore the same', async (t) => {
+    const entries = await tarEntries(gunzipSync(readFileSync(archive)));
+    t.equal(JSON.parse(entries[0].data.toString()).version, 2, 'backup writes format 2');
+    const db = entries.filter((e) => e.header.name.startsWith('db/'));
+    t.ok(db.every((e) => e.data.length === 0 || e.data.at(-1) === 10), 'every table piece ends at a row');
+    const files = entries.filter((e) => !e.header.name.startsWith('db/'));
+    const homeEnd = files.findIndex((e) => !/^(home\/|agentsvc-backup\.json$)/.test(e.header.name));
+    // Format 1: every table before the checkpoints and the files.
+    const v1 = [...files.slice(0, homeEnd), ...db, ...files.slice(homeEnd)];
+    // A table's rows cut inside a row, with files between the two pieces: its COPY must stay open.
+    const turns = db.findIndex((e) => e.header.name === 'db/turns/000001');
+    const piece = db[turns];
+    t.ok(piece && piece.data.indexOf(10) > 2, 'turns were backed up');
+    const cut = Math.floor(piece.data.indexOf(10) / 2);
+    const renumbered = (e: TarEntry, n: number) => ({ header: { ...e.header, name: `db/turns/${String(n).padStart(6, '0')}` }, data: e.data });
+    const laterTurns = db.slice(turns + 1).filter((e) => e.header.name.startsWith('db/turns/'));
+    const blob = files.findIndex((e) => e.header.name.endsWith('/blob.bin'));
+    const v2 = [
+      ...files.slice(0, homeEnd),
+      ...db.slice(0, turns),
+      { header: piece.header, data: piece.data.subarray(0, cut) },
+      ...files.slice(homeEnd, blob + 1),
+      renumbered({ header: piece.header, data: piece.data.subarray(cut) }, 2),
+      ...laterTurns.map((e, i) => renumbered(e, i + 3)),
+      ...db.slice(turns + 1).filter((e) => !e.header.name.startsWith('db/turns/')),
+      ...files.slice(blob + 1),
+    ];
+    t.equal(v1.length, entries.length);
+    t.equal(v2.length, entries.length + 1);
+    for (const [name, list, version] of [['v1.tar', v1, 1], ['v2-split.tar', v2, 2]] as const) {
+      const file = join(out, name);
+      writeFileSync(file, await repack(list, version));
+      const target = tempHome(t);
+      const x = cli(['restore', file, '--home', target, '--json'], {});
+      t.equal(x.code, 0, `${name}: restored: ${x.stderr}`);
+      if (x.code !== 0) continue;
+      t.same(JSON.parse(x.stdout).rows, made.rows, `${name}: the same rows`);
+      t.same(tree(join(target, 'workspaces', user)), tree(join(home, 'workspaces', user)), `${name}: the same files`);
+    }
   });
 
   t.test('corrupt and truncated archives: a clear error, the target left empty', async (t) => {

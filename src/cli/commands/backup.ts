@@ -1,5 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { access, open, rename, rm } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { access, type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createGzip, constants as zlib } from 'node:zlib';
@@ -15,6 +16,50 @@ async function syncFolder(dir: string): Promise<void> {
     await fh.sync();
   } finally {
     await fh.close();
+  }
+}
+
+/** Archive bytes written between two syncs while it is written. */
+const SYNC_EVERY = 128 * 1024 * 1024;
+
+/**
+ * Syncs the archive while it is still being written, through a descriptor of its own: the disk
+ * writes meanwhile, and the fsync at the end (before the rename) waits only for the last part
+ * instead of the whole archive (0.3-0.5 s of a GiB).
+ */
+class SyncBehind {
+  private readonly fh: Promise<FileHandle | null>;
+  private synced = 0;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly out: WriteStream,
+    path: string,
+  ) {
+    this.fh = once(out, 'open').then(
+      () => open(path, 'r'),
+      () => null,
+    );
+    this.fh.catch(() => {});
+  }
+
+  /** Called as the archive grows: starts a sync when enough was written since the last one. */
+  async poke(): Promise<void> {
+    if (this.running || this.out.bytesWritten - this.synced < SYNC_EVERY) return;
+    const upTo = this.out.bytesWritten;
+    this.running = (async () => {
+      await (await this.fh.catch(() => null))?.datasync();
+      this.synced = upTo;
+    })()
+      .catch(() => {}) // only a head start: the fsync at the end is the one that counts
+      .finally(() => {
+        this.running = null;
+      });
+  }
+
+  async close(): Promise<void> {
+    await this.running;
+    await (await this.fh.catch(() => null))?.close();
   }
 }
 
@@ -42,11 +87,15 @@ export default class Backup extends BaseCommand<typeof Backup> {
     // Level 1: most of an install is already-compressed or random bytes; a higher level costs CPU, not size.
     const gzip = /\.(t?gz)$/.test(file) ? createGzip({ level: 1, memLevel: zlib.Z_DEFAULT_MEMLEVEL }) : null;
     if (gzip) gzip.pipe(out);
+    const behind = new SyncBehind(out, part);
     const removePart = () => rm(part, { force: true });
     process.once('SIGINT', () => void removePart().then(() => process.exit(130)));
     let r: Awaited<ReturnType<typeof writeBackup>>;
     try {
-      r = await writeBackup(this.cfg, gzip ?? out, (s) => progress.update({ bytes: s.bytes, entries: s.entries, phase: s.phase }));
+      r = await writeBackup(this.cfg, gzip ?? out, (s) => {
+        progress.update({ bytes: s.bytes, entries: s.entries, phase: s.phase });
+        void behind.poke();
+      }).finally(() => behind.close());
       if (!out.closed) await finished(out); // closed only after the flush
       await rename(part, file);
       await syncFolder(dirname(resolve(file)));

@@ -16,7 +16,7 @@ import { loadConfig, type Config } from '../../platform/config/index.js';
 import { openDatabase, type Database } from '../../platform/db/index.js';
 import { migrationsList } from '../../platform/db/migrations/index.js';
 import { archivePath, writeUserTree, type TreeWriter } from '../../core/files/tree-io.js';
-import { EntryDigest, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
+import { EntryDigest, FORMAT, FORMAT_VERSIONS, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
 import { SNAPSHOTS } from './backup.js';
 import { checkTarget, emptyTarget, operatorWriter, RestoreRefused, setAside } from './restore-target.js';
 import { connect, copyIn, type CopyIn, listTables, setSequences, truncate } from './table-copy.js';
@@ -60,7 +60,7 @@ function parseManifest(text: Buffer): Manifest {
     throw new BadArchive(`${MANIFEST} is not valid JSON`);
   }
   if (m?.format !== FORMAT || !Array.isArray(m.tables) || !Array.isArray(m.migrations)) throw new BadArchive(`${MANIFEST} is not an agentsvc backup manifest`);
-  if (m.version !== FORMAT_VERSION) throw new BadArchive(`archive format version ${m.version}; this agentsvc reads version ${FORMAT_VERSION}`);
+  if (!FORMAT_VERSIONS.includes(m.version)) throw new BadArchive(`archive format version ${m.version}; this agentsvc reads versions ${FORMAT_VERSIONS.join(' and ')}`);
   const known = new Set(migrationsList.map((x) => x.name));
   const unknown = m.migrations.find((x) => !known.has(x));
   if (unknown) throw new RestoreRefused(`the archive was made by a newer agentsvc (${m.agentsvc_version}: migration ${unknown}); restore it with that version or a later one`);
@@ -142,6 +142,7 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
   let client: Awaited<ReturnType<typeof connect>> | null = null;
   const rows: Record<string, number> = {};
   let committed = false;
+  let copying = null as { table: string; copy: CopyIn } | null;
   try {
     const home = operatorWriter(config.home);
     if (archivedConfig) await home.file('config.json', entry!.header.mode ?? 0o600, entry!.header.mtime ?? new Date(), [archivedConfig]);
@@ -159,9 +160,8 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
     const tables = new Map(manifest.tables.map((t) => [t.name, t]));
     const snapshots = operatorWriter(join(config.workspaces, SNAPSHOTS));
     const users = new Map<string, TreeWriter>();
-    let copying = null as { table: string; copy: CopyIn } | null;
     const endCopy = async () => {
-      if (copying) rows[copying.table] = await copying.copy.end();
+      if (copying) rows[copying.table] = (rows[copying.table] ?? 0) + (await copying.copy.end());
       copying = null;
     };
     let trailer: Trailer | null = null;
@@ -193,7 +193,7 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
         for await (const c of body) await copying.copy.write(c);
         continue;
       }
-      await endCopy();
+      // A table's COPY stays open across the files between its pieces (version 2).
       let writer: Pick<TreeWriter, 'file' | 'symlink'> & { directory(rel: string, mode: number): Promise<void> };
       let rel: string;
       if (area === 'home' || area === 'snapshots') {
@@ -229,6 +229,8 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
     const archiveFailed = (extract as unknown as { destroying: boolean }).destroying || extract.destroyed;
     abandoned = !archiveFailed;
     extract.destroy();
+    // A table's COPY may be open (its pieces go around files): it fails first, else the rollback waits behind it.
+    copying?.copy.abort('restore failed');
     await client?.query('rollback').catch(() => {});
     await source;
     throw archiveFailed && !(e instanceof BadArchive) ? (unreadable ?? broken(e)) : e;

@@ -97,6 +97,8 @@ export interface CopyIn {
   write(chunk: Uint8Array): Promise<void>;
   /** Ends the COPY; resolves to the rows loaded (rejects with the server's error). */
   end(): Promise<number>;
+  /** Fails the COPY (the server is told, so the connection takes queries again). */
+  abort(why: string): void;
 }
 
 /** Load COPY text into a table, fed piece by piece (pieces may cut rows anywhere). */
@@ -116,6 +118,9 @@ export function copyIn(c: pg.Client, t: TableInfo): CopyIn {
       stream.end();
       await Promise.race([done, failed]);
       return stream.rowCount;
+    },
+    abort: (why) => {
+      if (!stream.destroyed) stream.destroy(new Error(why));
     },
   };
 }
