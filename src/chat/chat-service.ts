@@ -38,11 +38,9 @@ export interface ChatDeps {
    */
   onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string, recall: boolean) => Promise<void>;
   /**
-   * Time travel's checkpoint of a new user turn: started once the model answers (beside its
-   * stream, off the run's start: its folder walk and insert do not delay the first delta), or
-   * before the run's first tool executes, or at the run's end, whichever comes first; awaited
-   * before that tool (only tools change the files meanwhile) and before the run ends (a client
-   * that sees chat:end finds it listed). Must not throw.
+   * Time travel's checkpoint of a new user turn: started with it, beside the model call, and
+   * awaited before the run's first tool executes (only tools change the files meanwhile) and
+   * before the run ends (a client that sees chat:end finds it listed). Must not throw.
    */
   checkpoint?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
   /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
@@ -182,9 +180,7 @@ export class ChatService {
           await state.addTurn(user, message);
         }
         opts.user = { turn: user, content: message };
-        const take = this.deps.checkpoint;
-        let taking: Promise<void> | undefined;
-        if (take) opts.checkpoint = () => (taking ??= take(userId, p.session_id, user, text).catch(() => {}));
+        opts.checkpoint = this.deps.checkpoint?.(userId, p.session_id, user, text).catch(() => {});
         await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.recall).catch(() => {});
         return { turn_id: user.turn_id };
       },

@@ -49,8 +49,6 @@ export interface LoopDeps {
   retool?: (spec: LoopSpec) => Promise<void>;
   /** Awaited before a tool of the run executes: the run's checkpoint has recorded the files by then. */
   beforeTools?: () => Promise<void>;
-  /** A model call's first output arrived (the run's checkpoint starts then, beside the stream). */
-  answering?: () => void;
 }
 
 interface PendingCall {
@@ -126,11 +124,7 @@ async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, 
       fallbackFrom: meta.fallbackFrom,
     });
   try {
-    const firstDelta = () => {
-      first.ms ??= performance.now() - t0;
-      deps.answering?.();
-    };
-    const calls = await streamModel(run, deps, spec, turn, started, firstDelta, meta);
+    const calls = await streamModel(run, deps, spec, turn, started, () => (first.ms ??= performance.now() - t0), meta);
     report('ok');
     return calls;
   } catch (e) {

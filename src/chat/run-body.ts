@@ -24,8 +24,8 @@ export interface RunOptions {
   user?: StoredTurn;
   /** The session had no turn before this message: its history is that message alone. */
   firstMessage?: boolean;
-  /** The checkpoint of the new message: started by the first call, the same promise after. */
-  checkpoint?: () => Promise<void>;
+  /** The checkpoint of the new message, being taken. */
+  checkpoint?: Promise<void>;
   /** A call of `resumeFrom` whose approval allowed it: it runs before the loop goes on. */
   approved?: ToolCall;
 }
@@ -44,7 +44,7 @@ export class RunBody {
     try {
       return await this.body(state, claimed, opts);
     } finally {
-      await opts.checkpoint?.();
+      await opts.checkpoint;
     }
   }
 
@@ -60,8 +60,7 @@ export class RunBody {
       forks: forkService,
       autoCompact: this.deps.autoCompact,
       retool: this.retool(state, claimed),
-      beforeTools: checkpoint,
-      answering: checkpoint,
+      beforeTools: checkpoint && (() => checkpoint),
     };
     let out: LoopOutcome;
     // The prompt, the history and the tools are independent reads: one wait, not three. What the
