@@ -8,8 +8,10 @@
 // Usage: npx tsx bench/streaming.ts [paced=1,50,200] [burst=50,200] [n=100] [burstN=500] [rate=50]
 //   [idle=1000] [repeat=1] [bus=memory|redis] [prof=DIR (node --cpu-prof of the service)]
 //   [service=DIR (another built checkout of agentsvc, e.g. a worktree of an earlier commit)]
+//   [before=DIR (a built checkout measured too, in the same run, right after the service: row
+//   `before`, its own home and embedded PostgreSQL; before/after figures under the same load)]
 //   [chatprof=DIR (a CPU profile of the service per scenario, from the first chat:send to the end,
-//   through the inspector: session creation and socket connects left out)]
+//   through the inspector: session creation and socket connects left out; the relay's too, relay-*)]
 //   [scrape=MS (each agentsvc scenario once more while GET /metrics is fetched every MS ms with
 //   AGENTSVC_METRICS_TOKEN, as a Prometheus would: the row `agentsvc+scr` and its CPU against the
 //   row without; and the CPU of one scrape measured apart, with the token and with the admin key)]
@@ -156,7 +158,7 @@ async function load(srv: Server, k: number, n: number, intervalMs: number, profi
   const prof = profileTo && srv.inspect ? await profiler(srv.inspect) : null;
   let rss = rssMiB(srv.pid);
   let cpu0 = cpuSeconds(srv.pid);
-  let pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
+  let pg0 = srv.name !== 'relay' ? pgCpu(srv.pid) : 0;
   const t = setInterval(() => (rss = Math.max(rss, rssMiB(srv.pid))), 100);
   const args = JSON.stringify({ url: srv.url, token: srv.token, mode: 'stream', k, n, intervalMs });
   const child = spawn(process.execPath, [...tsx, join(here, 'streaming', 'load.ts'), args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -168,7 +170,7 @@ async function load(srv: Server, k: number, n: number, intervalMs: number, profi
     if (!sending && out.includes('"sending":true')) {
       sending = true;
       cpu0 = cpuSeconds(srv.pid);
-      pg0 = srv.name === 'agentsvc' ? pgCpu(srv.pid) : 0;
+      pg0 = srv.name !== 'relay' ? pgCpu(srv.pid) : 0;
       void prof?.start();
     }
   });
@@ -178,8 +180,8 @@ async function load(srv: Server, k: number, n: number, intervalMs: number, profi
   if (prof && profileTo) await prof.stop(profileTo);
   if (code !== 0) throw new Error(`load generator exited ${code}: ${out}`);
   const cpu = cpuSeconds(srv.pid) - cpu0;
-  const pg = srv.name === 'agentsvc' ? pgPssMiB(srv.pid) : 0;
-  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name === 'agentsvc' ? pgCpu(srv.pid) - pg0 : 0, scrapes };
+  const pg = srv.name !== 'relay' ? pgPssMiB(srv.pid) : 0;
+  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name !== 'relay' ? pgCpu(srv.pid) - pg0 : 0, scrapes };
 }
 
 /** Memory per idle subscribed socket: the server's RSS before the sockets connect (sessions created) and 2 s after. */
@@ -251,6 +253,13 @@ try {
     { name: 'relay', url: relay.m[1], pid: relay.child.pid!, inspect: relayInspect },
     { name: 'agentsvc', url: svc.m[1], token, pid: svc.child.pid!, inspect },
   ];
+  let before: Server | undefined;
+  if (opt.before) {
+    const b = await start([join(resolve(opt.before), 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, { ...env, AGENTSVC_HOME: join(tmp, 'home-before') });
+    procs.push(b.child);
+    before = { name: 'before', url: b.m[1], token: readFileSync(join(tmp, 'home-before', 'admin.key'), 'utf8').trim(), pid: b.child.pid! };
+    servers.push(before);
+  }
 
   // Warm-up (JIT, connection pools), not reported.
   for (const s of servers) await load(s, 20, 50, 0);
@@ -293,22 +302,24 @@ try {
     ...PACED.map((k) => ({ label: `paced K=${k} x ${N} @${RATE}/s`, k, n: N, interval: 1000 / RATE, burst: false })),
     ...BURST.map((k) => ({ label: `burst K=${k} x ${BURST_N}`, k, n: BURST_N, interval: 0, burst: true })),
   ];
-  const results: { label: string; k: number; burst: boolean; relay: Figures; svc: Figures; scraped?: Figures }[] = [];
+  const results: { label: string; k: number; burst: boolean; relay: Figures; svc: Figures; scraped?: Figures; before?: Figures }[] = [];
   for (const sc of scenarios) {
     for (let r = 0; r < REPEAT; r++) {
-      const fr = await load(servers[0], sc.k, sc.n, sc.interval);
+      const fr = await load(servers[0], sc.k, sc.n, sc.interval, opt.chatprof && join(resolve(opt.chatprof), `relay-${sc.label.replace(/[^\w=]+/g, '-')}-${r}.cpuprofile`));
       const fs = await load(servers[1], sc.k, sc.n, sc.interval, opt.chatprof && join(resolve(opt.chatprof), `${sc.label.replace(/[^\w=]+/g, '-')}-${r}.cpuprofile`));
       // scrape=: the same scenario again with a scraper, right after the one without.
       const fsc = SCRAPE ? await load(servers[1], sc.k, sc.n, sc.interval, undefined, SCRAPE) : undefined;
-      results.push({ label: sc.label, k: sc.k, burst: sc.burst, relay: fr, svc: fs, scraped: fsc });
+      const fb = before ? await load(before, sc.k, sc.n, sc.interval) : undefined;
+      results.push({ label: sc.label, k: sc.k, burst: sc.burst, relay: fr, svc: fs, scraped: fsc, before: fb });
       for (const [name, f] of [
         ['relay', fr],
         ['agentsvc', fs],
         ...(fsc ? ([['agentsvc+scr', fsc]] as const) : []),
+        ...(fb ? ([['before', fb]] as const) : []),
       ] as const) {
         const ratio = f.deltasPerSec / fr.deltasPerSec;
         console.log(
-          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected}${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
+          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected} in ${f.events} events${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
         );
         for (const p of f.problems) console.log(`  ! ${name}: ${p}`);
       }
@@ -347,6 +358,25 @@ try {
     const parts: string[] = [];
     for (let i = 0; i < checks.length; i += 2) parts.push(`${checks[i + 1] ? 'ok' : 'MISS'} ${checks[i]}`);
     console.log(`goals, ${r.label}: ${parts.join('; ')}`);
+  }
+  // On a shared machine one repetition's ratios move with the load of the moment (the relay's and
+  // the service's runs are seconds apart): with repeat=N, the median of each ratio over the N.
+  if (REPEAT > 1) {
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const label of [...new Set(results.map((r) => r.label))]) {
+      const rs = results.filter((r) => r.label === label);
+      const m = (f: (r: (typeof rs)[number]) => number) => median(rs.map(f)).toFixed(2);
+      console.log(
+        `median of ${rs.length}, ${label}: deltas/s ${m((r) => r.svc.deltasPerSec / r.relay.deltasPerSec)}x; p50 ${m((r) => r.svc.p50 - r.relay.p50)} ms over the relay; p99 ${m((r) => r.svc.p99 / r.relay.p99)}x; ttfd p50 ${m((r) => r.svc.ttfdP50 / r.relay.ttfdP50)}x; CPU s ${m((r) => r.svc.cpu)} (relay ${m((r) => r.relay.cpu)}), PG CPU ${m((r) => r.svc.pgCpu)}`,
+      );
+      if (rs[0].before) {
+        const b = rs as { relay: Figures; before: Figures }[];
+        const mb = (f: (r: (typeof b)[number]) => number) => median(b.map(f)).toFixed(2);
+        console.log(
+          `median of ${rs.length}, ${label}, before: deltas/s ${mb((r) => r.before.deltasPerSec / r.relay.deltasPerSec)}x; p50 ${mb((r) => r.before.p50 - r.relay.p50)} ms over the relay; p99 ${mb((r) => r.before.p99 / r.relay.p99)}x; ttfd p50 ${mb((r) => r.before.ttfdP50 / r.relay.ttfdP50)}x; CPU s ${mb((r) => r.before.cpu)}, PG CPU ${mb((r) => r.before.pgCpu)}`,
+        );
+      }
+    }
   }
 } finally {
   for (const p of procs.reverse()) await stop(p);

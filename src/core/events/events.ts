@@ -59,6 +59,8 @@ export class EventLog {
   private pendingChars = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  /** The write queued behind the one in flight: every flush asked meanwhile shares it (group commit). */
+  private queued: Promise<void> | null = null;
   private purgeTimer: NodeJS.Timeout;
   private readonly dropped: EveryMinute;
   private lostListeners = new Set<(sessionId: string, error: unknown) => void>();
@@ -178,22 +180,39 @@ export class EventLog {
     );
   }
 
+  /**
+   * Store every event emitted so far; settles once they are in the log. Writes go one at a time:
+   * a flush asked while one is in flight joins the write queued behind it, which takes whatever is
+   * pending when it starts. So the ends of 200 runs that come together (each flushes before its
+   * chat:end) cost a few inserts, not a chain of 200 that each waits for all before it.
+   */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const batch = this.pending;
+    if (!this.queued) this.flushing = this.queued = this.flushing.then(() => this.write());
+    return this.queued;
+  }
+
+  /** Write what is pending, in batches bounded like queue()'s (events, text). Never rejects. */
+  private async write() {
+    this.queued = null;
+    const all = this.pending;
     this.pending = [];
     this.pendingChars = 0;
-    this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return;
+    const max = this.opts.maxBatch ?? 500;
+    for (let i = 0; i < all.length; ) {
+      let j = i;
+      let chars = 0;
+      while (j < all.length && j - i < max && chars < MAX_BATCH_CHARS) chars += textOf(all[j++].payload);
+      const batch = all.slice(i, j);
+      i = j;
       try {
         await this.store.appendBatch(batch);
       } catch {
         // A session deleted mid-run loses its events by design (FK); others are retried one by one.
         for (const ev of batch) await this.store.append(ev).catch((e) => this.onDropped(ev, e));
       }
-    });
-    return this.flushing;
+    }
   }
 
   /**

@@ -79,12 +79,14 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
   if (req.signal.aborted) onAbort();
   let idle: NodeJS.Timeout | undefined;
   let timedOut = false;
+  // Re-armed on every chunk: the same timer restarted (no new timer per delta).
   const arm = () => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
-      timedOut = true;
-      ctl.abort(new Error('model timeout'));
-    }, timeoutMs);
+    if (idle) idle.refresh();
+    else
+      idle = setTimeout(() => {
+        timedOut = true;
+        ctl.abort(new Error('model timeout'));
+      }, timeoutMs);
   };
   const params: ChatCompletionCreateParamsStreaming = {
     model,

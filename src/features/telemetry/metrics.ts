@@ -53,6 +53,9 @@ export class ServiceMetrics {
   private readonly approvals: Counter<'action'>;
   private readonly sandboxStart: Histogram<'runner' | 'outcome'>;
   private readonly deliveryLag: Histogram<'origin'>;
+  private readonly lagLocal: Histogram.Internal<'origin'>;
+  private readonly lagRemote: Histogram.Internal<'origin'>;
+  private readonly eventCounts = new Map<string, Counter.Internal>();
   /** Events this node published (the others reached it from other nodes). */
   private readonly published = new WeakSet<SessionEvent>();
   private readonly runs = new Map<string, OpenRun>();
@@ -111,6 +114,8 @@ export class ServiceMetrics {
     }
     this.sandboxStart = new Histogram({ name: 'agentsvc_sandbox_start_duration_seconds', help: "Getting a user's sandbox ready for a command (a start when none runs, a lookup otherwise), by runner and outcome (ok, error)", labelNames: ['runner', 'outcome'], buckets: SECONDS, registers });
     this.deliveryLag = new Histogram({ name: 'agentsvc_event_delivery_lag_seconds', help: "From a session event's emission on the node running the session to its delivery to this node's subscribers, by origin (local, remote: another node through Redis)", labelNames: ['origin'], buckets: LAG_SECONDS, registers });
+    this.lagLocal = this.deliveryLag.labels('local');
+    this.lagRemote = this.deliveryLag.labels('remote');
     this.runsStarted = new Counter({ name: 'agentsvc_runs_started_total', help: 'Runs started (chat:start)', labelNames: ['mode'], registers });
     this.runsEnded = new Counter({ name: 'agentsvc_runs_ended_total', help: 'Runs ended (chat:end) by status and finish_reason', labelNames: ['status', 'finish_reason'], registers });
     this.runDuration = new Histogram({ name: 'agentsvc_run_duration_seconds', help: 'From chat:start to chat:end', labelNames: ['status'], buckets: SECONDS, registers });
@@ -191,7 +196,7 @@ export class ServiceMetrics {
       patch_type?: string;
       data: { id: string; tool_name?: string; tool_call_id: string; status?: string; duration_ms?: number };
     };
-    this.events.inc({ event: ev.name });
+    this.eventCount(ev.name).inc();
     const sid = p.session_id;
     switch (ev.name) {
       case 'chat:start':
@@ -254,7 +259,14 @@ export class ServiceMetrics {
   delivered(ev: SessionEvent, now = Date.now()): void {
     const at = emittedAt.get(ev);
     // Clocks of two nodes may disagree a little: never a negative lag.
-    if (at !== undefined) this.deliveryLag.observe({ origin: this.published.has(ev) ? 'local' : 'remote' }, Math.max(0, now - at) / 1000);
+    if (at !== undefined) (this.published.has(ev) ? this.lagLocal : this.lagRemote).observe(Math.max(0, now - at) / 1000);
+  }
+
+  /** The events counter of one event name, labelled once (prom-client hashes labels on every call). */
+  private eventCount(name: string) {
+    let c = this.eventCounts.get(name);
+    if (!c) this.eventCounts.set(name, (c = this.events.labels(name)));
+    return c;
   }
 
   /**
@@ -267,22 +279,23 @@ export class ServiceMetrics {
         this.delivered(ev);
       } catch {}
     });
-    return new Proxy(bus, {
-      get: (target, prop, receiver) => {
-        if (prop !== 'publish') {
-          const v = Reflect.get(target, prop, receiver);
-          return typeof v === 'function' ? v.bind(target) : v;
-        }
-        return (ev: SessionEvent) => {
-          // Measuring must never cost a run its event.
-          try {
-            this.published.add(ev);
-            this.event(ev);
-          } catch {}
-          target.publish(ev);
-        };
+    // A plain object, not a Proxy: `publish` is read once per event on the delta path.
+    return {
+      publish: (ev: SessionEvent) => {
+        // Measuring must never cost a run its event.
+        try {
+          this.published.add(ev);
+          this.event(ev);
+        } catch {}
+        bus.publish(ev);
       },
-    });
+      subscribe: (fn) => bus.subscribe(fn),
+      follow: (sessionId) => bus.follow(sessionId),
+      signal: (sig) => bus.signal(sig),
+      onSignal: (fn) => bus.onSignal(fn),
+      healthy: () => bus.healthy(),
+      close: () => bus.close(),
+    };
   }
 
   text(): Promise<string> {
