@@ -1,68 +1,23 @@
 import { Ajv } from 'ajv';
-import type { Config } from '../../platform/config/index.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import type { Workspaces } from '../files/session-folder.js';
-import type { Conversation } from '../conversation/conversation.js';
-import type { LoopDeps } from './loop.js';
-import type { ModelPort } from '../models/port.js';
 import { newTurn, type RunOpening, type RunState } from './run-state.js';
-import type { PromptContext, SystemPrompt } from './system-prompt.js';
+import type { PromptContext } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
-import type { RunEnd, RunExecutor, RunStart } from './run-executor.js';
-import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
+import type { RunEnd, RunStart } from './run-executor.js';
+import { isUnattended, type RunOrigin } from './hooks.js';
 import { ChatSend, issues } from '../conversation/send-schema.js';
-import type { TurnStore } from '../conversation/turn-store.js';
 import { hasOpenCalls, type Turn } from '../conversation/turns.js';
-import { type ApprovalPort, approvalChoice, firstApproval, isApproval, rejectionText } from './approval.js';
+import { approvalChoice, firstApproval, isApproval, rejectionText } from './approval.js';
 import { answerText, type Question } from '../agent-tools/question.js';
 import { Gate } from '../../platform/lib/gate.js';
 import { RunBody, type RunOptions } from './run-body.js';
 
 const runStart = (origin: RunOrigin): RunStart => ({ origin, unattended: isUnattended(origin) });
 
-export interface ChatDeps {
-  config: Config;
-  executor: RunExecutor;
-  conversation: Conversation;
-  turns: TurnStore;
-  model: ModelPort;
-  tools: ToolRegistry;
-  workspaces: Workspaces;
-  prompt: SystemPrompt;
-  hooks: Hooks;
-  /**
-   * Called at each new user turn and awaited before the model is called (memory recall: the
-   * prompt carries what it chose); `recall` as the run's claim read it (memory_enabled, and the
-   * user has a memory in use). Must not throw.
-   */
-  onUserTurn?: (userId: string, sessionId: string, turn: Turn, text: string, recall: boolean) => Promise<void>;
-  /**
-   * Time travel's checkpoint of a new user turn: started with it, beside the model call, and
-   * awaited before the run's first tool executes (only tools change the files meanwhile) and
-   * before the run ends (a client that sees chat:end finds it listed). Must not throw.
-   */
-  checkpoint?: (userId: string, sessionId: string, turn: Turn, text: string) => Promise<void>;
-  /** What-if (time travel): `check` before anything is stored, `fork` once the session is claimed. */
-  whatif?: WhatIfPort;
-  /** Automatic compaction between model calls (src/features/compaction). */
-  autoCompact?: LoopDeps['autoCompact'];
-  /** Records answers to policy approvals (src/features/policy). */
-  approvals?: ApprovalPort;
-}
+import type { ChatDeps, WhatIf, WhatIfPort } from './chat-deps.js';
 
-export interface WhatIf {
-  from_step: number;
-  quotes: string[];
-  deprecate_entry_ids: string[];
-}
+export type { ChatDeps, WhatIf, WhatIfPort };
 
-export interface WhatIfPort {
-  /** Throws a 422 for a step out of range or unknown entry ids. */
-  check(userId: string, sessionId: string, w: WhatIf, hasMessage: boolean): Promise<void>;
-  /** Start the new branch (files restored); answers the original text of the step rerun. */
-  fork(userId: string, sessionId: string, w: WhatIf): Promise<{ original: string }>;
-}
 
 /** Quotes as quoted context before the message. */
 function withQuotes(message: string, quotes: string[]): string {

@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import type { Tool } from '../tools/types.js';
 import { toModelMessages } from '../conversation/history.js';
-import type { ChatDeps } from './chat-service.js';
+import type { ChatDeps } from './chat-deps.js';
 import { runLoop, runOne, type LoopDeps, type LoopOutcome } from './loop.js';
 import { ModelError, type ModelMessage } from '../models/port.js';
 import type { RunState } from './run-state.js';

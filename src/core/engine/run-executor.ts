@@ -1,46 +1,19 @@
 import { setMaxListeners } from 'node:events';
-import type { Config } from '../../platform/config/index.js';
 import { newId, randomToken } from '../../platform/lib/ids.js';
-import { errField, type Logger } from '../../platform/lib/logger.js';
+import { errField } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
-import type { EventLog, SessionEvent } from '../events/events.js';
-import type { EventStore } from '../events/event-store.js';
-import { type Hooks, isUnattended, type RunOrigin } from './hooks.js';
+import type { SessionEvent } from '../events/events.js';
+import { isUnattended, type RunOrigin } from './hooks.js';
 import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from '../events/run-failure.js';
 import { journal, RunRecovery, seqStart } from './run-recovery.js';
 import { openingEvents, type RunOpening, RunState } from './run-state.js';
-import { type Claimed, LEASE_RENEW_MS, type RunStore } from './run-store.js';
-import type { TurnStore } from '../conversation/turn-store.js';
+import { type Claimed, LEASE_RENEW_MS } from './run-store.js';
 import type { Turn } from '../conversation/turns.js';
 
-/** How a run ended: chat:end's fields and the session's status afterwards. */
-export interface RunEnd {
-  status: 'completed' | 'failed' | 'interrupted';
-  finish_reason: string;
-  result: unknown;
-  sessionStatus: string;
-  /** Why a run failed or was stopped by a gate (its system:error). */
-  error?: { code: string; message: string };
-}
+import type { ExecutorDeps, RunEnd, RunStart } from './run-types.js';
 
-export interface ExecutorDeps {
-  config: Config;
-  store: RunStore;
-  events: EventStore;
-  log: EventLog;
-  turns: TurnStore;
-  logger: Logger;
-  hooks: Hooks;
-  /** What a run spent, for chat:end.usage (the usage module's running totals). */
-  runUsage?: (runId: string) => { input_tokens: number; output_tokens: number; cost: number | null };
-}
-
-/** What started a run, as hooks are told (src/core/engine/hooks.ts). */
-export interface RunStart {
-  origin: RunOrigin;
-  unattended: boolean;
-}
+export type { ExecutorDeps, RunEnd, RunStart };
 
 interface ActiveRun {
   state: RunState;

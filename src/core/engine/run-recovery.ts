@@ -4,7 +4,7 @@ import { isUnattended, type RunOrigin } from './hooks.js';
 import { cancelOpenCalls, closeTurn } from './loop.js';
 import { RunState, TurnJournal } from './run-state.js';
 import type { OrphanRow, RunStore } from './run-store.js';
-import type { ExecutorDeps } from './run-executor.js';
+import type { ExecutorDeps } from './run-types.js';
 import { applyPatch, type Patch, type Turn } from '../conversation/turns.js';
 
 /** Bound on the turns kept for a closing write (a full disk that lasts): memory stays bounded. */

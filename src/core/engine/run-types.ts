@@ -1,0 +1,36 @@
+/** The shapes a run's executor works with: its dependencies, how a run starts and how it ended. */
+import type { Config } from '../../platform/config/index.js';
+import type { Logger } from '../../platform/lib/logger.js';
+import type { EventLog } from '../events/events.js';
+import type { EventStore } from '../events/event-store.js';
+import type { Hooks, RunOrigin } from './hooks.js';
+import type { RunStore } from './run-store.js';
+import type { TurnStore } from '../conversation/turn-store.js';
+
+/** How a run ended: chat:end's fields and the session's status afterwards. */
+export interface RunEnd {
+  status: 'completed' | 'failed' | 'interrupted';
+  finish_reason: string;
+  result: unknown;
+  sessionStatus: string;
+  /** Why a run failed or was stopped by a gate (its system:error). */
+  error?: { code: string; message: string };
+}
+
+export interface ExecutorDeps {
+  config: Config;
+  store: RunStore;
+  events: EventStore;
+  log: EventLog;
+  turns: TurnStore;
+  logger: Logger;
+  hooks: Hooks;
+  /** What a run spent, for chat:end.usage (the usage module's running totals). */
+  runUsage?: (runId: string) => { input_tokens: number; output_tokens: number; cost: number | null };
+}
+
+/** What started a run, as hooks are told (src/core/engine/hooks.ts). */
+export interface RunStart {
+  origin: RunOrigin;
+  unattended: boolean;
+}
