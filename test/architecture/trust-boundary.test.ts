@@ -52,6 +52,7 @@ const OPERATOR: Record<string, string> = {
   'plugins/integrations/index.ts': "an integration's OpenAPI file named by the operator",
   'src/features/portability/routes.ts': 'streams an upload to a private temp folder of the service',
   'src/features/portability/import.ts': 'stages an archive in that private folder; moves it in through the session folder descriptor',
+  'src/features/portability/read-archive.ts': 'reads the uploaded archive and stages its files in that private folder',
   'src/features/backup/backup.ts': 'AGENTSVC_HOME config files and the list of user folders; user trees go through tree-io.ts',
   'src/features/backup/restore.ts': 'the archive the person names; a private temp copy of its config.json',
   'src/features/timetravel/object-store.ts': 'the service-owned checkpoint stores (<workspaces>/.snapshots); session folders go through tree-sync.ts',
