@@ -12,8 +12,10 @@ import { NO_MESSAGES, PAGE_END, pageStart, turnHtml, type Md } from './render.js
  * code before it: the JSON is the response schema's serialisation, the page the same HTML.
  */
 
-/** Turns per read; a page of the 100k-turn bench session is about 0.7 MiB of JSON. */
-export const PAGE_TURNS = 500;
+/** Turns per read; a page of the 100k-turn bench session is about 0.26 MiB of JSON. */
+export const PAGE_TURNS = 200;
+/** Rendering yields the event loop once it has held it this long within a page (markdown is slow). */
+const SLICE_MS = 20;
 
 /**
  * The branch's turns in order (up to sequence `through`), a masked page at a time, the event loop
@@ -71,8 +73,16 @@ export async function* sharePage(intent: string, expiresAt: Date, count: number,
     return html;
   };
   let chunk = pageStart(intent, count, expiresAt);
+  let slice = performance.now();
   for await (const page of pages) {
+    slice = performance.now();
     for (const t of page) {
+      if (performance.now() - slice > SLICE_MS) {
+        yield chunk;
+        chunk = '';
+        await nextTurn();
+        slice = performance.now();
+      }
       let root: Root | undefined;
       if (!t.parent_fork_tool_call_id) {
         root = { turn: t, until: t.sequence, calls: [], shown: !t.deprecated };
