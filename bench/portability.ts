@@ -28,12 +28,7 @@ process.on('uncaughtException', async (e) => {
   process.exit(1);
 });
 // An import of 500k turns answers after more than fetch's 300 s header timeout when the machine is
-// loaded (the CLI gives up there): the bench waits, with fetch's own dispatcher class made without
-// timeouts (set once a first fetch has made the default one).
-await fetch(`${url}/api/health`);
-const DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-const g = globalThis as unknown as Record<symbol, { constructor: new (o: object) => unknown }>;
-g[DISPATCHER] = new g[DISPATCHER].constructor({ headersTimeout: 0, bodyTimeout: 0 }) as (typeof g)[symbol];
+// loaded: uploadArchive (the CLI's) uses node:http, which has none.
 const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
 const api = new Api({ url, urlFrom: 'bench', key, keyFrom: 'bench', home });
 const quiet = new Progress({ write: () => true, isTTY: false }, '');
