@@ -5,9 +5,10 @@ import { TurnSchema } from '../../src/core/events/catalogue.js';
 import { shareMarkdown } from '../../src/features/sharing/markdown.js';
 import { MASK, redactor } from '../../src/features/sharing/redact.js';
 import { NO_MESSAGES, PAGE_END, pageStart, turnHtml } from '../../src/features/sharing/render.js';
-import { PAGE_TURNS } from '../../src/features/sharing/stream.js';
+import { PAGE_TURNS, primed } from '../../src/features/sharing/stream.js';
 import { build } from '../helpers/app.js';
 import { createSession } from '../helpers/chat.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * The share routes stream a page of turns at a time (issue #25) and answer the bytes the
@@ -173,4 +174,24 @@ t.test('an empty session streams an empty list and the empty page', async (t) =>
   const link = await (await app.api(`/api/sessions/${sid}/share`, { method: 'POST', json: {} })).json();
   t.equal(await (await app.api(`/api/share/${link.token}`, { key: null })).text(), '{"intent":"Nothing yet","turns":[]}');
   t.equal(await (await fetch(link.url)).text(), await wholePage('Nothing yet', [], new Date(link.expires_at)));
+});
+
+t.test('a reply destroyed (the client went away) returns its generator: the reads stop', async (t) => {
+  let made = 0;
+  let returned = false;
+  async function* chunks() {
+    try {
+      for (;;) {
+        made++;
+        yield 'x'.repeat(1 << 20);
+      }
+    } finally {
+      returned = true;
+    }
+  }
+  const body = await primed(chunks());
+  t.equal(made, 1, 'the first chunk is read before the reply starts');
+  body.once('data', () => body.destroy());
+  await waitFor(() => returned, { what: 'the generator to return' });
+  t.ok(made <= 3, `stopped after ${made} chunks`);
 });

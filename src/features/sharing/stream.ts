@@ -122,8 +122,13 @@ export async function primed(chunks: AsyncGenerator<string>): Promise<Readable> 
   const first = await chunks.next();
   return Readable.from(
     (async function* () {
-      if (!first.done) yield first.value;
-      yield* chunks;
+      try {
+        if (!first.done) yield first.value;
+        yield* chunks;
+      } finally {
+        // Destroyed before `yield*` began: `chunks` was started by the first read and is returned here.
+        await chunks.return(undefined);
+      }
     })(),
     { objectMode: false },
   );
