@@ -1,8 +1,8 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { get as httpGet, type IncomingMessage } from 'node:http';
-import { get as httpsGet } from 'node:https';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
@@ -35,26 +35,33 @@ export interface ExportResult {
 }
 
 /**
- * GET `path` with node:http(s): a plain Node stream, piped with backpressure. fetch's web stream,
- * bridged to a Node stream, cost 10-30 s of CPU on a 77 MiB archive. Non-2xx: the ClientError.
+ * `method` `path` with node:http(s): plain Node streams, piped with backpressure (fetch's web
+ * stream, bridged to a Node stream, cost 10-30 s of CPU on a 77 MiB archive), and no header
+ * timeout: fetch gave up on an import after 300 s without an answer ("cannot reach agentsvc")
+ * while the server went on importing. Non-2xx: the ClientError.
  */
-async function download(api: Api, path: string): Promise<IncomingMessage> {
+async function request(api: Api, method: string, path: string, headers: Record<string, string>, body?: Readable): Promise<IncomingMessage> {
   const url = new URL(api.url + path);
-  const headers: Record<string, string> = { accept: 'application/zip' };
-  if (api.target.key) headers.authorization = `Bearer ${api.target.key}`;
+  const all: Record<string, string> = { ...headers };
+  if (api.target.key) all.authorization = `Bearer ${api.target.key}`;
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    (url.protocol === 'https:' ? httpsGet : httpGet)(url, { headers }, resolve).once('error', (e) => reject(api.down({ cause: e })));
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: all }, resolve).once('error', (e) => reject(api.down({ cause: e })));
+    if (!body) return req.end();
+    body.once('error', (e) => req.destroy(e));
+    body.pipe(req);
   });
   if (res.statusCode && res.statusCode < 300) return res;
+  // Refused before the upload was read whole (413, 429): stop reading the file.
+  body?.destroy();
   let text = '';
   for await (const c of res) text += c;
-  let body: unknown = null;
+  let parsed: unknown = null;
   try {
-    body = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     // not JSON: the status alone
   }
-  throw api.failure(res.statusCode ?? 0, body, path);
+  throw api.failure(res.statusCode ?? 0, parsed, path);
 }
 
 /**
@@ -63,7 +70,7 @@ async function download(api: Api, path: string): Promise<IncomingMessage> {
  * bytes against the archive's announced content size (the ZIP is mostly that, stored or deflated).
  */
 export async function downloadExport(api: Api, sessionId: string, file: string, progress: Progress): Promise<ExportResult> {
-  const res = await download(api, `/api/sessions/${encodeURIComponent(sessionId)}/export`);
+  const res = await request(api, 'GET', `/api/sessions/${encodeURIComponent(sessionId)}/export`, { accept: 'application/zip' });
   const unpacked = Number(res.headers['x-archive-bytes']) || 0;
   const announced = Number(res.headers['x-archive-entries']) || 0;
   let bytes = 0;
@@ -121,7 +128,7 @@ function multipart(file: string, size: number, fields: Record<string, string>, o
     }
     yield tail;
   }
-  return { body: Readable.toWeb(Readable.from(parts())) as unknown as BodyInit, type: `multipart/form-data; boundary=${boundary}`, length: head.length + size + tail.length };
+  return { body: Readable.from(parts(), { objectMode: false }), type: `multipart/form-data; boundary=${boundary}`, length: head.length + size + tail.length };
 }
 
 /**
@@ -139,12 +146,16 @@ export async function uploadArchive(api: Api, file: string, fields: Record<strin
   });
   progress.update({ bytes: 0, totalBytes: st.size, entries: summary.entries }, true);
   try {
-    const res = await api.send('POST', `/api/sessions/${preview ? 'preview-import' : 'import'}`, {
-      headers: { 'content-type': mp.type, 'content-length': String(mp.length) },
-      body: mp.body,
-      duplex: 'half',
-    });
-    const out = (await res.json()) as Record<string, unknown>;
+    const path = `/api/sessions/${preview ? 'preview-import' : 'import'}`;
+    const res = await request(api, 'POST', path, { accept: 'application/json', 'content-type': mp.type, 'content-length': String(mp.length) }, mp.body);
+    let text = '';
+    for await (const c of res) text += c;
+    let out: Record<string, unknown>;
+    try {
+      out = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new ClientError('protocol', `POST ${path}: the answer is not JSON; is ${api.url} an agentsvc service?`);
+    }
     progress.finish({ bytes: st.size, phase: 'done' });
     return out;
   } catch (e) {

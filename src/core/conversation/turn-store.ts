@@ -152,8 +152,51 @@ export class TurnStore {
 
   /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own; one round trip. */
   async list(sessionId: string, branchId?: string): Promise<StoredTurn[]> {
-    const rows = await this.db.sql<TurnRow & { branch_deprecated: string[] | null }>(
-      `with recursive chain as (
+    return withDeprecated(await this.db.sql<BranchRow>(onBranch('', false), onBranchParams(sessionId, branchId ?? null)));
+  }
+
+  /** The session's active branch now (null when it has none): pins a paged read to one branch. */
+  async activeBranch(sessionId: string): Promise<string | null> {
+    const [r] = await this.db.sql<{ b: string | null }>('select active_branch as b from sessions where id = ?', [sessionId]);
+    return r?.b ?? null;
+  }
+
+  /**
+   * A page of a branch's turns as `list` answers them (same fields, `deprecated` set): those after
+   * `afterSequence`, at most `limit`, in order (keyset on the (session_id, sequence) index). A reader
+   * of a long session holds one page at a time (CONTRACT 9: a share streams).
+   */
+  async page(sessionId: string, branchId: string | null, afterSequence: number, limit: number): Promise<StoredTurn[]> {
+    return withDeprecated(await this.db.sql<BranchRow>(onBranch('and t.sequence > ?', true), [...onBranchParams(sessionId, branchId), afterSequence, limit]));
+  }
+
+  /**
+   * What a reader needs before a paged read that nests sub-agent turns under their call: how many
+   * turns the branch has and its last sequence (-1 when empty), and for each tool call that started
+   * turns on it, the sequence of the last of them.
+   */
+  async forkIndex(sessionId: string, branchId: string | null): Promise<{ count: number; last: number; lastChild: Map<string, number> }> {
+    const rows = await this.db.sql<{ call: string | null; n: number; last: number }>(
+      `with b as (${onBranch('', false, 't.sequence, t.parent_fork_tool_call_id')})
+       select null as call, count(*)::int as n, coalesce(max(sequence), -1)::int as last from b
+       union all select parent_fork_tool_call_id, 0, max(sequence)::int from b where parent_fork_tool_call_id is not null group by parent_fork_tool_call_id`,
+      onBranchParams(sessionId, branchId),
+    );
+    const all = rows.find((r) => r.call === null);
+    return { count: all?.n ?? 0, last: all?.last ?? -1, lastChild: new Map(rows.filter((r) => r.call !== null).map((r) => [r.call as string, r.last])) };
+  }
+}
+
+type BranchRow = TurnRow & { branch_deprecated: string[] | null };
+
+/**
+ * The turns of a branch (null: the session's active one), narrowed by `where`, in order: the
+ * branch's ancestors' turns up to each fork, then its own, with the branch's deprecated ids.
+ */
+function onBranch(where: string, limit: boolean, columns = `${COLUMNS.split(', ')
+  .map((c) => `t.${c}`)
+  .join(', ')}, (select deprecated from dep) as branch_deprecated`): string {
+  return `with recursive chain as (
          select b.id, b.parent_id, b.fork_sequence, 2147483647 as upto
          from (select coalesce(?, active_branch) as id from sessions where id = ?) a
          left join session_branches b0 on b0.session_id = ? and b0.id = a.id
@@ -164,18 +207,18 @@ export class TurnStore {
          where c.parent_id is not null
        ),
        dep as (select b.deprecated from sessions s join session_branches b on b.session_id = s.id and b.id = coalesce(?, s.active_branch) where s.id = ?)
-       select ${COLUMNS.split(', ')
-         .map((c) => `t.${c}`)
-         .join(', ')}, (select deprecated from dep) as branch_deprecated
+       select ${columns}
        from turns t join chain c on t.branch_id = c.id and t.sequence < c.upto
-       where t.session_id = ? order by t.sequence`,
-      [branchId ?? null, sessionId, sessionId, sessionId, branchId ?? null, sessionId, sessionId],
-    );
-    const deprecated = new Set(rows[0]?.branch_deprecated ?? []);
-    return rows.map((r) => {
-      const s = fromRow(r);
-      if (deprecated.has(s.turn.id) || deprecated.has(s.turn.turn_id)) s.turn.deprecated = true;
-      return s;
-    });
-  }
+       where t.session_id = ? ${where} order by t.sequence${limit ? ' limit ?' : ''}`;
+}
+
+const onBranchParams = (sessionId: string, branchId: string | null) => [branchId, sessionId, sessionId, sessionId, branchId, sessionId, sessionId];
+
+function withDeprecated(rows: BranchRow[]): StoredTurn[] {
+  const deprecated = new Set(rows[0]?.branch_deprecated ?? []);
+  return rows.map((r) => {
+    const s = fromRow(r);
+    if (deprecated.has(s.turn.id) || deprecated.has(s.turn.turn_id)) s.turn.deprecated = true;
+    return s;
+  });
 }

@@ -1,5 +1,5 @@
 import type { Turn } from '../../core/conversation/turns.js';
-import { escapeHtml as esc, shareMarkdown } from './markdown.js';
+import { escapeHtml as esc } from './markdown.js';
 
 /**
  * The share page: the conversation as plain HTML and CSS (no JavaScript), readable on a phone.
@@ -9,7 +9,7 @@ import { escapeHtml as esc, shareMarkdown } from './markdown.js';
  * Everything else is escaped.
  */
 
-type Md = (text: string) => string;
+export type Md = (text: string) => string;
 const OUTPUT_CHARS = 20_000;
 
 function clip(s: string): string {
@@ -36,7 +36,11 @@ function keyArgument(args: string): string {
   }
 }
 
-function turnHtml(t: Turn, children: Map<string, Turn[]>, md: Md, who: string): string {
+/**
+ * One turn as an article, its sub-agents' turns (`children`: by the id of the call that started
+ * them, in order) nested under their call; '' when it shows nothing.
+ */
+export function turnHtml(t: Turn, children: Map<string, Turn[]>, md: Md, who: string): string {
   const parts: string[] = [];
   const prose = (text: string) => (t.role === 'assistant' ? `<div class="md">${md(text)}</div>` : `<div class="text">${esc(text)}</div>`);
   for (const b of t.blocks) {
@@ -63,19 +67,12 @@ function turnHtml(t: Turn, children: Map<string, Turn[]>, md: Md, who: string): 
   return `<article class="turn ${esc(t.role)}"><header>${esc(role)}</header>${parts.join('')}</article>`;
 }
 
-export async function renderShare(intent: string, turns: Turn[], expiresAt: Date): Promise<string> {
-  const md = await shareMarkdown();
-  const children = new Map<string, Turn[]>();
-  for (const t of turns) {
-    if (!t.parent_fork_tool_call_id) continue;
-    const list = children.get(t.parent_fork_tool_call_id) ?? [];
-    list.push(t);
-    children.set(t.parent_fork_tool_call_id, list);
-  }
-  const body = turns
-    .filter((t) => !t.parent_fork_tool_call_id && !t.deprecated)
-    .map((t) => turnHtml(t, children, md, 'Agent'))
-    .join('\n');
+/**
+ * The page before its turns: `count` is every turn of the branch (sub-agents' included). The body
+ * is the top-level turns that are not deprecated, each `turnHtml` joined by a newline, or
+ * NO_MESSAGES when that is empty; then PAGE_END.
+ */
+export function pageStart(intent: string, count: number, expiresAt: Date): string {
   const title = intent.trim() || 'Shared conversation';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -133,11 +130,14 @@ footer { color: var(--muted); font-size: .8rem; margin-top: 32px; }
 </style></head>
 <body><main>
 <h1>${esc(title)}</h1>
-<div class="meta">Shared conversation · ${turns.length} entries · link expires ${esc(expiresAt.toISOString().slice(0, 16).replace('T', ' '))} UTC</div>
-${body || '<p class="note">No messages yet.</p>'}
+<div class="meta">Shared conversation · ${count} entries · link expires ${esc(expiresAt.toISOString().slice(0, 16).replace('T', ' '))} UTC</div>
+`;
+}
+
+export const NO_MESSAGES = '<p class="note">No messages yet.</p>';
+export const PAGE_END = `
 <footer>Read-only copy served by agentsvc.</footer>
 </main></body></html>`;
-}
 
 export function renderGone(): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex">

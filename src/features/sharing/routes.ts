@@ -11,8 +11,10 @@ import { me, publicRoute } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import { SessionParams } from '../../core/sessions/schemas.js';
 import { redactor, sessionSecrets } from './redact.js';
-import { renderGone, renderShare } from './render.js';
+import { shareMarkdown } from './markdown.js';
+import { renderGone } from './render.js';
 import { ShareLinkStore } from './store.js';
+import { primed, shareJson, sharePage, turnPages } from './stream.js';
 
 export interface SharingDeps {
   config: Config;
@@ -72,11 +74,13 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
     const h = hash(token);
     const row = await links.live(h);
     if (!row || !timingSafeEqual(Buffer.from(row.token_hash), Buffer.from(h))) return null;
-    const turns = (await d.turns.list(row.session_id)).map((s) => s.turn);
     // Values of the session's env (and the owner's default bucket) never leave through a share:
     // masked in the values, before the JSON or the page encodes them.
     const mask = redactor(await sessionSecrets(d.db, row.session_id));
-    return { intent: mask(row.intent), expires: new Date(row.expires_at), turns: mask(turns) };
+    // One branch for the whole reply, even when a rewind switches it meanwhile.
+    const branch = await d.turns.activeBranch(row.session_id);
+    const pages = (through?: number) => turnPages(d.turns, row.session_id, branch, mask, through);
+    return { intent: mask(row.intent), expires: new Date(row.expires_at), session: row.session_id, branch, pages };
   }
 
   app.get(
@@ -85,8 +89,9 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
     async (req, reply) => {
       const s = await resolve(req.params.token);
       if (!s) throw Errors.notFound('share');
-      reply.header('cache-control', 'no-store').header('x-robots-tag', 'noindex');
-      return { intent: s.intent, turns: s.turns };
+      const body = await primed(shareJson(s.intent, s.pages()));
+      // A stream skips the serialiser: shareJson writes the schema's serialisation itself (the schema stays for the API document).
+      return reply.header('cache-control', 'no-store').header('x-robots-tag', 'noindex').type('application/json; charset=utf-8').send(body as never);
     },
   );
 
@@ -99,6 +104,7 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
       .header('referrer-policy', 'no-referrer')
       .type('text/html; charset=utf-8');
     if (!s) return reply.code(404).send(renderGone());
-    return reply.send(await renderShare(s.intent, s.turns, s.expires));
+    const index = await d.turns.forkIndex(s.session, s.branch);
+    return reply.send(await primed(sharePage(s.intent, s.expires, index.count, index.lastChild, s.pages(index.last), await shareMarkdown())));
   });
 };
