@@ -124,7 +124,10 @@ t.test('a long session streams the same JSON and page as whole; secrets masked o
   // Read a page at a time: the whole-list code read the branch in one query (and set a length).
   const page0 = store.page.bind(store);
   let reads = 0;
-  store.page = (...a) => (reads++, page0(...a));
+  store.page = (...a) => {
+    reads++;
+    return page0(...a);
+  };
   const api = await app.api(`/api/share/${link.token}`, { key: null });
   t.equal(api.status, 200);
   t.equal(api.headers.get('content-length'), null, 'streamed');
