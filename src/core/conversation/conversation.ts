@@ -1,6 +1,7 @@
 import { toModelMessages } from './history.js';
 import type { ModelMessage } from '../models/port.js';
 import type { StoredTurn, TurnStore } from './turn-store.js';
+import { turnPages } from './pages.js';
 import type { Turn } from './turns.js';
 
 /**
@@ -22,6 +23,16 @@ export class Conversation {
   async turns(sessionId: string): Promise<Turn[]> {
     const live = new Map(this.live.liveTurns(sessionId).map((t) => [t.id, t]));
     return (await this.store.list(sessionId)).map(({ turn }) => live.get(turn.id) ?? turn);
+  }
+
+  /**
+   * The same turns a page at a time (./pages.ts), for a reader that sends a whole conversation:
+   * one branch (the active one when the read starts) and the turns in flight as they were then.
+   */
+  async *turnPages(sessionId: string): AsyncGenerator<Turn[]> {
+    const branch = await this.store.activeBranch(sessionId);
+    const live = new Map(this.live.liveTurns(sessionId).map((t) => [t.id, t]));
+    for await (const page of turnPages(this.store, sessionId, branch, (t) => t)) yield page.map((t) => live.get(t.id) ?? t);
   }
 
   /** The model's history of one loop (root, or a sub-agent's own loop). */

@@ -6,6 +6,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { ChatService } from './chat-service.js';
 import type { Conversation } from '../conversation/conversation.js';
 import { toOpenAITools } from '../models/port.js';
+import { primed, turnsJson } from '../conversation/pages.js';
 import { countTokens, messagesTokens, TOKENIZER_MODEL } from '../models/tokenizer.js';
 import { turnText, type Turn } from '../conversation/turns.js';
 import { TurnSchema } from '../events/catalogue.js';
@@ -59,9 +60,12 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
 
   const messages = (sessionId: string) => deps.conversation.turns(sessionId);
 
-  app.get('/api/sessions/:session_id/messages', { schema: { tags, params: Params, response: { 200: z.array(TurnSchema) } } }, async (req) => {
+  app.get('/api/sessions/:session_id/messages', { schema: { tags, params: Params, response: { 200: z.array(TurnSchema) } } }, async (req, reply) => {
     await deps.sessions.getOwned(me(req).id, req.params.session_id);
-    return messages(req.params.session_id);
+    // Streamed a page of turns at a time (a long session held GiBs and the event loop for seconds);
+    // turnsJson writes the schema's serialisation itself (the schema stays for the API document).
+    const body = await primed(turnsJson(deps.conversation.turnPages(req.params.session_id)));
+    return reply.type('application/json; charset=utf-8').send(body as never);
   });
 
   async function promptCosts(sessionId: string, userId: string) {

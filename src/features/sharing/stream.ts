@@ -1,6 +1,5 @@
-import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { TurnStore } from '../../core/conversation/turn-store.js';
+import { PAGE_TURNS, primed, turnPages } from '../../core/conversation/pages.js';
 import type { Turn } from '../../core/conversation/turns.js';
 import { TurnSchema } from '../../core/events/catalogue.js';
 import { NO_MESSAGES, PAGE_END, pageStart, turnHtml, type Md } from './render.js';
@@ -12,26 +11,8 @@ import { NO_MESSAGES, PAGE_END, pageStart, turnHtml, type Md } from './render.js
  * code before it: the JSON is the response schema's serialisation, the page the same HTML.
  */
 
-/** Turns per read; a page of the 100k-turn bench session is about 0.26 MiB of JSON. */
-export const PAGE_TURNS = 200;
 /** Rendering yields the event loop once it has held it this long within a page (markdown is slow). */
 const SLICE_MS = 20;
-
-/**
- * The branch's turns in order (up to sequence `through`), a masked page at a time, the event loop
- * free between pages.
- */
-export async function* turnPages(store: TurnStore, sessionId: string, branchId: string | null, mask: <T>(v: T) => T, through = Infinity, pageTurns = PAGE_TURNS): AsyncGenerator<Turn[]> {
-  let after = -2_147_483_648;
-  for (;;) {
-    const page = await store.page(sessionId, branchId, after, pageTurns);
-    const upto = page.filter((s) => s.turn.sequence <= through);
-    if (upto.length) yield upto.map((s) => mask(s.turn));
-    if (page.length < pageTurns || upto.length < page.length) return;
-    after = page[page.length - 1].turn.sequence;
-    await nextTurn();
-  }
-}
 
 /** `{intent, turns}` as the route's response schema serialised it whole; a chunk per page. */
 export async function* shareJson(intent: string, pages: AsyncIterable<Turn[]>): AsyncGenerator<string> {
@@ -113,23 +94,4 @@ export async function* sharePage(intent: string, expiresAt: Date, count: number,
   yield `${chunk}${bodyChars ? '' : NO_MESSAGES}${PAGE_END}`;
 }
 
-/**
- * A stream of `chunks` whose first chunk is read now: a failure before the first byte (the first
- * read of the database) rejects here and gets the route's ordinary error answer. Destroying the
- * stream (the client went away) returns the generator, so its reads stop.
- */
-export async function primed(chunks: AsyncGenerator<string>): Promise<Readable> {
-  const first = await chunks.next();
-  return Readable.from(
-    (async function* () {
-      try {
-        if (!first.done) yield first.value;
-        yield* chunks;
-      } finally {
-        // Destroyed before `yield*` began: `chunks` was started by the first read and is returned here.
-        await chunks.return(undefined);
-      }
-    })(),
-    { objectMode: false },
-  );
-}
+export { PAGE_TURNS, primed, turnPages };
