@@ -1,10 +1,10 @@
 import t from 'tap';
 import type { Turn } from '../../src/core/conversation/turns.js';
-import { COMPACTION_FIELDS } from '../../src/core/conversation/turns.js';
 import { PAGE_TURNS } from '../../src/core/conversation/pages.js';
 import { TurnSchema } from '../../src/core/events/catalogue.js';
 import { build } from '../helpers/app.js';
 import { createSession } from '../helpers/chat.js';
+import { storedTurn } from '../helpers/turns.js';
 
 /**
  * GET /api/sessions/{id}/messages streams a page of turns at a time (a 100k-turn session held
@@ -13,28 +13,8 @@ import { createSession } from '../helpers/chat.js';
 
 const TURNS = PAGE_TURNS * 2 + 17;
 
-function turn(sequence: number): Turn {
-  const id = `${sequence}`.padStart(6, '0');
-  return {
-    id: `entry_${id}`,
-    sequence,
-    turn_id: `turn_${id}`,
-    loop_id: 'root',
-    kind: 'message',
-    role: sequence % 2 ? 'assistant' : 'user',
-    status: 'completed',
-    blocks: [{ type: 'text', content: `text ${sequence} "quoted" \\ and\nnewline`, tool_call_id: null, tool_name: null, display_name: null }],
-    tool_calls: [],
-    model: 'm',
-    usage: { input_tokens: 1, output_tokens: 2 },
-    duration_ms: 3,
-    started_at: new Date(Date.UTC(2026, 0, 1, 0, 0, sequence)).toISOString(),
-    context_window: 1000,
-    memory_refs: null,
-    parent_fork_tool_call_id: null,
-    ...COMPACTION_FIELDS,
-  };
-}
+const turn = (sequence: number): Turn =>
+  storedTurn(`${sequence}`.padStart(6, '0'), sequence, sequence % 2 ? 'assistant' : 'user', `text ${sequence} "quoted" \\ and\nnewline`);
 
 t.test('a long conversation streams page by page with the bytes of the whole read', async (t) => {
   const app = await build(t);

@@ -1,12 +1,12 @@
 import t from 'tap';
 import type { Turn } from '../../src/core/conversation/turns.js';
-import { COMPACTION_FIELDS } from '../../src/core/conversation/turns.js';
 import { TurnSchema } from '../../src/core/events/catalogue.js';
 import { shareMarkdown } from '../../src/features/sharing/markdown.js';
 import { MASK, redactor } from '../../src/features/sharing/redact.js';
 import { NO_MESSAGES, PAGE_END, pageStart, turnHtml } from '../../src/features/sharing/render.js';
 import { PAGE_TURNS, primed } from '../../src/features/sharing/stream.js';
 import { build } from '../helpers/app.js';
+import { storedTurn } from '../helpers/turns.js';
 import { createSession } from '../helpers/chat.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -21,27 +21,7 @@ const TURNS = PAGE_TURNS * 2 + 234;
 
 let n = 0;
 function turn(sequence: number, role: Turn['role'], text: string, extra: Partial<Turn> = {}): Turn {
-  const id = `${++n}`.padStart(6, '0');
-  return {
-    id: `entry_${id}`,
-    sequence,
-    turn_id: `turn_${id}`,
-    loop_id: 'root',
-    kind: 'message',
-    role,
-    status: 'completed',
-    blocks: text ? [{ type: 'text', content: text, tool_call_id: null, tool_name: null, display_name: null }] : [],
-    tool_calls: [],
-    model: 'm',
-    usage: { input_tokens: 1, output_tokens: 2 },
-    duration_ms: 3,
-    started_at: new Date(Date.UTC(2026, 0, 1, 0, 0, sequence)).toISOString(),
-    context_window: 1000,
-    memory_refs: null,
-    parent_fork_tool_call_id: null,
-    ...COMPACTION_FIELDS,
-    ...extra,
-  };
+  return storedTurn(`${++n}`.padStart(6, '0'), sequence, role, text, extra);
 }
 const call = (id: string, tool_name: string, args: object, result: string) => ({
   id,
