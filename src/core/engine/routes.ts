@@ -6,7 +6,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { ChatService } from './chat-service.js';
 import type { Conversation } from '../conversation/conversation.js';
 import { toOpenAITools } from '../models/port.js';
-import { primed, turnsJson } from '../conversation/pages.js';
+import { primed, turnsJson } from '../events/turns-json.js';
 import { countTokens, messagesTokens, TOKENIZER_MODEL } from '../models/tokenizer.js';
 import { turnText, type Turn } from '../conversation/turns.js';
 import { TurnSchema } from '../events/catalogue.js';

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { PAGE_TURNS, primed, turnPages } from '../../core/conversation/pages.js';
+import { PAGE_TURNS, turnPages } from '../../core/conversation/pages.js';
+import { primed } from '../../core/events/turns-json.js';
 import type { Turn } from '../../core/conversation/turns.js';
 import { TurnSchema } from '../../core/events/catalogue.js';
 import { NO_MESSAGES, PAGE_END, pageStart, turnHtml, type Md } from './render.js';
