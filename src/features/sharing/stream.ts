@@ -1,8 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PAGE_TURNS, turnPages } from '../../core/conversation/pages.js';
-import { primed } from '../../core/events/turns-json.js';
+import { primed, turnsJson } from '../../core/events/turns-json.js';
 import type { Turn } from '../../core/conversation/turns.js';
-import { TurnSchema } from '../../core/events/catalogue.js';
 import { NO_MESSAGES, PAGE_END, pageStart, turnHtml, type Md } from './render.js';
 
 /**
@@ -17,12 +16,13 @@ const SLICE_MS = 20;
 
 /** `{intent, turns}` as the route's response schema serialised it whole; a chunk per page. */
 export async function* shareJson(intent: string, pages: AsyncIterable<Turn[]>): AsyncGenerator<string> {
-  let head = `{"intent":${JSON.stringify(intent)},"turns":[`;
-  for await (const page of pages) {
-    yield head + page.map((t) => JSON.stringify(TurnSchema.parse(t))).join(',');
-    head = ',';
+  // The head goes out with the first page, so a failed first read still answers an error body.
+  let head = `{"intent":${JSON.stringify(intent)},"turns":`;
+  for await (const chunk of turnsJson(pages)) {
+    yield head + chunk;
+    head = '';
   }
-  yield head === ',' ? ']}' : `${head}]}`;
+  yield '}';
 }
 
 /** A top-level turn held until every turn nested under it (at any depth) has been read. */
