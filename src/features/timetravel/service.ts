@@ -3,10 +3,11 @@ import type { Turn } from '../../core/conversation/turns.js';
 import type { WhatIf } from '../../core/engine/chat-service.js';
 import type { Database } from '../../platform/db/index.js';
 import { newId } from '../../platform/lib/ids.js';
+import { WriteBatcher } from '../../platform/lib/write-batcher.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
 import type { Snapshot, Snapshots } from './snapshots.js';
-import { type CheckpointRow, TimeTravelStore } from './store.js';
+import { type CheckpointRow, type NewCheckpoint, TimeTravelStore } from './store.js';
 
 export interface TimeTravelDeps {
   db: Database;
@@ -31,9 +32,12 @@ function messageOf(t: StoredTurn | undefined): string {
 /** Checkpoints at user turns, and moving a session between them: rewind, checkout, switch-branch. */
 export class TimeTravel {
   private readonly store: TimeTravelStore;
+  /** The checkpoints of run starts that come together go in one INSERT. */
+  private readonly inserts: WriteBatcher<NewCheckpoint>;
 
   constructor(private readonly d: TimeTravelDeps) {
     this.store = TimeTravelStore.of(d.db);
+    this.inserts = new WriteBatcher((rows) => this.store.insertCheckpoints(rows));
   }
 
   private pub(c: CheckpointRow) {
@@ -61,7 +65,7 @@ export class TimeTravel {
   /** At a user turn, before the model is called (ChatService's checkpoint hook). */
   async take(userId: string, sessionId: string, turn: Turn, text: string): Promise<void> {
     const s = await this.snap(userId, sessionId);
-    await this.store.insertCheckpoint({ id: newId('cp'), session_id: sessionId, turn_id: turn.turn_id, sequence: turn.sequence, label: text.slice(0, 80), files: s.files, tree: s.tree, skipped: s.skipped });
+    await this.inserts.add({ id: newId('cp'), session_id: sessionId, turn_id: turn.turn_id, sequence: turn.sequence, label: text.slice(0, 80), files: s.files, tree: s.tree, skipped: s.skipped });
   }
 
   async list(userId: string, sessionId: string) {

@@ -14,6 +14,9 @@ export interface CheckpointRow {
   created_at: Date;
 }
 
+/** A checkpoint to store: its branch is the session's active one when it is written. */
+export type NewCheckpoint = Omit<CheckpointRow, 'created_at' | 'branch_id'>;
+
 type Query = <T>(query: string, params?: unknown[]) => Promise<T[]>;
 
 /** Checkpoints and branches (the SQL of time travel). */
@@ -35,11 +38,13 @@ export class TimeTravelStore {
     });
   }
 
-  async insertCheckpoint(c: Omit<CheckpointRow, 'created_at' | 'branch_id'>): Promise<void> {
+  /** Checkpoints in one statement, each on its session's active branch. */
+  async insertCheckpoints(rows: NewCheckpoint[]): Promise<void> {
+    if (!rows.length) return;
     await this.sql(
       `insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped)
-       values (?, ?, ?, (select active_branch from sessions where id = ?), ?, ?, ?, ?, ?::jsonb)`,
-      [c.id, c.session_id, c.turn_id, c.session_id, c.sequence, c.label, c.files, c.tree, JSON.stringify(c.skipped)],
+       values ${rows.map(() => '(?, ?, ?, (select active_branch from sessions where id = ?), ?, ?, ?, ?, ?::jsonb)').join(', ')}`,
+      rows.flatMap((c) => [c.id, c.session_id, c.turn_id, c.session_id, c.sequence, c.label, c.files, c.tree, JSON.stringify(c.skipped)]),
     );
   }
 
