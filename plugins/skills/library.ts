@@ -75,6 +75,12 @@ function skillOf(base: Omit<Skill, 'name' | 'description' | 'allowed_tools' | 'v
 }
 
 const GLOBAL_MAX_AGE_MS = 5000;
+/**
+ * How old a signature of the global folder a run start takes (the REST listings read it anew): an
+ * operator's edit reaches runs within a second, and a burst of run starts (200 in half a second)
+ * reads the folder a few times, not once per start (a readdir and two stats per skill each time).
+ */
+const RUN_SIGNATURE_AGE_MS = 1000;
 
 /**
  * Global skills (AGENTSVC_HOME/skills, seeded from the shipped ones) and a session's skills
@@ -119,10 +125,11 @@ export class SkillLibrary {
    * Global skills, read again when the folder's listing or a skill's folder or SKILL.md changed
    * (a readdir and two stats per skill), and at least every GLOBAL_MAX_AGE_MS (files deeper in a
    * skill). Every run start lists them twice (prompt and tools): 200 sessions starting at once
-   * read the folder once, not 400 times.
+   * read the folder once, not 400 times. `signatureAgeMs`: a signature read that long ago still
+   * holds (run starts); 0 reads it now, or joins the read under way.
    */
-  async globalSkills(): Promise<LoadedSkill[]> {
-    const sig = await this.globalSignature();
+  async globalSkills(signatureAgeMs = 0): Promise<LoadedSkill[]> {
+    const sig = await this.globalSignature(signatureAgeMs);
     const c = this.globalCache;
     if (c && c.sig === sig && Date.now() - c.at < GLOBAL_MAX_AGE_MS) return c.skills;
     const loading = this.readGlobal();
@@ -135,15 +142,19 @@ export class SkillLibrary {
 
   private globalCache: { sig: string; at: number; skills: Promise<LoadedSkill[]> } | null = null;
 
-  /** The signature being read now: callers that arrive meanwhile share it (a burst of run starts reads the folder once). */
+  /** The last signature read, or being read; `signed`: when that read began. */
   private signing: Promise<string> | null = null;
+  private signed = 0;
+  private signatureDone = true;
 
-  private globalSignature(): Promise<string> {
-    if (!this.signing) {
+  private globalSignature(maxAgeMs: number): Promise<string> {
+    if (!this.signing || (this.signatureDone && Date.now() - this.signed >= maxAgeMs)) {
       const p = this.readSignature();
       this.signing = p;
+      this.signed = Date.now();
+      this.signatureDone = false;
       void p.finally(() => {
-        if (this.signing === p) this.signing = null;
+        if (this.signing === p) this.signatureDone = true;
       });
     }
     return this.signing;
@@ -235,7 +246,7 @@ export class SkillLibrary {
   private async readVisible(scope: SessionScope): Promise<LoadedSkill[]> {
     const own = (await this.sessionSkills(scope)).filter((s) => s.valid);
     const names = new Set(own.map((s) => s.name));
-    const global = (await this.globalSkills()).filter((s) => s.valid && !names.has(s.name));
+    const global = (await this.globalSkills(RUN_SIGNATURE_AGE_MS)).filter((s) => s.valid && !names.has(s.name));
     return [...own.filter((s) => !s.source.startsWith('installed/')), ...own.filter((s) => s.source.startsWith('installed/')), ...global];
   }
 
