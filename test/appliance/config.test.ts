@@ -13,6 +13,8 @@ t.test('defaults', async (t) => {
   t.equal(c.runner.kind, 'local');
   t.equal(c.limits.body, 1024 * 1024);
   t.same(c.model.models, [c.model.default]);
+  t.equal(c.chat.startsAtOnce, 8, 'run starts at once');
+  t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_RUN_STARTS_AT_ONCE: '128' } }).chat.startsAtOnce, 128);
   t.equal(c.workspaces, join(home, 'workspaces'), 'workspaces under the home by default');
   t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_WORKSPACES: '/srv/shared/ws/' } }).workspaces, '/srv/shared/ws', 'AGENTSVC_WORKSPACES, resolved');
 });
@@ -24,6 +26,7 @@ t.test('a wrong setting names itself', async (t) => {
     [{ AGENTSVC_PORT: '70000' }, 'AGENTSVC_PORT'],
     [{ OPENAI_BASE_URL: 'not a url' }, 'OPENAI_BASE_URL'],
     [{ AGENTSVC_SEARCH_BACKEND: 'brave' }, 'AGENTSVC_SEARCH_API_KEY'],
+    [{ AGENTSVC_RUN_STARTS_AT_ONCE: '0' }, 'AGENTSVC_RUN_STARTS_AT_ONCE'],
   ];
   for (const [env, setting] of cases) {
     let err: unknown;

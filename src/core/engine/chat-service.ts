@@ -27,17 +27,6 @@ function withQuotes(message: string, quotes: string[]): string {
 }
 
 /**
- * Run starts (claim, user turn, memory recall, prompt, history, tools) that go on at once; the
- * others wait their turn, first come first served. When 200 chat:send arrive together, every one
- * of them interleaved with all the others would reach its first model call only when nearly all
- * had (time to first delta p50 near the last one's), and the deltas of the runs already streaming
- * would wait behind all that work; in order, half of them start streaming in half the time. A few
- * at once keep the database round trips overlapped: at K=200 (bench/streaming.ts), 8 gave the same
- * deltas/s as 16 and 32 with a lower delta latency (p50 11 ms and p99 41-45 ms against 16-17 and
- * 62-113 ms for 16); 4 lost throughput.
- */
-const CONCURRENT_STARTS = 8;
-/**
  * A start that has not reached its model call after this long (an MCP server starting for the
  * user's first run, a slow database) gives its slot up and goes on outside the gate: it never
  * holds up the starts behind it for longer.
@@ -48,10 +37,24 @@ type Answer = { tool_call_id: string; selections: Record<string, number[]>; cust
 
 /** What a chat:send means: a new user message, or the answer to a pending question. */
 export class ChatService {
-  private readonly starts = new Gate(CONCURRENT_STARTS, START_SLOT_MS);
+  /**
+   * Run starts (claim, user turn, memory recall, prompt, history, tools) that go on at once:
+   * AGENTSVC_RUN_STARTS_AT_ONCE; the others wait their turn, first come first served. What it
+   * trades when 200 chat:send arrive together (bench/streaming.ts paced=200, this 2-core machine,
+   * medians of 5 beside the relay in the same run): more at once keeps the event loop busy, so the
+   * last run starts sooner, but the runs already streaming wait behind bigger bursts of start work.
+   *
+   * | at once | deltas/s | ttfd p50 | delta p99 |
+   * |---|---|---|---|
+   * | 8 (default) | 0.65-0.68x | 2.3-2.7x | 0.5-0.7x |
+   * | 16 / 32 / 64 | 0.73-0.74x | 2.1-2.5x | 1.4-1.75x |
+   * | 128 | 0.79-0.81x | 1.9-2.2x | 1.3-1.4x |
+   */
+  private readonly starts: Gate;
   private readonly runs: RunBody;
 
   constructor(private readonly deps: ChatDeps) {
+    this.starts = new Gate(deps.config.chat.startsAtOnce, START_SLOT_MS);
     this.runs = new RunBody(deps);
   }
 

@@ -136,6 +136,7 @@ const settings = {
   AGENTSVC_USER_QUOTA_BYTES: int(0).default(0),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
+  AGENTSVC_RUN_STARTS_AT_ONCE: int(1, 1000).default(8),
   AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
 } as const;
 
@@ -291,7 +292,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       searchUrl: v.AGENTSVC_SEARCH_URL,
       searchApiKey: v.AGENTSVC_SEARCH_API_KEY,
     },
-    chat: { runsPerUser: v.AGENTSVC_MAX_RUNS_PER_USER, subscriptionsPerSocket: v.AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET },
+    chat: { runsPerUser: v.AGENTSVC_MAX_RUNS_PER_USER, startsAtOnce: v.AGENTSVC_RUN_STARTS_AT_ONCE, subscriptionsPerSocket: v.AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET },
     replayTtlHours: v.AGENTSVC_REPLAY_TTL_HOURS,
     schedulerPollMs: v.AGENTSVC_SCHEDULER_POLL_MS,
     compaction: { at: v.AGENTSVC_COMPACT_AT, keepTurns: v.AGENTSVC_COMPACT_KEEP_TURNS },

@@ -70,7 +70,7 @@ export interface Config {
   background: { maxTasks: number; maxLifetimeMs: number; outputBytes: number };
   web: { allowPrivate: boolean; searchBackend?: 'searxng' | 'brave' | 'tavily'; searchUrl?: string; searchApiKey?: string };
   /** Per-user and per-socket bounds of the chat gateway. */
-  chat: { runsPerUser: number; subscriptionsPerSocket: number };
+  chat: { runsPerUser: number; startsAtOnce: number; subscriptionsPerSocket: number };
   replayTtlHours: number;
   /** Poll interval of the database-backed scheduler (no Redis). */
   schedulerPollMs: number;
