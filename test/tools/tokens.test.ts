@@ -1,7 +1,8 @@
 import t from 'tap';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
-import { countTokens, LONG_PIECE_CHARS } from '../../src/core/models/tokenizer.js';
+import type { ModelMessage } from '../../src/core/models/port.js';
+import { countTokens, LONG_PIECE_CHARS, messagesTokens, messagesTokensAtMost } from '../../src/core/models/tokenizer.js';
 
 const lib = new Tiktoken(o200k);
 const random = (alphabet: string, n: number) => Array.from({ length: n }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('');
@@ -37,4 +38,23 @@ t.test('counts stay exact: long pieces merge in the library order', async (t) =>
 t.test('special-token text in a message is counted as text instead of throwing', async (t) => {
   const text = 'a message quoting <|endoftext|> and <|endofprompt|>';
   t.equal(countTokens(text), lib.encode(text, [], []).length);
+});
+
+t.test('messagesTokensAtMost is never below the exact count (it lets compaction skip counting)', async (t) => {
+  const alphabets = ['abcdefghijklmnopqrstuvwxyz ', '漢字かなカナ', '😀🎉', ' \t\n', '{}":,[]', 'a'];
+  for (const a of alphabets) {
+    for (const n of [0, 1, 7, 300]) {
+      const text = random(a, n);
+      const history: ModelMessage[] = [
+        { role: 'system', content: text },
+        { role: 'user', content: [{ type: 'text', text }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] },
+        { role: 'assistant', content: text, tool_calls: [{ id: 'c1', name: 'Bash', arguments: JSON.stringify({ command: text }) }] },
+        { role: 'tool', tool_call_id: 'c1', content: text },
+      ];
+      const exact = messagesTokens(history);
+      const bound = messagesTokensAtMost(history);
+      t.ok(bound >= exact, `${JSON.stringify(a)} x ${n}: bound ${bound} >= exact ${exact}`);
+    }
+  }
+  t.equal(messagesTokensAtMost([{ role: 'user', content: 'abc' }]), 3 + 9, '3 of framing and 3 per UTF-16 unit');
 });

@@ -276,12 +276,26 @@ function count(text: string): number {
 
 /** Tokens of a model history: 3 of framing per message, its text (an image 85), its tool calls' JSON. */
 export function messagesTokens(messages: ModelMessage[]): number {
+  return historyTokens(messages, countTokens);
+}
+
+/**
+ * At least messagesTokens(messages), without the tokenizer: a token stands for one byte of UTF-8
+ * or more, and a UTF-16 code unit is at most 3 bytes of it. A run start asks whether its history
+ * is past the compaction threshold; a first message is far below it, and counting its system
+ * prompt (1.5 KB, the same for every run) cost a tenth of a millisecond each time.
+ */
+export function messagesTokensAtMost(messages: ModelMessage[]): number {
+  return historyTokens(messages, (text) => 3 * text.length);
+}
+
+function historyTokens(messages: ModelMessage[], count: (text: string) => number): number {
   let n = 0;
   for (const m of messages) {
     n += 3;
-    if (typeof m.content === 'string') n += countTokens(m.content);
-    else if (Array.isArray(m.content)) for (const p of m.content) n += p.type === 'text' ? countTokens(p.text) : 85;
-    if ('tool_calls' in m && m.tool_calls) n += countTokens(JSON.stringify(m.tool_calls));
+    if (typeof m.content === 'string') n += count(m.content);
+    else if (Array.isArray(m.content)) for (const p of m.content) n += p.type === 'text' ? count(p.text) : 85;
+    if ('tool_calls' in m && m.tool_calls) n += count(JSON.stringify(m.tool_calls));
   }
   return n;
 }

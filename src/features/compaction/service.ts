@@ -5,7 +5,7 @@ import { toModelMessages } from '../../core/conversation/history.js';
 import type { StoredTurn } from '../../core/conversation/turn-store.js';
 import type { Turn } from '../../core/conversation/turns.js';
 import { Errors } from '../../platform/server/errors.js';
-import { messagesTokens } from '../../core/models/tokenizer.js';
+import { messagesTokens, messagesTokensAtMost } from '../../core/models/tokenizer.js';
 import type { Compactor } from './compactor.js';
 
 export interface CompactionDeps {
@@ -87,7 +87,7 @@ export class CompactionService {
   async auto(state: RunState, messages: ModelMessage[]): Promise<ModelMessage[] | null> {
     if (this.gaveUp.has(state)) return null;
     const limit = this.d.compactAt * this.d.contextWindow(state.model);
-    if (messagesTokens(messages) < limit) return null;
+    if (messagesTokensAtMost(messages) < limit || messagesTokens(messages) < limit) return null;
     const stored = await this.d.stored(state.sessionId);
     const plan = this.d.compactor.plan(stored);
     if ('skipped' in plan) return null;
