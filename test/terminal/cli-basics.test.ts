@@ -22,6 +22,21 @@ t.test('topic help describes the topics; keys create needs --name', async (t) =>
   t.notMatch(noName.stdout, /sk-/, 'no key was made');
 });
 
+t.test('-v prints the version, help takes a topic, a typo names the nearest command', async (t) => {
+  const version = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')).version;
+  for (const flag of ['-v', '--version']) {
+    const r = await cli([flag]);
+    t.equal(r.code, 0, flag);
+    t.match(r.stdout, new RegExp(`^agentsvc/${version.replaceAll('.', '\\.')} `), flag);
+  }
+  const topic = await cli(['help', 'sessions']);
+  t.equal(topic.code, 0, topic.stderr);
+  t.match(topic.stdout, /sessions list\s+List your sessions/);
+  const typo = await cli(['sesions', 'list']);
+  t.equal(typo.code, 127);
+  t.match(typo.stderr.replace(/\s*›\s*/g, ' '), /`sesions list` is not an agentsvc command\. Did you mean `agentsvc sessions list`\?/);
+});
+
 t.test('chat --config finds the service the config file describes', async (t) => {
   const { app, model } = await buildWithModel(t);
   const port = new URL(app.url).port;
