@@ -70,7 +70,12 @@ export class Api {
   down(e: unknown): ClientError {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     const why = cause?.code ?? cause?.message ?? (e as Error).message;
-    const err = new ClientError('down', `cannot reach agentsvc at ${this.url} (${why}); is it running? start it with \`agentsvc up\`, or pass --url`);
+    // Nothing recorded in the home: the likelier fix is pointing at the home `up` uses, not starting another.
+    const fix =
+      this.target.urlFrom === 'default'
+        ? `no \`agentsvc up\` has recorded its address in ${this.target.home}: if one runs with another home, set AGENTSVC_HOME or pass --home (or --url); else start it with \`agentsvc up\``
+        : 'start it with `agentsvc up`, or pass --url';
+    const err = new ClientError('down', `cannot reach agentsvc at ${this.url} (${why}); is it running? ${fix}`);
     err.reason = why;
     return err;
   }
