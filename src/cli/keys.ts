@@ -21,7 +21,7 @@ export abstract class KeysCommand<T extends typeof Command> extends BaseCommand<
     const name = (this.flags as { user: string }).user;
     if (create) return (await users.ensureUser(name, { admin: name === 'admin' })).user;
     const u = await users.findUser(name);
-    if (!u) this.fail(new Error(`no user ${name}`));
+    if (!u) this.fail(new Error(`no user ${name}${create ? '' : ' (check the name, or add --create-user to make it)'}`));
     return u;
   }
 

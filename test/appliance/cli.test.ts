@@ -55,7 +55,11 @@ t.test('embedded PostgreSQL: first start, keys while running, restart keeps data
   const adminKey = readFileSync(join(home, 'admin.key'), 'utf8').trim();
   t.equal((await fetch(first.url + '/api/auth/me', { headers: { authorization: `Bearer ${adminKey}` } })).status, 200);
 
-  const created = cli(['keys', 'create', '--user', 'alice', '--name', 'ci', '--json'], env);
+  const typo = cli(['keys', 'create', '--user', 'alcie', '--name', 'ci'], env);
+  t.equal(typo.code, 1, 'an unknown user is refused');
+  t.equal(typo.stderr, 'agentsvc: no user alcie (check the name, or add --create-user to make it)\n');
+  t.equal(cli(['keys', 'list', '--user', 'alcie'], env).code, 1, 'and was not made');
+  const created = cli(['keys', 'create', '--user', 'alice', '--create-user', '--name', 'ci', '--json'], env);
   t.equal(created.code, 0, created.stderr);
   const body = JSON.parse(created.stdout);
   t.same(Object.keys(body).sort(), ['key', 'plaintext']);

@@ -125,7 +125,7 @@ async function repack(entries: TarEntry[], version: number): Promise<Buffer> {
 
 async function liveInstall(t: any, env: Record<string, string>) {
   const up = await boot(t, env);
-  const bob = JSON.parse(cli(['keys', 'create', '--name', 'bob-laptop', '--user', 'bob', '--json'], { AGENTSVC_HOME: env.AGENTSVC_HOME, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL } : {}) }).stdout);
+  const bob = JSON.parse(cli(['keys', 'create', '--name', 'bob-laptop', '--user', 'bob', '--create-user', '--json'], { AGENTSVC_HOME: env.AGENTSVC_HOME, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL } : {}) }).stdout);
   const { session_id: sid } = await json(await up.api('/api/sessions', { method: 'POST', json: { intent: 'backup me' } }));
   const sock = await up.socket();
   const seen = record(sock);
@@ -318,7 +318,7 @@ t.test('round trip with DATABASE_URL', async (t) => {
 
   // --force over that install (stopped): a failed restore keeps the database, a good one replaces it.
   await kill(restored.up.child, 'SIGTERM');
-  const carol = JSON.parse(cli(['keys', 'create', '--name', 'c', '--user', 'carol', '--json'], { AGENTSVC_HOME: into, DATABASE_URL: dbB }).stdout).plaintext as string;
+  const carol = JSON.parse(cli(['keys', 'create', '--name', 'c', '--user', 'carol', '--create-user', '--json'], { AGENTSVC_HOME: into, DATABASE_URL: dbB }).stdout).plaintext as string;
   const cut = `${archive}.cut`;
   t.teardown(() => rmSync(cut, { force: true }));
   writeFileSync(cut, readFileSync(archive).subarray(0, -20_000));
