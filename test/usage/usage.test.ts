@@ -87,7 +87,7 @@ t.test('admin views; another user sees only their own; bad input is a 422', asyn
   const byUser = await usage(app, '?group_by=user');
   t.same(byUser.body.items.map((i: { key: string }) => i.key).sort(), [bob.userId, me].sort(), 'admin: every user');
   t.equal((await usage(app, `?user_id=${bob.userId}`)).body.total.calls, 1, 'admin: one user');
-  for (const q of ['?group_by=week', '?from=yesterday', '?from=2026-01-02&to=2026-01-01', '?nope=1']) {
+  for (const q of ['?group_by=week', '?from=yesterday', '?from=2026-13-01', '?to=2026-02-30', '?from=2026-02-30T10:00:00Z', '?from=2026-01-02&to=2026-01-01', '?nope=1']) {
     const r = await usage(app, q);
     t.equal(r.status, 422, q);
     t.equal(r.body.code, 'VALIDATION_ERROR', q);

@@ -8,7 +8,14 @@ import { text } from '../../platform/lib/storable.js';
 const when = z
   .string()
   .max(40)
-  .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) || (/^\d{4}-\d{2}-\d{2}T/.test(v) && Number.isFinite(Date.parse(v))), 'a date YYYY-MM-DD or an ISO 8601 date-time');
+  .refine((v) => (/^\d{4}-\d{2}-\d{2}$/.test(v) ? isCalendarDay(v) : /^\d{4}-\d{2}-\d{2}T/.test(v) && isCalendarDay(v.slice(0, 10)) && Number.isFinite(Date.parse(v))), 'a date YYYY-MM-DD or an ISO 8601 date-time');
+
+/** `2026-02-28` is a day, `2026-13-01` and `2026-02-30` are not (Date.UTC would roll them over). */
+export function isCalendarDay(v: string): boolean {
+  const [y, m, d] = v.split('-').map(Number);
+  const at = new Date(Date.UTC(y, m - 1, d));
+  return at.getUTCFullYear() === y && at.getUTCMonth() === m - 1 && at.getUTCDate() === d;
+}
 
 export const UsageQuery = z
   .object({
