@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/platform/config/index.js';
 import { startService } from '../../src/service.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
+import { waitFor } from '../helpers/wait.js';
 import { cli } from './helpers.js';
 
 t.test('the log rotates by size, keeps 5 files, and `agentsvc logs` reads them back', async (t) => {
@@ -44,26 +45,34 @@ t.test('the log rotates by size, keeps 5 files, and `agentsvc logs` reads them b
   const json = await cli(['logs', '--json', '--level', 'info'], env);
   t.ok(json.stdout.trim().split('\n').every((l) => typeof JSON.parse(l).level === 'number'), '--json prints the stored lines');
 
-  // -f prints lines written after it started, including after a rotation.
-  const follow = spawn(process.execPath, [BIN, 'logs', '-f', '--session', marker], { env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // One line per request, with whole milliseconds (fastify's own two lines per request are off).
+  const stored = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const requests = stored.filter((l) => l.msg === 'request');
+  t.ok(requests.length > 20, `${requests.length} request lines`);
+  t.same(Object.keys(requests[0]).filter((k) => ['method', 'url', 'status', 'ms'].includes(k)).sort(), ['method', 'ms', 'status', 'url']);
+  t.ok(requests.every((l) => Number.isInteger(l.ms)), 'ms is a whole number');
+  t.equal(stored.filter((l) => l.msg === 'incoming request' || l.msg === 'request completed').length, 0, "no fastify request lines");
+
+  // -n: the last N lines that pass the filters, read from the end across the rotated files.
+  const last = await cli(['logs', '-n', '3', '--json'], env);
+  t.same(last.stdout.trim().split('\n'), json.stdout.trim().split('\n').slice(-3), 'the last 3 lines');
+  const many = await cli(['logs', '-n', String(lines.length + 1000)], env);
+  t.equal(many.stdout, all.stdout, 'more than there are: all of them, oldest first');
+  t.equal((await cli(['logs', '-n', '0'], env)).stdout, '');
+
+  // -f prints the last -n lines that pass the filters at once, then lines written after it started,
+  // including after a rotation.
+  appendFileSync(join(logs, 'agentsvc.log'), `${JSON.stringify({ level: 30, time: Date.now(), msg: 'before follow', session_id: marker })}\n`);
+  const follow = spawn(process.execPath, [BIN, 'logs', '-f', '-n', '1', '--session', marker], { env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => follow.kill('SIGKILL'));
   let out = '';
   follow.stdout.on('data', (d) => (out += d));
-  const seen = (re: RegExp) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`not printed: ${re}; got ${out}`)), 15_000);
-      const check = () => {
-        if (re.test(out)) {
-          clearTimeout(timer);
-          resolve();
-        } else setTimeout(check, 50);
-      };
-      check();
-    });
-  await new Promise((r) => setTimeout(r, 500)); // let it read the existing lines and start polling
+  // Printed once it has read up to where the file ended, which is where following starts.
+  await waitFor(() => /before follow/.test(out), { what: 'the last line at start' });
+  t.equal(out.trim().split('\n').length, 1, '-n 1: one line');
   appendFileSync(join(logs, 'agentsvc.log'), `${JSON.stringify({ level: 40, time: Date.now(), msg: 'run failed', session_id: marker, code: 'MODEL_ERROR' })}\n`);
   appendFileSync(join(logs, 'agentsvc.log'), `${JSON.stringify({ level: 40, time: Date.now(), msg: 'someone else', session_id: 'sess_other' })}\n`);
-  await seen(/WARN {2}run failed .*code=MODEL_ERROR/);
+  await waitFor(() => /WARN {2}run failed .*code=MODEL_ERROR/.test(out), { what: 'the new line' });
   t.notMatch(out, /someone else/, '--session keeps to that session');
   follow.kill('SIGINT');
   t.ok(existsSync(join(logs, 'agentsvc.log')));

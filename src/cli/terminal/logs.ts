@@ -30,7 +30,7 @@ const SHOWN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'v', 'reqId'])
 export function matches(l: Line, f: LogFilter): boolean {
   if ((l.level ?? 0) < LEVELS[f.level]) return false;
   if (!f.session) return true;
-  return l.session_id === f.session || (typeof l.req === 'object' && JSON.stringify(l.req).includes(f.session));
+  return l.session_id === f.session || (typeof l.url === 'string' && l.url.includes(f.session)) || (typeof l.req === 'object' && JSON.stringify(l.req).includes(f.session));
 }
 
 function value(v: unknown): string {
@@ -78,11 +78,62 @@ export async function* readLog(file: string): AsyncGenerator<Line> {
   }
 }
 
-/** Lines written after `from` bytes of `file`, as they come; a rotation starts the new file at 0. */
-export async function* followLog(file: string, signal: AbortSignal, pollMs = 250): AsyncGenerator<Line> {
+/** Where `file` ends now: what `lastLines` reads up to and `followLog` starts from. */
+export interface LogEnd {
+  size: number;
+  ino: number;
+}
+
+export async function logEnd(file: string): Promise<LogEnd> {
+  const st = await stat(file).catch(() => null);
+  return { size: st?.size ?? 0, ino: st?.ino ?? 0 };
+}
+
+const CHUNK = 64 * 1024;
+
+/**
+ * The last `n` lines that `keep` accepts, oldest first, read backwards from `end` of the newest
+ * file and on into the rotated ones only as far as needed: `logs -f` shows the recent lines at once,
+ * as `tail -f` does, instead of reading up to 50 MiB of history first.
+ */
+export async function lastLines(file: string, n: number, keep: (l: Line) => boolean, end: LogEnd): Promise<Line[]> {
+  const found: Line[] = [];
+  for (const name of logFileNames(file).reverse()) {
+    if (found.length >= n) break;
+    const fh = await open(name, 'r').catch(() => null);
+    if (!fh) continue;
+    try {
+      let pos = name === file ? end.size : (await fh.stat()).size;
+      let head = '';
+      while (pos > 0 && found.length < n) {
+        const len = Math.min(CHUNK, pos);
+        pos -= len;
+        const buf = Buffer.alloc(len);
+        await fh.read(buf, 0, len, pos);
+        // Bytes, then text: a chunk boundary may split a UTF-8 character, so the first (partial)
+        // line of each chunk waits for the bytes before it.
+        const parts = (buf.toString('latin1') + head).split('\n');
+        head = parts.shift() ?? '';
+        for (let i = parts.length - 1; i >= 0 && found.length < n; i--) pick(parts[i]);
+      }
+      if (pos === 0 && found.length < n) pick(head);
+    } finally {
+      await fh.close().catch(() => {});
+    }
+  }
+  return found.reverse();
+
+  function pick(latin1: string) {
+    const l = latin1 ? parse(Buffer.from(latin1, 'latin1').toString('utf8')) : null;
+    if (l && keep(l)) found.push(l);
+  }
+}
+
+/** Lines written after `from` (by default where `file` ends now), as they come; a rotation starts the new file at 0. */
+export async function* followLog(file: string, signal: AbortSignal, pollMs = 250, from?: LogEnd): AsyncGenerator<Line> {
   let st = await stat(file).catch(() => null);
-  let pos = st?.size ?? 0;
-  let ino = st?.ino ?? 0;
+  let pos = from ? from.size : (st?.size ?? 0);
+  let ino = from ? from.ino : (st?.ino ?? 0);
   let rest = '';
   while (!signal.aborted) {
     await new Promise((r) => setTimeout(r, pollMs));

@@ -9,6 +9,7 @@ import { installBodyGuards } from './body-guards.js';
 import { installErrorHandler } from './error-handler.js';
 import { type HealthReport, metaRoutes } from './meta-routes.js';
 import { openapiOptions } from './openapi.js';
+import { logRequests } from './request-log.js';
 
 export interface RouteModule {
   // biome-ignore lint/suspicious/noExplicitAny: each route plugin has its own options type; the list holds them together
@@ -30,6 +31,7 @@ export interface AppDeps {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
+    disableRequestLogging: true,
     bodyLimit: deps.config.limits.body,
     // Clients that hang mid-request must not hold a connection forever.
     requestTimeout: 120_000,
@@ -40,6 +42,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   if (deps.requestHook) await app.register(deps.requestHook.plugin, deps.requestHook.opts);
+  if (deps.logger) logRequests(app);
   installErrorHandler(app);
   installBodyGuards(app);
 
