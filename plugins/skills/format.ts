@@ -4,10 +4,11 @@
  * one, as some publishers ship, is kept with a note, and the prompt shows its beginning) and optionally
  * `allowed-tools`, `license`, `compatibility`, `metadata`; the Markdown body is the instructions.
  *
- * Front matter is read by a small YAML subset parser (scalars, quoted strings, block scalars `|`
- * and `>`, flow and block lists, one level of nested map): what SKILL.md files use, and no
- * dependency that executes tags.
+ * Front matter is YAML, read by the `yaml` library (the project's YAML parser everywhere) under its
+ * failsafe schema: text, lists and one level of map, which is what SKILL.md files use; no tag runs.
  */
+
+import { LineCounter, parseDocument } from 'yaml';
 
 export const SKILL_NAME = /^[a-z0-9-]{1,64}$/;
 export const MAX_DESCRIPTION = 1024;
@@ -36,66 +37,30 @@ export class SkillFormatError extends Error {
 
 type Value = string | string[] | Record<string, string>;
 
-function unquote(raw: string): string {
-  const v = raw.trim();
-  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) {
-    try {
-      return JSON.parse(v) as string;
-    } catch {
-      throw new SkillFormatError(`bad double-quoted string ${v.slice(0, 40)}`);
-    }
-  }
-  if (v.length >= 2 && v.startsWith("'") && v.endsWith("'")) return v.slice(1, -1).replace(/''/g, "'");
-  // A plain scalar ends at ` #` (a comment).
-  return v.replace(/\s+#.*$/, '');
+
+/** A field's value: text, a list of texts, or one level of map to texts (null, `key:` alone, is ''). */
+function field(key: string, v: unknown): Value {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
+  if (typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')) return v as Record<string, string>;
+  throw new SkillFormatError(`front matter ${key}: expected text, a list of texts, or "key: text" lines`, key);
 }
 
-function flowList(raw: string): string[] {
-  const inner = raw.trim().slice(1, -1).trim();
-  return inner ? inner.split(',').map((s) => unquote(s)).filter(Boolean) : [];
-}
-
-/** Parse the YAML subset of a front matter block into top-level keys. */
-export function parseFrontMatter(yaml: string): Record<string, Value> {
-  const lines = yaml.split(/\r?\n/);
-  const out: Record<string, Value> = {};
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (!line.trim() || line.trimStart().startsWith('#')) continue;
-    if (/^\s/.test(line)) throw new SkillFormatError(`front matter line ${i + 1}: unexpected indentation`);
-    const m = /^([A-Za-z0-9_-]+):(?:\s+(.*)|\s*)$/.exec(line);
-    if (!m) throw new SkillFormatError(`front matter line ${i + 1}: expected "key: value"`);
-    const [, key, rest = ''] = m;
-    if (key in out) throw new SkillFormatError(`front matter line ${i + 1}: ${key} given twice`, key);
-    const value = rest.trim();
-    // Indented lines that follow belong to this key.
-    const block: string[] = [];
-    while (i + 1 < lines.length && (/^\s/.test(lines[i + 1]) || !lines[i + 1].trim())) block.push(lines[++i]);
-    while (block.length && !block.at(-1)!.trim()) block.pop();
-    if (value === '|' || value === '>' || value === '|-' || value === '>-') {
-      const indent = Math.min(...block.filter((l) => l.trim()).map((l) => l.length - l.trimStart().length));
-      const texts = block.map((l) => l.slice(Number.isFinite(indent) ? indent : 0));
-      out[key] = value.startsWith('|') ? texts.join('\n') : texts.map((t) => t.trim()).join(' ').replace(/\s+/g, ' ');
-    } else if (value.startsWith('[') && value.endsWith(']')) {
-      out[key] = flowList(value);
-    } else if (value === '') {
-      const items = block.filter((l) => l.trim());
-      if (items.every((l) => l.trim().startsWith('- '))) out[key] = items.map((l) => unquote(l.trim().slice(2)));
-      else {
-        const map: Record<string, string> = {};
-        for (const l of items) {
-          const mm = /^\s+([A-Za-z0-9_.-]+):\s*(.*)$/.exec(l);
-          if (!mm) throw new SkillFormatError(`front matter ${key}: expected "key: value" lines or "- item" lines`, key);
-          map[mm[1]] = unquote(mm[2]);
-        }
-        out[key] = map;
-      }
-    } else {
-      // A plain or quoted scalar, possibly folded over indented continuation lines.
-      out[key] = [unquote(value), ...block.map((l) => l.trim())].filter(Boolean).join(' ');
-    }
-  }
-  return out;
+/**
+ * Parse a front matter block into its top-level keys, with the `yaml` library under the failsafe
+ * schema: every scalar stays text (`license: 2.0` is "2.0"), no tag is resolved to anything but
+ * text, a key given twice is an error.
+ */
+export function parseFrontMatter(text: string): Record<string, Value> {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { schema: 'failsafe', uniqueKeys: true, prettyErrors: false, lineCounter: lines });
+  const error = doc.errors[0];
+  if (error) throw new SkillFormatError(`front matter line ${lines.linePos(error.pos[0]).line}: ${error.message}`);
+  const top: unknown = doc.toJS();
+  if (top === null || top === undefined) return {};
+  if (typeof top !== 'object' || Array.isArray(top)) throw new SkillFormatError('front matter must be "key: value" lines');
+  return Object.fromEntries(Object.entries(top).map(([k, v]) => [k, field(k, v)]));
 }
 
 /** Split SKILL.md into front matter text and body; throws when the front matter is missing. */
