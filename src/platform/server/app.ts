@@ -4,7 +4,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Config } from '../config/index.js';
 import { type Authenticator, authPlugin, publicRoute } from './auth.js';
 import { consoleRoutes } from './console.js';
-import { RateLimiter } from './rate-limit.js';
+import { rateLimitPlugin } from './rate-limit.js';
 import { installBodyGuards } from './body-guards.js';
 import { installErrorHandler } from './error-handler.js';
 import { type HealthReport, metaRoutes } from './meta-routes.js';
@@ -52,7 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // that read it there.
   for (const url of ['/api/openapi.json', '/api/docs/json']) app.get(url, { config: publicRoute, schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(authPlugin, { users: deps.users, limiter: new RateLimiter(deps.config.limits.ratePerMinute) });
+  await app.register(authPlugin, { users: deps.users });
+  await app.register(rateLimitPlugin, { perMinute: deps.config.limits.ratePerMinute, redisUrl: deps.config.redisUrl });
   await app.register(metaRoutes, { config: deps.config, health: deps.health });
   await app.register(consoleRoutes);
   for (const r of deps.routes ?? []) await app.register(r.plugin, r.opts);

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { User } from '../db/entities.js';
 import { Errors } from './errors.js';
-import type { RateLimiter } from './rate-limit.js';
 
 /** What the edge needs of the users module: who a bearer key belongs to. */
 export interface Authenticator {
@@ -38,21 +37,16 @@ export function me(req: FastifyRequest): User {
 }
 
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { users: Authenticator; limiter?: RateLimiter }) => {
+  async (app: FastifyInstance, opts: { users: Authenticator }) => {
     app.decorateRequest('identity', null);
     // onRequest runs before the body is read or parsed, so a request without a valid key is 401
     // whatever its body (never 413/400/415). An unmatched route is not public either: without a
     // key it is 401 too, which tells an anonymous client nothing about which routes exist.
-    app.addHook('onRequest', async (req, reply) => {
+    app.addHook('onRequest', async (req) => {
       if (req.routeOptions.config?.public) return;
       const identity = await opts.users.authenticate(bearer(req.headers.authorization));
       if (!identity) throw Errors.unauthorized();
       req.identity = identity;
-      const wait = opts.limiter?.take(identity.user.id) ?? 0;
-      if (wait > 0) {
-        reply.header('retry-after', String(wait));
-        throw Errors.rateLimited(wait);
-      }
     });
   },
   { name: 'auth' },

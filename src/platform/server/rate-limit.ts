@@ -1,36 +1,43 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import { Errors } from './errors.js';
+
 /**
- * A per-user token bucket for REST requests: `perMinute` tokens, refilled continuously, so a
- * client may burst up to the whole minute's allowance and then goes on at perMinute/60 per
- * second. In-process: with several nodes each enforces its own bucket (a bound per node).
+ * REST requests per user and minute (AGENTSVC_RATE_LIMIT_PER_MINUTE; 0 turns it off), counted by
+ * @fastify/rate-limit in one-minute windows. With REDIS_URL the count lives in Redis, so the limit
+ * holds for a user across every node (the plugin's Redis store); without it, in this process.
+ * Registered after the key check, whose hook runs first: a request is counted against the user
+ * its key names, and public routes and requests without a valid key (401) are never counted.
+ * If Redis is away the limit is skipped rather than failing every request (`skipOnError`).
  */
-export class RateLimiter {
-  private buckets = new Map<string, { tokens: number; at: number }>();
-  private sweeps = 0;
-
-  constructor(
-    private readonly perMinute: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Takes one token for `key`: 0 when allowed, else the seconds to wait (for Retry-After). */
-  take(key: string): number {
-    if (this.perMinute <= 0) return 0;
-    const now = this.now();
-    const rate = this.perMinute / 60_000; // tokens per ms
-    const b = this.buckets.get(key) ?? { tokens: this.perMinute, at: now };
-    b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * rate);
-    b.at = now;
-    this.buckets.set(key, b);
-    if (++this.sweeps % 10_000 === 0) this.sweep(now, rate);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
+export const rateLimitPlugin = fp(
+  async (app: FastifyInstance, opts: { perMinute: number; redisUrl?: string }) => {
+    if (opts.perMinute <= 0) return;
+    let redis: Redis | undefined;
+    if (opts.redisUrl) {
+      // Its own connection: commands must fail fast while Redis is away instead of queueing.
+      redis = new Redis(opts.redisUrl, { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+      redis.on('error', () => {}); // reconnects by itself; a request meanwhile goes unlimited
+      app.addHook('onClose', async () => {
+        redis?.disconnect();
+      });
     }
-    return Math.max(1, Math.ceil((1 - b.tokens) / rate / 1000));
-  }
-
-  /** Full buckets carry no state worth keeping: drop them so idle users cost no memory. */
-  private sweep(now: number, rate: number) {
-    for (const [k, b] of this.buckets) if (b.tokens + (now - b.at) * rate >= this.perMinute) this.buckets.delete(k);
-  }
-}
+    await app.register(rateLimit, {
+      global: true,
+      max: opts.perMinute,
+      timeWindow: 60_000,
+      hook: 'onRequest',
+      redis,
+      nameSpace: 'agentsvc:rate:',
+      skipOnError: true,
+      allowList: (req) => !req.identity,
+      keyGenerator: (req) => req.identity?.user.id ?? '',
+      addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+      addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false, 'retry-after': true },
+      errorResponseBuilder: (_req, context) => Errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+    });
+  },
+  { name: 'rate-limit', dependencies: ['auth'] },
+);
