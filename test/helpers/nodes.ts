@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
+import tap from 'tap';
 import { startFakeModel, type FakeModel, type Step } from '../fixtures/fake-model.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -71,6 +72,17 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Whether this machine can run a test that needs its own redis-server. When it cannot, the test is
+ * failed under CI=true (CI must run it) and skipped with a printed reason elsewhere.
+ */
+export function redisServerFor(what: string): boolean {
+  if (spawnSync('sh', ['-c', 'command -v redis-server']).status === 0) return true;
+  if (process.env.CI === 'true') tap.fail(`redis-server is not installed: CI must run the ${what}`);
+  else tap.comment(`skipped ${what}: redis-server not installed`);
+  return false;
 }
 
 /** A redis-server on `port` that the test can kill and start again. */

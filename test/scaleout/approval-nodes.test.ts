@@ -1,7 +1,6 @@
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { kill } from '../helpers/cli.js';
-import { type Ev, freePort, recorder, startRedis, twoNodes, until } from '../helpers/nodes.js';
+import { type Ev, freePort, recorder, redisServerFor, startRedis, twoNodes, until } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
@@ -11,14 +10,10 @@ import { startFakeModel } from '../fixtures/fake-model.js';
  * audit names both decisions. (An approval across a restart: test/policy/approvals.test.ts.)
  */
 
-const CI = process.env.CI === 'true';
 
 const ends = (evs: Ev[]) => evs.filter((e) => e.name === 'chat:end').map((e) => e.payload);
 
-if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
-  if (CI) t.fail('redis-server is not installed: CI must run the two-node approval test');
-  else t.comment('skipped two-node approval test: redis-server not installed');
-} else {
+if (redisServerFor('two-node approval test')) {
   t.test('an approval asked by a run on node A is answered through node B; the run goes on', async (t) => {
     const model = await startFakeModel();
     t.teardown(() => model.close());

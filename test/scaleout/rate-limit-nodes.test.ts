@@ -1,7 +1,6 @@
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { kill } from '../helpers/cli.js';
-import { freePort, startRedis, twoNodes } from '../helpers/nodes.js';
+import { freePort, redisServerFor, startRedis, twoNodes } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
@@ -10,12 +9,8 @@ import { startFakeModel } from '../fixtures/fake-model.js';
  * minute's allowance once, not once per node.
  */
 
-const CI = process.env.CI === 'true';
 
-if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
-  if (CI) t.fail('redis-server is not installed: CI must run the two-node rate-limit test');
-  else t.comment('skipped two-node rate-limit test: redis-server not installed');
-} else {
+if (redisServerFor('two-node rate-limit test')) {
   t.test('20 requests a minute for one user, counted once over two nodes', async (t) => {
     const model = await startFakeModel();
     t.teardown(() => model.close());

@@ -1,8 +1,7 @@
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { kill } from '../helpers/cli.js';
 import { seqProblems, sleep } from '../helpers/chaos.js';
-import { type Ev, freePort, recorder, socketTo, startRedis, twoNodes, until, type Running } from '../helpers/nodes.js';
+import { type Ev, freePort, recorder, socketTo, redisServerFor, startRedis, twoNodes, until, type Running } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
@@ -10,17 +9,13 @@ import { startFakeModel } from '../fixtures/fake-model.js';
  * redis-server this test starts, so it can restart it). A client on either node sees every run.
  */
 
-const CI = process.env.CI === 'true';
 
 const deltas = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_content').length;
 /** The streamed text: deltas that arrive within one tick may travel as one event, so compare text, not events. */
 const streamed = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_content').map((e) => e.payload.data.text_delta).join('');
 const ended = (evs: Ev[]) => evs.find((e) => e.name === 'chat:end');
 
-if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
-  if (CI) t.fail('redis-server is not installed: CI must run the two-node test');
-  else t.comment('skipped two-node test: redis-server not installed');
-} else {
+if (redisServerFor('two-node test')) {
   t.test('two nodes on one PostgreSQL and one Redis', async (t) => {
     const model = await startFakeModel();
     t.teardown(() => model.close());
