@@ -1,8 +1,11 @@
 /**
  * `agentsvc restore`: an archive (archive.ts) into an empty home. The database part runs this
  * code's migrations, then loads every table's COPY text inside one transaction that commits only
- * once the trailer's checksum matched, so a corrupt or truncated archive leaves no rows; the files
- * it wrote are removed again (restore-target.ts).
+ * once the trailer's checksum matched, so a corrupt or truncated archive leaves no rows. Each file
+ * entry is checked by the format's rules (archive.ts entryPlace) and written into a staging folder
+ * through descriptors, no link followed (staged-tree.ts), then moved into place just before the
+ * commit; a failed restore removes what it wrote (restore-target.ts). The archive is untrusted
+ * input: docs/backup.md says what this guarantees.
  */
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rmdir, stat } from 'node:fs/promises';
