@@ -25,6 +25,16 @@ export const FORMAT = 'agentsvc-backup';
 export const FORMAT_VERSION = 2;
 /** Versions a restore reads. */
 export const FORMAT_VERSIONS = [1, 2];
+/** Operator files of AGENTSVC_HOME that make up the install (logs, run state and the database folder do not). */
+export const HOME_FILES = ['config.json', 'admin.key'];
+export const HOME_FOLDERS = ['frontend_config', 'skills', 'solutions'];
+/** Checkpoint stores under the workspaces root (timetravel/snapshots.ts). */
+export const SNAPSHOTS = '.snapshots';
+/** A user's folder under the workspaces root: the names SessionFolder accepts, not our own dot folders. */
+export const USER_FOLDER = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+/** Most folders an entry's path may go through below its tree (a restore holds one descriptor each). */
+export const MAX_DEPTH = 256;
+
 /**
  * A table's COPY text is cut into pieces at the first row end past this size. Small, because
  * pieces wait while files are packed: with 4 MiB ones, the ArrayBuffers held (pieces and read-ahead)
@@ -114,4 +124,51 @@ export class ArchiveWriter {
   finish(): void {
     this.pack.finalize();
   }
+}
+
+/** An entry a backup cannot hold: the whole archive is refused (docs/backup.md). */
+export class EntryRefused extends Error {}
+
+export type EntryKind = 'file' | 'directory' | 'symlink';
+/** Where an entry goes: a table's piece, or a path below one of the file trees. */
+export type EntryPlace = { area: 'db'; table: string } | { area: 'home' | 'snapshots'; rel: string } | { area: 'users'; user: string; rel: string };
+
+/**
+ * What an entry (other than the manifest and the trailer) is, by the format's rules, checked before
+ * anything of it is written: a file, a folder or a link only (no hard link, device or FIFO); a
+ * plain relative name (no absolute name, no `.`, `..` or empty part) in one of the areas above;
+ * in home/ only its files and folders; links only in users' trees (where users make them; home/
+ * and snapshots/ never hold one, and the service reads those folders by path, so a link there
+ * would point it anywhere). Whether a path goes through a link is the writer's to refuse
+ * (staged-tree.ts), as it opens each folder.
+ */
+export function entryPlace(rawName: string, type: string | null | undefined, linkname?: string | null): { kind: EntryKind; place: EntryPlace } {
+  const name = type === 'directory' ? rawName.replace(/\/$/, '') : rawName;
+  const refuse = (why: string) => new EntryRefused(`the archive is refused: entry ${JSON.stringify(rawName)} ${why}`);
+  if (type !== 'file' && type !== 'directory' && type !== 'symlink') throw refuse(`is a ${type ?? 'untyped'} entry; a backup holds only files, folders and symbolic links`);
+  const parts = name.split('/');
+  if (!name || name.startsWith('/') || parts.some((p) => p === '' || p === '.' || p === '..' || p.includes('\0'))) {
+    throw refuse('is not a plain relative name (absolute, or with an empty, . or .. part); nothing is written outside the home');
+  }
+  const [area, ...rest] = parts;
+  if (rest.length > MAX_DEPTH + 1) throw refuse(`is more than ${MAX_DEPTH} folders deep`);
+  if (type === 'symlink' && area !== 'users') throw refuse(`is a symbolic link (to ${JSON.stringify(linkname ?? '')}); links are restored only in users' trees`);
+  if (type === 'symlink' && !linkname) throw refuse('is a symbolic link without a target');
+  if (area === 'db') {
+    if (type !== 'file' || rest.length !== 2) throw refuse('is not a table piece (db/<table>/<n>)');
+    return { kind: type, place: { area, table: rest[0] } };
+  }
+  if (area === 'home' && rest.length) {
+    const top = rest[0];
+    const file = HOME_FILES.includes(top);
+    if (!file && !HOME_FOLDERS.includes(top)) throw refuse(`is not one of home/'s ${[...HOME_FILES, ...HOME_FOLDERS].join(', ')}`);
+    if (file && (rest.length !== 1 || type !== 'file')) throw refuse(`is not the file home/${top}`);
+    return { kind: type, place: { area, rel: rest.join('/') } };
+  }
+  if (area === 'snapshots' && rest.length) return { kind: type, place: { area, rel: rest.join('/') } };
+  if (area === 'users' && rest.length >= 2) {
+    if (!USER_FOLDER.test(rest[0])) throw refuse('does not name a user folder');
+    return { kind: type, place: { area, user: rest[0], rel: rest.slice(1).join('/') } };
+  }
+  throw refuse('is not in home/, snapshots/, users/<id>/ or db/');
 }

@@ -15,16 +15,8 @@ import { ConfigError, type Config } from '../../platform/config/index.js';
 import { EmbeddedStartError, startEmbeddedPostgres } from '../../platform/db/embedded.js';
 import { readFolderTree, readUserTree, type TreeEntry } from '../../core/files/tree-io.js';
 import { asset } from '../../platform/lib/assets.js';
-import { ArchiveWriter, DB_PIECE, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
+import { ArchiveWriter, DB_PIECE, FORMAT, FORMAT_VERSION, HOME_FILES, HOME_FOLDERS, MANIFEST, type Manifest, SNAPSHOTS, TRAILER, type Trailer, USER_FOLDER } from './archive.js';
 import { appliedMigrations, beginSnapshot, connect, copyOut, listTables, readSequences, type TableInfo } from './table-copy.js';
-
-/** Operator files of AGENTSVC_HOME that make up the install (logs, run state and the database folder do not). */
-export const HOME_FILES = ['config.json', 'admin.key'];
-export const HOME_FOLDERS = ['frontend_config', 'skills', 'solutions'];
-/** Checkpoint stores under the workspaces root (timetravel/snapshots.ts). */
-export const SNAPSHOTS = '.snapshots';
-/** A user's folder under the workspaces root: the names SessionFolder accepts, not our own dot folders. */
-const USER_FOLDER = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 
 export type BackupProgress = (s: { phase: string; bytes: number; entries: number }) => void;
 

@@ -4,18 +4,22 @@
  * what is there aside (renamed into ASIDE inside each target folder: same file system, no copy),
  * and drops it only once the restore committed; a restore that fails puts it back, so a broken
  * archive never costs the install it was meant to replace. (The database of DATABASE_URL is
- * emptied inside the restore's own transaction, which a failure rolls back.) Files a failed
- * restore wrote are removed again, so a refused or broken restore leaves the target as it was.
+ * emptied inside the restore's own transaction, which a failure rolls back.) The archive's files
+ * are written into a fresh staging folder (STAGING) and moved into place only once the archive
+ * proved whole; a failed restore removes what it wrote (the staging folder, the embedded database)
+ * and the folders it made, so a refused or broken restore leaves the target as it was.
  */
-import { mkdir, open, readdir, rename, rm, rmdir, symlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { constants } from 'node:fs';
 import type { Config } from '../../platform/config/index.js';
 import { servingUrl } from '../../cli/served.js';
-import { archivePath, fillFile } from '../../core/files/tree-io.js';
+import { at } from '../../core/files/confine.js';
+import { SNAPSHOTS } from './archive.js';
+import { StagedTree } from './staged-tree.js';
 import { connect, holdsData } from './table-copy.js';
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 
 /** A restore refused before it changed anything (exit 1 with this message). */
 export class RestoreRefused extends Error {}
@@ -112,23 +116,93 @@ export async function setAside(config: Config): Promise<SetAside> {
   };
 }
 
-/** Writes operator files (home, checkpoint stores) below `base`, by path: new entries only. */
-export function operatorWriter(base: string) {
-  const pathOf = (rel: string) => join(base, ...archivePath(rel));
-  return {
-    directory: async (rel: string, mode: number) => {
-      await mkdir(pathOf(rel), { recursive: true, mode: mode & 0o777 });
-    },
-    file: async (rel: string, mode: number, mtime: Date, content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) => {
-      const path = pathOf(rel);
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      const fh = await open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode & 0o777);
-      await fillFile(fh, mode, mtime, content).finally(() => fh.close());
-    },
-    symlink: async (rel: string, target: string) => {
-      const path = pathOf(rel);
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      await symlink(target, path);
-    },
+/** Where a restore writes the archive's files until it committed: a fresh folder inside each target folder. */
+export const STAGING = '.agentsvc-restore-staging';
+
+export interface Staging {
+  /** home/ of the archive: AGENTSVC_HOME's own files. */
+  home: StagedTree;
+  /** snapshots/ and users/ of the archive, as `.snapshots/...` and `<user id>/...`: the workspaces root. */
+  workspaces: StagedTree;
+  /** After every check passed, before the database commits: what was staged moved into place. */
+  commit(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Makes the staging folders (mode 700, refused when one exists: they are made fresh) and opens
+ * them O_NOFOLLOW: every entry is written below these descriptors (staged-tree.ts), and moved into
+ * the target only once the archive proved whole (trailer, checksum, row counts). A failed restore
+ * removes them with the rest of what it wrote (emptyTarget).
+ */
+export async function stage(config: Config): Promise<Staging> {
+  const folders = targetFolders(config);
+  const opened: FileHandle[] = [];
+  const openNew = async (parent: string | FileHandle, name: string, mode?: number) => {
+    const path = typeof parent === 'string' ? join(parent, name) : at(parent, name);
+    await mkdir(path, { mode });
+    const fh = await open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    opened.push(fh);
+    return fh;
   };
+  try {
+    const roots: FileHandle[] = [];
+    for (const dir of folders) {
+      await mkdir(dir, { recursive: true });
+      roots.push(await openNew(dir, STAGING, 0o700));
+    }
+    const homeRoot = await openNew(roots[0], 'home', 0o700);
+    const wsRoot = await openNew(roots.at(-1)!, 'workspaces', 0o700);
+    // Made as the old restore made it (the service makes it so too): the operator's only.
+    await mkdir(at(wsRoot, SNAPSHOTS), { mode: 0o700 });
+    const home = new StagedTree(homeRoot, (rel) => `home/${rel}`, 0o700);
+    const workspaces = new StagedTree(wsRoot, (rel) => (rel.startsWith(`${SNAPSHOTS}/`) ? `snapshots/${rel.slice(SNAPSHOTS.length + 1)}` : `users/${rel}`));
+    const moveAll = async (from: FileHandle, to: string) => {
+      await mkdir(to, { recursive: true });
+      for (const name of await readdir(at(from))) await rename(at(from, name), join(to, name));
+    };
+    return {
+      home,
+      workspaces,
+      commit: async () => {
+        await home.close();
+        await workspaces.close();
+        // The workspaces first: a workspaces root inside the home is not one of home/'s names.
+        await moveAll(wsRoot, config.workspaces);
+        await moveAll(homeRoot, config.home);
+        await rmdir(at(roots.at(-1)!, 'workspaces'));
+        await rmdir(at(roots[0], 'home'));
+        for (const dir of folders) await rmdir(join(dir, STAGING));
+      },
+      close: async () => {
+        await home.close();
+        await workspaces.close();
+        for (const fh of opened.splice(0)) await fh.close().catch(() => {});
+      },
+    };
+  } catch (e) {
+    for (const fh of opened.splice(0)) await fh.close().catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * The target folders and their parents that do not exist yet, deepest first: a failed restore
+ * removes the ones it made (when empty), so the target is left as it was.
+ */
+export async function missingFolders(config: Config): Promise<string[]> {
+  const missing = new Set<string>();
+  for (const dir of targetFolders(config)) {
+    for (let d = dir; d !== dirname(d); d = dirname(d)) {
+      if (
+        await lstat(d).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      missing.add(d);
+    }
+  }
+  return [...missing].sort((a, b) => b.length - a.length);
 }

@@ -1,11 +1,14 @@
 /**
  * `agentsvc restore`: an archive (archive.ts) into an empty home. The database part runs this
  * code's migrations, then loads every table's COPY text inside one transaction that commits only
- * once the trailer's checksum matched, so a corrupt or truncated archive leaves no rows; the files
- * it wrote are removed again (restore-target.ts).
+ * once the trailer's checksum matched, so a corrupt or truncated archive leaves no rows. Each file
+ * entry is checked by the format's rules (archive.ts entryPlace) and written into a staging folder
+ * through descriptors, no link followed (staged-tree.ts), then moved into place just before the
+ * commit; a failed restore removes what it wrote (restore-target.ts). The archive is untrusted
+ * input: docs/backup.md says what this guarantees.
  */
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, rmdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -15,14 +18,15 @@ import { extract as tarExtract } from 'tar-stream';
 import { loadConfig, type Config } from '../../platform/config/index.js';
 import { openDatabase, type Database } from '../../platform/db/index.js';
 import { migrationsList } from '../../platform/db/migrations/index.js';
-import { archivePath, writeUserTree, type TreeWriter } from '../../core/files/tree-io.js';
-import { EntryDigest, FORMAT, FORMAT_VERSIONS, MANIFEST, type Manifest, TRAILER, type Trailer } from './archive.js';
-import { SNAPSHOTS } from './backup.js';
-import { checkTarget, emptyTarget, operatorWriter, RestoreRefused, setAside } from './restore-target.js';
+import { EntryDigest, EntryRefused, entryPlace, FORMAT, FORMAT_VERSIONS, MANIFEST, type Manifest, SNAPSHOTS, TRAILER, type Trailer } from './archive.js';
+import { checkTarget, emptyTarget, missingFolders, RestoreRefused, type Staging, setAside, stage } from './restore-target.js';
 import { connect, copyIn, type CopyIn, listTables, setSequences, truncate } from './table-copy.js';
 
 /** The archive is not a whole, readable backup. */
 export class BadArchive extends Error {}
+
+/** Largest home/config.json a restore reads (it is held in memory to choose the target). */
+const CONFIG_MAX = 16 * 1024 * 1024;
 
 export interface RestoreOptions {
   file: string;
@@ -41,7 +45,7 @@ export interface RestoreResult {
   database: 'embedded' | 'DATABASE_URL';
 }
 
-type Entry = AsyncIterable<Uint8Array> & { header: { name: string; type: string | null; mode?: number; mtime?: Date; linkname?: string | null } };
+type Entry = AsyncIterable<Uint8Array> & { header: { name: string; type: string | null; mode?: number; mtime?: Date; linkname?: string | null; size?: number } };
 
 async function readAll(e: AsyncIterable<Uint8Array>, digest?: EntryDigest): Promise<Buffer> {
   const parts: Uint8Array[] = [];
@@ -65,6 +69,14 @@ function parseManifest(text: Buffer): Manifest {
   const unknown = m.migrations.find((x) => !known.has(x));
   if (unknown) throw new RestoreRefused(`the archive was made by a newer agentsvc (${m.agentsvc_version}: migration ${unknown}); restore it with that version or a later one`);
   return m;
+}
+
+function parseTrailer(text: Buffer): Trailer {
+  try {
+    const t = JSON.parse(text.toString('utf8')) as Trailer;
+    if (typeof t?.sha256 === 'string' && typeof t.entries === 'number' && t.rows && typeof t.rows === 'object') return t;
+  } catch {}
+  throw new BadArchive(`the archive is corrupt: ${TRAILER} is not its trailer`);
 }
 
 /** The settings the restored home will run with: the environment, then --config or the archive's config.json. */
@@ -124,29 +136,35 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
 
   const digest = new EntryDigest();
   const first = await next();
-  if (!first || first.header.name !== MANIFEST || (first.header as { size?: number }).size! > 64 * 1024 * 1024) throw new BadArchive(`not an agentsvc backup: it does not start with ${MANIFEST}`);
+  if (!first || first.header.name !== MANIFEST || first.header.type !== 'file' || (first.header.size ?? 0) > 64 * 1024 * 1024) throw new BadArchive(`not an agentsvc backup: it does not start with ${MANIFEST}`);
   digest.begin(MANIFEST, 'file');
   const manifest = parseManifest(await readAll(first, digest));
   let entry = await next();
-  let archivedConfig: Buffer | null = null;
+  let archivedConfig: { text: Buffer; mode: number; mtime: Date } | null = null;
   if (entry?.header.name === 'home/config.json') {
+    entryPlace(entry.header.name, entry.header.type);
+    if ((entry.header.size ?? 0) > CONFIG_MAX) throw new BadArchive(`the archive is refused: its home/config.json is over ${CONFIG_MAX / 1024 / 1024} MiB`);
     digest.begin(entry.header.name, 'file');
-    archivedConfig = await readAll(entry, digest);
+    archivedConfig = { text: await readAll(entry, digest), mode: entry.header.mode ?? 0o600, mtime: entry.header.mtime ?? new Date() };
+    entry = await next();
   }
-  const config = targetConfig(opts, archivedConfig);
+  const config = targetConfig(opts, archivedConfig?.text ?? null);
   const { dbHoldsData } = await checkTarget(config, opts.force);
+  const madeFolders = await missingFolders(config);
 
   // From here on the target changes: anything that fails undoes it.
   const previous = opts.force ? await setAside(config) : null;
-  let db: Database | null = null;
-  let client: Awaited<ReturnType<typeof connect>> | null = null;
+  let staging: Staging | null = null;
+  // Set by database(): `as` keeps TypeScript from narrowing them to null in the code after it.
+  let db = null as Database | null;
+  let client = null as Awaited<ReturnType<typeof connect>> | null;
   const rows: Record<string, number> = {};
   let committed = false;
   let copying = null as { table: string; copy: CopyIn } | null;
-  try {
-    const home = operatorWriter(config.home);
-    if (archivedConfig) await home.file('config.json', entry!.header.mode ?? 0o600, entry!.header.mtime ?? new Date(), [archivedConfig]);
-    if (archivedConfig) entry = await next();
+  const tables = new Map(manifest.tables.map((t) => [t.name, t]));
+  // Started at the first table piece: an archive refused for its files never starts a database.
+  const database = async () => {
+    if (client) return client;
     db = await openDatabase(config, { migrate: true, poolMax: 1, role: 'cli' });
     client = await connect(db.url);
     await client.query('begin');
@@ -157,9 +175,11 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
       const missing = t.columns.filter((c) => !have?.columns.includes(c));
       if (!have || missing.length) throw new BadArchive(`table ${t.name} of the archive does not match this schema (${have ? `columns ${missing.join(', ')}` : 'no such table'})`);
     }
-    const tables = new Map(manifest.tables.map((t) => [t.name, t]));
-    const snapshots = operatorWriter(join(config.workspaces, SNAPSHOTS));
-    const users = new Map<string, TreeWriter>();
+    return client;
+  };
+  try {
+    staging = await stage(config);
+    if (archivedConfig) await staging.home.file('config.json', archivedConfig.mode, archivedConfig.mtime, [archivedConfig.text]);
     const endCopy = async () => {
       if (copying) rows[copying.table] = (rows[copying.table] ?? 0) + (await copying.copy.end());
       copying = null;
@@ -170,11 +190,13 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
       progress({ bytes: read, totalBytes, entries: digest.entries, phase: name.split('/').slice(0, 2).join('/') });
       if (name === TRAILER) {
         const expected = digest.digest();
-        trailer = JSON.parse((await readAll(entry)).toString('utf8')) as Trailer;
+        if (type !== 'file' || (entry.header.size ?? 0) > 1024 * 1024) throw new BadArchive(`the archive is corrupt: ${TRAILER} is not its trailer`);
+        trailer = parseTrailer(await readAll(entry));
         if (trailer.sha256 !== expected || trailer.entries !== digest.entries) throw new BadArchive('the archive is corrupt: its checksum does not match its content');
         break;
       }
-      const kind = type === 'directory' ? 'directory' : type === 'symlink' ? 'symlink' : 'file';
+      // Checked before anything of the entry is written; where it goes is opened without following links.
+      const { kind, place } = entryPlace(name, type, linkname);
       digest.begin(name, kind, linkname ?? '');
       const body = (async function* () {
         for await (const c of entry!) {
@@ -182,34 +204,24 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
           yield c;
         }
       })();
-      const [area, ...restParts] = name.split('/');
-      if (area === 'db') {
-        const table = tables.get(restParts[0]);
-        if (!table || restParts.length !== 2) throw new BadArchive(`unexpected entry ${name}`);
+      if (place.area === 'db') {
+        const table = tables.get(place.table);
+        if (!table) throw new BadArchive(`unexpected entry ${name}: the manifest lists no table ${place.table}`);
+        const c = await database();
         if (copying?.table !== table.name) {
           await endCopy();
-          copying = { table: table.name, copy: copyIn(client, table) };
+          copying = { table: table.name, copy: copyIn(c, table) };
         }
-        for await (const c of body) await copying.copy.write(c);
+        for await (const chunk of body) await copying.copy.write(chunk);
         continue;
       }
       // A table's COPY stays open across the files between its pieces (version 2).
-      let writer: Pick<TreeWriter, 'file' | 'symlink'> & { directory(rel: string, mode: number): Promise<void> };
-      let rel: string;
-      if (area === 'home' || area === 'snapshots') {
-        writer = area === 'home' ? home : snapshots;
-        rel = restParts.join('/');
-      } else if (area === 'users' && restParts.length >= 2) {
-        const id = restParts[0];
-        archivePath(id);
-        if (!users.has(id)) users.set(id, writeUserTree(config.workspaces, id));
-        writer = users.get(id)!;
-        rel = restParts.slice(1).join('/');
-      } else throw new BadArchive(`unexpected entry ${name}`);
+      const tree = place.area === 'home' ? staging.home : staging.workspaces;
+      const rel = place.area === 'users' ? `${place.user}/${place.rel}` : place.area === 'snapshots' ? `${SNAPSHOTS}/${place.rel}` : place.rel;
       const mode = entry.header.mode ?? 0o644;
-      if (kind === 'directory') await writer.directory(rel, mode);
-      else if (kind === 'symlink') await writer.symlink(rel, linkname ?? '');
-      else await writer.file(rel, mode, entry.header.mtime ?? new Date(), body);
+      if (kind === 'directory') await tree.directory(rel, mode);
+      else if (kind === 'symlink') await tree.symlink(rel, linkname!);
+      else await tree.file(rel, mode, entry.header.mtime ?? new Date(), body);
       for await (const _ of body); // drain what a writer left (nothing, normally)
     }
     await endCopy();
@@ -217,10 +229,13 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
     for (const [t, n] of Object.entries(trailer.rows)) {
       if ((rows[t] ?? 0) !== n) throw new BadArchive(`the archive is corrupt: table ${t} holds ${rows[t] ?? 0} rows, ${n} were backed up`);
     }
-    await setSequences(client, manifest.sequences);
+    const c = await database();
+    await setSequences(c, manifest.sequences);
     if (await next()) throw new BadArchive(`unexpected entries after ${TRAILER}`);
     await source;
-    await client.query('commit');
+    // The archive proved whole: its files move into place, then the rows commit.
+    await staging.commit();
+    await c.query('commit');
     committed = true;
     progress({ bytes: totalBytes, totalBytes, entries: digest.entries, phase: 'done' });
     return { home: config.home, entries: digest.entries, bytes: digest.bytes, rows, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' };
@@ -233,14 +248,19 @@ export async function restoreBackup(opts: RestoreOptions, progress: (s: { bytes:
     copying?.copy.abort('restore failed');
     await client?.query('rollback').catch(() => {});
     await source;
-    throw archiveFailed && !(e instanceof BadArchive) ? (unreadable ?? broken(e)) : e;
+    throw archiveFailed && !(e instanceof BadArchive || e instanceof EntryRefused) ? (unreadable ?? broken(e)) : e;
   } finally {
+    await staging?.close();
     await client?.end().catch(() => {});
     await db?.close().catch(() => {});
     // After the database stopped: a failed restore leaves the target as it was (empty, or with
-    // what --force set aside put back); a committed one drops what it replaced.
+    // what --force set aside put back, and without the folders it made); a committed one drops
+    // what it replaced.
     if (committed) await previous?.drop();
-    else if (previous) await previous.putBack();
-    else await emptyTarget(config).catch(() => {});
+    else {
+      if (previous) await previous.putBack();
+      else await emptyTarget(config).catch(() => {});
+      for (const dir of madeFolders) await rmdir(dir).catch(() => {});
+    }
   }
 }
