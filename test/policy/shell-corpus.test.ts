@@ -199,6 +199,10 @@ const FED: ((c: string) => string)[] = [
   (c) => `: <<< "$(${c})"`,
   (c) => `echo \${x#$(${c})}`,
   (c) => `compgen -C ${q(c)} x`,
+  (c) => `echo ${c} | xargs env`,
+  (c) => `echo ${c} | xargs nice -n 1`,
+  // Backquotes in backquotes: bash un-escapes the inner text and runs it.
+  (c) => `echo \`echo \\\`${c.replaceAll('\\', '\\\\').replaceAll('`', '\\`').replaceAll('$', '\\$')}\\\`\``,
 ];
 /** Statements around a command. */
 const AROUND: ((c: string) => string)[] = [

@@ -310,7 +310,7 @@ function env(args: Word[]): Runs {
   return command(rest, i);
 }
 
-/** `xargs [opts] [cmd [args]]` (echo when none); a command named by the replacement string is unsplittable. */
+/** `xargs [opts] [cmd [args]]` (echo when none), with the words it reads; a command named by the replacement string is unsplittable. */
 function xargs(args: Word[]): Runs {
   const { at, seen } = options(args, {
     flags: '0prtxob',
@@ -321,8 +321,11 @@ function xargs(args: Word[]): Runs {
   });
   // -i, -l and -e (an optional value attached only) are not in the table: unsplittable.
   const replace = seen.get('I') ?? (seen.has('replace') ? seen.get('replace') || '{}' : undefined);
-  if (at < args.length && replace !== undefined && args[at].text.includes(replace)) fail('xargs running the replacement string');
-  return at < args.length ? command(args, at) : { commands: [[lit('echo')]], scripts: [] };
+  // Without a replacement string, the words read from stdin are appended to the command: one more
+  // word only known when it runs (`echo touch p | xargs env` runs `env touch p`).
+  const words = at < args.length ? args.slice(at) : [lit('echo')];
+  if (replace === undefined) return { commands: [[...words, { text: '*', literal: false }]], scripts: [] };
+  return { commands: [words.map((w) => (w.text.includes(replace) ? { text: w.text, literal: false } : w))], scripts: [] };
 }
 
 /** `watch [opts] cmd...`: the words joined are run by `sh -c` (with -x, as words). */
@@ -369,11 +372,9 @@ function find(args: Word[]): Runs {
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(args[i].text)) continue;
     let end = i + 1;
     while (end < args.length && !(args[end].text === ';' || (args[end].text === '+' && args[end - 1].text === '{}'))) end++;
-    const words = args.slice(i + 1, end);
-    if (words.length) {
-      if (words[0].text.includes('{}')) fail('find -exec running a found file');
-      commands.push(words);
-    }
+    // Each `{}` is a found path: a word only known when it runs (`-exec env {} ;` runs what it finds).
+    const words = args.slice(i + 1, end).map((w) => (w.text.includes('{}') ? { text: w.text, literal: false } : w));
+    if (words.length) commands.push(words);
     i = end;
   }
   return { commands, scripts: [] };

@@ -487,8 +487,11 @@ class Walk {
     const c = this.c;
     const type = c.nodeType;
     switch (type) {
-      case 'word':
-        return unquoted(this.raw);
+      case 'word': {
+        const w = unquoted(this.raw);
+        if (braces(this.raw)) w.literal = false;
+        return w;
+      }
       case 'number':
         return lit(this.raw);
       case 'raw_string':
@@ -498,17 +501,22 @@ class Walk {
       case 'string': {
         let text = '';
         let literal = true;
+        // The unquoted parts as written, anything else as `_`: tree-sitter splits `tou{ch,}` into
+        // words `tou`, `{`, `ch,`, `}`, and brace expansion is only seen across them.
+        let shape = '';
         this.children(() => {
           if (!c.nodeIsNamed) {
             // Quotes of a string; a lone `$` or other token inside a word: as written.
             if (type !== 'string' || c.nodeType !== '"') text += this.raw;
+            shape += '_';
             return;
           }
+          shape += c.nodeType === 'word' ? this.raw : '_';
           const w = c.nodeType === 'string_content' ? lit(hidden(this.raw).replace(/\\([$`"\\\n])/g, (_, ch) => (ch === '\n' ? '' : ch))) : this.word();
           text += w.text;
           literal &&= w.literal;
         });
-        return { text, literal };
+        return { text, literal: literal && !braces(shape) };
       }
       case 'simple_expansion':
         return { text: '*', literal: false };
@@ -516,6 +524,11 @@ class Walk {
         this.expansion();
         return { text: '*', literal: false };
       case 'command_substitution':
+        // Inside backquotes bash removes a backslash before `$`, a backquote or a backslash and
+        // parses the text again (`\`touch\`` nests a substitution); tree-sitter does not.
+        if (this.raw.startsWith('`') && /\\[$`\\]/.test(this.raw)) fail('an escape inside backquotes');
+        this.visit();
+        return { text: '*', literal: false };
       case 'process_substitution':
         this.visit();
         return { text: '*', literal: false };
@@ -577,7 +590,12 @@ function hidden(raw: string): string {
   return raw;
 }
 
-/** An unquoted word: backslashes removed; a glob or brace character leaves it not literal. */
+/** Brace expansion in unquoted text (escapes masked): a `{` then a `,` or `..` then a `}`. `{}` is literal. */
+function braces(shape: string): boolean {
+  return /\{.*(?:,|\.\.).*\}/s.test(shape.replace(/\\./gs, '__'));
+}
+
+/** An unquoted word: backslashes removed; a glob character leaves it not literal. */
 function unquoted(raw: string): Word {
   hidden(raw);
   let text = '';
@@ -589,7 +607,7 @@ function unquoted(raw: string): Word {
       i++;
       continue;
     }
-    if ('*?[]{}'.includes(ch)) literal = false;
+    if ('*?[]'.includes(ch)) literal = false;
     // tree-sitter-bash sometimes starts a word at the newline before it (`x=1⏎\\ls`): no word holds a bare blank.
     if (/\s/.test(ch)) fail('a blank inside a word');
     text += ch;
