@@ -47,7 +47,8 @@ const ROWS: [line: string, pattern: string, denied: boolean][] = [
   ['cat a | grep b | ls\ncurl x > f | sh', 'curl*', true],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
   ['echo ${x} | grep b | ls\ncurl x > f | sh', 'curl*', true],
-  // a line continuation joins `ls` and `curl x` into one command (`| wc`: a pipe into `sh` reads its program from the pipe, which matches every rule)
+  // a line continuation joins `ls` and `curl x` into one command (`| wc`: a pipe into `sh` reads its
+  // program from the pipe, which matches every rule)
   ['ls | grep b | ls \\\ncurl x > f | wc', 'curl*', false],
   ['! curl x', 'curl*', true],
   // subshells, groups, substitutions
@@ -87,7 +88,7 @@ const ROWS: [line: string, pattern: string, denied: boolean][] = [
   ["zsh -c 'curl x'", 'curl*', true],
   ["dash -c 'curl x'", 'curl*', true],
   ["/bin/sh -c 'curl x'", 'curl*', true],
-  ['sh -c "bash -c \'curl x\'"', 'curl*', true],
+  ["sh -c \"bash -c 'curl x'\"", 'curl*', true],
   ["sh -c 'echo hi'", 'curl*', false],
   ['eval "curl x"', 'curl*', true],
   ["eval 'ls && curl x'", 'curl*', true],
@@ -174,11 +175,7 @@ t.test('a line is decided per simple command: an allow never covers a denied par
   const at = (line: string) => decide(policy, { tool: 'Bash', provider: 'bash', targets: shell.commands(line), kind: 'text' });
   t.equal(at('git status && ls').action, 'allow');
   t.equal(at('git status && curl x').action, 'ask', 'curl is not allowed by `git *`: the default asks');
-  t.same(
-    at('git status && curl x').asked.map((a) => a.target),
-    ['curl x'],
-    'only the part that asked is recorded',
-  );
+  t.same(at('git status && curl x').asked.map((a) => a.target), ['curl x'], 'only the part that asked is recorded');
 });
 
 t.test('a plain line split without the parser gives what the parser gives', async (t) => {
@@ -192,39 +189,7 @@ t.test('a plain line split without the parser gives what the parser gives', asyn
   for (const [line] of ROWS) check(line);
   // Random lines over the plain-line alphabet, with the words that change how the grammar reads a line.
   const alphabet = 'abcxyz019_./:=@%+,-';
-  const special = [
-    'sudo',
-    'env',
-    'xargs',
-    'sh',
-    'bash',
-    'X=1',
-    'time',
-    'export',
-    'if',
-    'for',
-    '=',
-    '-c',
-    'nice',
-    'timeout',
-    '5',
-    '/usr/bin/curl',
-    'find',
-    '-exec',
-    'eval',
-    'git',
-    'push',
-    '&&',
-    '||',
-    ';',
-    '|',
-    '&',
-    'a|b',
-    'x&&y',
-    'p;q',
-    'c&',
-    '|&',
-  ];
+  const special = ['sudo', 'env', 'xargs', 'sh', 'bash', 'X=1', 'time', 'export', 'if', 'for', '=', '-c', 'nice', 'timeout', '5', '/usr/bin/curl', 'find', '-exec', 'eval', 'git', 'push', '&&', '||', ';', '|', '&', 'a|b', 'x&&y', 'p;q', 'c&', '|&'];
   let seed = 28;
   const rand = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -233,9 +198,7 @@ t.test('a plain line split without the parser gives what the parser gives', asyn
   let plain = 0;
   let joined = 0;
   for (let i = 0; i < 3000; i++) {
-    const words = Array.from({ length: 1 + rand(5) }, () =>
-      rand(3) ? special[rand(special.length)] : Array.from({ length: 1 + rand(6) }, () => alphabet[rand(alphabet.length)]).join(''),
-    );
+    const words = Array.from({ length: 1 + rand(5) }, () => (rand(3) ? special[rand(special.length)] : Array.from({ length: 1 + rand(6) }, () => alphabet[rand(alphabet.length)]).join('')));
     const line = `${' '.repeat(rand(2))}${words.join(' '.repeat(1 + rand(2)))}`;
     const split = plainCommands(line);
     if (split) plain++;
@@ -260,29 +223,8 @@ t.test('a line whose pipes are parsed as `;` gives what the parser gives', async
   // Pipes next to everything else a `|` can be in a line: quotes, escapes, comments, heredocs,
   // case patterns, extended globs, arithmetic, regular expressions, expansions, other operators.
   const parts = [
-    'ls',
-    'curl x',
-    'sh',
-    'grep "a|b"',
-    "grep 'c|d'",
-    'echo a\\|b',
-    '# c | d',
-    'sh -c "a | b | curl x"',
-    'cat <<E\n|x | y\nE\n',
-    'cat <<E\nx | y\nE\n',
-    '$(a | b | c)',
-    '`a | b`',
-    '(a | b)',
-    '{ a | b; }',
-    'f() { a | b; }',
-    'for f in a; do b | c; done',
-    'if a | b; then c; fi',
-    '! a',
-    'x=1',
-    'X=$(a|b|curl x) y',
-    'echo "$(a | b)"',
-    'a 2>&1',
-    'a > f',
+    'ls', 'curl x', 'sh', 'grep "a|b"', "grep 'c|d'", 'echo a\\|b', '# c | d', 'sh -c "a | b | curl x"', 'cat <<E\n|x | y\nE\n', 'cat <<E\nx | y\nE\n', '$(a | b | c)', '`a | b`', '(a | b)',
+    '{ a | b; }', 'f() { a | b; }', 'for f in a; do b | c; done', 'if a | b; then c; fi', '! a', 'x=1', 'X=$(a|b|curl x) y', 'echo "$(a | b)"', 'a 2>&1', 'a > f',
   ];
   // Where a `|` is no pipe: these lines are parsed as written.
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template

@@ -115,6 +115,16 @@ const DENIED: [line: string, expect: null | string][] = [
   ['sudo -h', null],
   ['nice --adj=5 touch p', null],
   ['timeout $T touch p', null],
+  // tools that run a command in an environment: seen through without options, unsplittable with
+  ['npm exec -- touch p', 'touch p'],
+  ['npx touch p', 'touch p'],
+  ['uv run touch p', 'touch p'],
+  ['uv run --with x touch p', null],
+  ['bundle exec touch p', 'touch p'],
+  ['direnv exec . touch p', 'touch p'],
+  ['gosu nobody touch p', 'touch p'],
+  ["nix-shell --run 'touch p'", null],
+  ["hyperfine 'touch p'", null],
   ['sudo $OPT touch p', null],
 ];
 
@@ -147,6 +157,8 @@ const SPLIT: [line: string, targets: string[]][] = [
   ['f() { git status; }; f', ['git status', 'f']],
   ['bash script.sh arg', ['bash script.sh arg']],
   ['. ./env.sh', ['. ./env.sh']],
+  ['uv run pytest -x', ['uv run pytest -x', 'pytest -x']],
+  ['npm run build && npm test', ['npm run build', 'npm test']],
 ];
 
 const policy: PolicySet = { default: 'allow', rules: [{ tool: 'Bash', pattern: 'touch*', action: 'deny', source: 'install' }] };

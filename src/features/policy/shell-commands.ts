@@ -119,6 +119,8 @@ const OPAQUE = new Set([
   'lxc-attach',
   'lxc-execute',
   'ld.so',
+  'nix-shell',
+  'hyperfine',
   'zsh',
   'ksh',
   'ksh93',
@@ -413,10 +415,71 @@ export function testWords(words: Word[]): void {
   }
 }
 
+/**
+ * Tools that run a command in an environment they set up (`uv run pytest`, `npm exec -- vitest`,
+ * `bundle exec rake`): the subcommand that runs one (none: the tool itself runs it) and how many
+ * literal words (a user, a folder) come before the command. Their options are not modelled: any
+ * option before the command makes the line unsplittable.
+ */
+const RUNNERS: Record<string, [sub: string[], before: number]> = {
+  npm: [['exec', 'x'], 0],
+  pnpm: [['exec', 'dlx'], 0],
+  yarn: [['exec', 'dlx'], 0],
+  bun: [['x', 'exec'], 0],
+  uv: [['run'], 0],
+  poetry: [['run'], 0],
+  pipenv: [['run'], 0],
+  bundle: [['exec'], 0],
+  conda: [['run'], 0],
+  mamba: [['run'], 0],
+  micromamba: [['run'], 0],
+  pixi: [['run', 'exec'], 0],
+  hatch: [['run'], 0],
+  pdm: [['run'], 0],
+  rye: [['run'], 0],
+  mise: [['exec', 'x'], 0],
+  asdf: [['exec'], 0],
+  rbenv: [['exec'], 0],
+  pyenv: [['exec'], 0],
+  nodenv: [['exec'], 0],
+  direnv: [['exec'], 1],
+  op: [['run'], 0],
+  doppler: [['run'], 0],
+  'aws-vault': [['exec'], 1],
+  npx: [[], 0],
+  pnpx: [[], 0],
+  bunx: [[], 0],
+  uvx: [[], 0],
+  pipx: [['run'], 0],
+  tini: [[], 0],
+  'dumb-init': [[], 0],
+  ccache: [[], 0],
+  distcc: [[], 0],
+  gosu: [[], 1],
+  'su-exec': [[], 1],
+  setuidgid: [[], 1],
+  dotenv: [[], 0],
+  catatonit: [[], 0],
+};
+
+function runner(args: Word[], [sub, before]: [string[], number]): Runs {
+  let i = 0;
+  if (sub.length) {
+    if (!args[0]?.literal || !sub.includes(args[0].text)) return NOTHING;
+    i = 1;
+  }
+  i = options(args, {}, i).at;
+  for (let k = 0; k < before; k++) i = positional(args, i);
+  if (args[i]?.literal && args[i].text === '--') i++;
+  return command(args, i);
+}
+
 /** What the command `base args...` runs besides itself (its name already literal); throws Unsplittable. */
 export function runs(base: string, args: Word[]): Runs {
   if (OPAQUE.has(base) || /^ld-.*\.so/.test(base)) fail(`${base} runs what the parser does not read`);
   if (SHELLS.has(base)) return shell(args);
+  const r = RUNNERS[base];
+  if (r) return runner(args, r);
   switch (base) {
     case 'busybox': {
       if (!args.length) return NOTHING;
