@@ -91,6 +91,7 @@ const DENIED: [line: string, expect: null | string][] = [
   ['(exec touch p)', 'touch p'],
   ['builtin command touch p', 'touch p'],
   ['busybox touch p', 'touch p'],
+  ['toybox touch p', 'touch p'],
   ["busybox sh -c 'touch p'", 'touch p'],
   ["watch -n 1 'touch p'", 'touch p'],
   ['xargs touch < list', 'touch *'],

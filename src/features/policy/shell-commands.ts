@@ -481,7 +481,8 @@ export function runs(base: string, args: Word[]): Runs {
   const r = RUNNERS[base];
   if (r) return runner(args, r);
   switch (base) {
-    case 'busybox': {
+    case 'busybox':
+    case 'toybox': {
       if (!args.length) return NOTHING;
       if (!args[0].literal) fail('busybox applet only known when it runs');
       return { commands: [args], scripts: [] };
