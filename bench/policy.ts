@@ -1,5 +1,6 @@
 // Tool policy evaluation per tool call with 200 rules (issue 28: p99 under 0.2 ms): the targets
-// of the call (a Bash line parsed by tree-sitter, a host, the arguments' JSON, a workspace path
+// of the call (a Bash line parsed by tree-sitter, or refused as outside the subset it reads, a
+// host, the arguments' JSON, a workspace path
 // resolved through the confined file layer) and the decision over the rules. The rules' database
 // read and the audit write are I/O of the gate, not evaluation, and are left out. Wall time on a
 // shared machine is mostly the scheduler at p99; CPU time (process.cpuUsage, user + system) is
@@ -47,6 +48,9 @@ const CALLS: Record<string, { tool: { name: string; provider: string }; args: Re
     'for f in $(find . -name "*.ts"); do wc -l "$f"; done | sort -n | tail -5',
     'npm test 2>&1 | tee out.log; echo "exit $?"',
   ].map(bash),
+  // Lines outside the parser's subset (docs/policy-commands.md): answered null, every rule matches.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
+  'bash refused': ['$CMD x', "bash -c -- 'ls' && echo 'ls' | sh", "a='x'; echo ${a@P} $((a))", 'tou{ch,} p && sudo -iu root nice -n 5 ls'].map(bash),
   webfetch: ['https://docs.host3.example.com/a', 'https://example.org/'].map((url) => ({ tool: { name: 'WebFetch', provider: 'webfetch' }, args: { url, prompt: 'x' } })),
   mcp: [{ tool: { name: 'mcp__server7__create_issue', provider: 'mcp' }, args: { repo: 'r7', title: 'x', body: 'y'.repeat(200) } }],
   // Paths with no link on them (existing, or new in an existing folder), through a link, new folders deep.

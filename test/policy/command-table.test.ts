@@ -47,7 +47,9 @@ const ROWS: [line: string, pattern: string, denied: boolean][] = [
   ['cat a | grep b | ls\ncurl x > f | sh', 'curl*', true],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
   ['echo ${x} | grep b | ls\ncurl x > f | sh', 'curl*', true],
-  ['ls | grep b | ls \\\ncurl x > f | sh', 'curl*', false],
+  // a line continuation joins `ls` and `curl x` into one command (`| wc`: a pipe into `sh` reads its
+  // program from the pipe, which matches every rule)
+  ['ls | grep b | ls \\\ncurl x > f | wc', 'curl*', false],
   ['! curl x', 'curl*', true],
   // subshells, groups, substitutions
   ['(curl x)', 'curl*', true],

@@ -1,20 +1,22 @@
 import { createRequire } from 'node:module';
 import { Language, Parser, type Tree, type TreeCursor } from 'web-tree-sitter';
+import { dangerousName, declaration, names, runs, Unsplittable, type Word } from './shell-commands.js';
 
 /**
- * The simple commands of a Bash command line, for Bash rules (CONTRACT 15). The line is parsed by
- * tree-sitter's bash grammar (the parser opencode's permission rules use; web-tree-sitter runs it
- * as WebAssembly, so nothing is compiled at install): every `command` node of the tree is one
- * simple command, wherever it sits (`&&`, `||`, `;`, `|`, `&`, newlines, subshells, `$(...)`,
- * backquotes, process substitutions, function bodies, loops). A regular expression cannot tell
- * `echo "a && b"` from `a && b`; a grammar can.
+ * The simple commands of a Bash command line, for Bash rules (docs/policy-commands.md). The line is
+ * parsed by tree-sitter's bash grammar (web-tree-sitter runs it as WebAssembly, so nothing is
+ * compiled at install) and read as a stated subset of the shell: literal words and quoting, pipes
+ * and lists, subshells and groups, `if`/`for`/`while`/`case`, functions (their bodies), command
+ * and process substitution, redirections and here-documents, assignments, and the wrappers of
+ * shell-commands.ts. Every node of the tree must be of a type the subset knows; every simple
+ * command is one target, wherever it sits, and what a wrapper runs (`sudo -u x cmd`, `sh -c '...'`)
+ * is one more, `/usr/bin/curl` also read as `curl`.
  *
- * Then wrappers are seen through, each adding the command it runs as one more simple command:
- * `sh -c '...'` and `bash -c` (the script is parsed in turn), `eval`, `env X=1 cmd`, `sudo`,
- * `xargs`, `nice`, `nohup`, `timeout`, `find -exec`, ... and `/usr/bin/curl` also reads as `curl`.
- * Words are unquoted as the shell would (`c'u'rl` is `curl`). A line that does not parse, or whose
- * command name is only known when it runs (`$CMD x`, `$(echo curl) x`), answers null: the caller
- * then takes it to match every rule.
+ * The checker fails closed: a command name not fully literal after quote removal (`$CMD`,
+ * `$'\x74ouch'`, `tou?h`, `tou{ch,}`), a backslash-newline inside a word, a construct outside the
+ * subset (`${x@P}`, arithmetic on a variable, `alias`, `trap`, a shell reading stdin, an unknown
+ * option of a wrapper, ...) answers null: the caller takes such a line to match every rule. An
+ * expansion in an argument reads `*` in the target (`rm -rf *` for `rm -rf $X`).
  */
 
 const require = createRequire(import.meta.url);
@@ -28,8 +30,6 @@ const MAX_LINE = 100_000;
  */
 const CACHED_LINES = 1000;
 const CACHED_LENGTH = 4096;
-
-class Unparseable extends Error {}
 
 export class ShellParser {
   private readonly seen = new Map<string, string[] | null>();
@@ -68,34 +68,37 @@ export class ShellParser {
       this.collect(line, out, 0, shortcut);
       return [...new Set(out)];
     } catch (e) {
-      if (e instanceof Unparseable) return null;
+      if (e instanceof Unsplittable) return null;
       throw e;
     }
   }
 
   private collect(line: string, out: string[], depth: number, shortcut = true): void {
-    if (depth > MAX_DEPTH || line.length > MAX_LINE) throw new Unparseable();
+    if (depth > MAX_DEPTH || line.length > MAX_LINE) throw new Unsplittable('too deep or too long');
     const plain = shortcut ? plainCommands(line) : null;
     if (plain) {
-      for (const words of plain) this.expand(words, out, depth, shortcut);
+      for (const words of plain) this.expand(words.map(lit), out, depth, shortcut);
       return;
     }
     const listed = shortcut ? pipesAsLists(line) : null;
     let text = listed ?? line;
     for (let fixes = 0; ; fixes++) {
       const tree = this.parser.parse(text);
-      if (!tree) throw new Unparseable();
+      if (!tree) throw new Unsplittable('no tree');
       try {
         if (tree.rootNode.hasError) {
-          if (listed === null) throw new Unparseable();
+          if (listed === null) throw new Unsplittable('a line that does not parse');
           this.collect(line, out, depth, false);
           return;
         }
-        const { commands, merged } = commandsOf(tree, text, line);
-        if (merged >= 0) {
+        let commands: Word[][];
+        try {
+          commands = commandsOf(tree, text, line);
+        } catch (e) {
+          if (!(e instanceof Merged)) throw e;
           // The grammar read two lines as one command: read them as `;` (same length) and parse again.
-          if (fixes >= MAX_DEPTH) throw new Unparseable();
-          text = `${text.slice(0, merged)};${text.slice(merged + 1)}`;
+          if (fixes >= MAX_DEPTH) throw new Unsplittable('too many merged lines');
+          text = `${text.slice(0, e.at)};${text.slice(e.at + 1)}`;
           continue;
         }
         for (const words of commands) this.expand(words, out, depth, shortcut);
@@ -107,18 +110,22 @@ export class ShellParser {
   }
 
   /** Record a simple command, then what it runs when it is a wrapper or a shell. */
-  private expand(words: string[], out: string[], depth: number, shortcut = true): void {
+  private expand(words: Word[], out: string[], depth: number, shortcut = true): void {
     if (!words.length) return;
-    if (depth > MAX_DEPTH) throw new Unparseable();
-    out.push(words.join(' '));
-    const base = words[0].includes('/') ? words[0].slice(words[0].lastIndexOf('/') + 1) : words[0];
-    if (base !== words[0]) out.push([base, ...words.slice(1)].join(' '));
-    const inner = unwrap(base, words.slice(1));
-    if (!inner) return;
-    if ('script' in inner) this.collect(inner.script, out, depth + 1, shortcut);
-    else this.expand(inner.words, out, depth + 1, shortcut);
+    if (depth > MAX_DEPTH) throw new Unsplittable('too deep');
+    const name = words[0];
+    if (!name.literal) throw new Unsplittable('a command name only known when it runs');
+    out.push(words.map((w) => w.text).join(' '));
+    const slash = name.text.lastIndexOf('/');
+    const base = slash >= 0 ? name.text.slice(slash + 1) : name.text;
+    if (base !== name.text) out.push([base, ...words.slice(1).map((w) => w.text)].join(' '));
+    const inner = runs(base, words.slice(1));
+    for (const script of inner.scripts) this.collect(script, out, depth + 1, shortcut);
+    for (const command of inner.commands) this.expand(command, out, depth + 1, shortcut);
   }
 }
+
+const lit = (text: string): Word => ({ text, literal: true });
 
 /**
  * Characters of a line that is one simple command of plain words: no quotes, escapes, expansions,
@@ -133,7 +140,31 @@ const PLAIN_LINE = /^[A-Za-z0-9_./:=@%+,-]+(?: +[A-Za-z0-9_./:=@%+,-]+)*$/;
  * `:`, `,`, no leading `-` (tree-sitter drops a lone `-` before an assignment: `- X=1 b` is `b`).
  */
 const PLAIN_NAME = /^[A-Za-z0-9_./][A-Za-z0-9_./-]*$/;
-const NOT_PLAIN_FIRST = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'select', 'function', 'time', 'coproc', 'declare', 'typeset', 'export', 'readonly', 'local', 'unset']);
+const NOT_PLAIN_FIRST = new Set([
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'do',
+  'done',
+  'case',
+  'esac',
+  'while',
+  'until',
+  'for',
+  'in',
+  'select',
+  'function',
+  'time',
+  'coproc',
+  'declare',
+  'typeset',
+  'export',
+  'readonly',
+  'local',
+  'unset',
+]);
 
 /** The words of a plain line (see PLAIN_LINE); null when the line needs the parser. */
 export function plainWords(line: string): string[] | null {
@@ -197,198 +228,393 @@ const NOT_A_PIPE = /case|\(\(|\$\[|\[\[|[@!?*+]\(|\$\{|>\||\|&/;
 
 /**
  * The simple commands of a parsed line, in document order, each as its words (read from `line`:
- * what was parsed may have `;` for some of its `|` and newlines, at the same offsets). The command
- * nodes come from one call into the parser, their words from one cursor (no node object per
- * word). Throws when a command's name is only known when the line runs.
- *
- * `merged`: where a command's words are on different lines (a newline between two of them that
- * is not a line continuation), the grammar has read two commands as one: tree-sitter-bash does
- * so in some pipelines (`a | b | ls⏎curl x > f | c` gives `ls curl x`), bash never. The index of
- * that newline, to be read as `;` (-1: none). Throws when the gap holds more than blanks (a
- * comment, a redirection): no `;` can be put in safely then.
+ * what was parsed may have `;` for some of its `|` and newlines, at the same offsets), from one
+ * cursor over the whole tree. Throws Unsplittable for what is outside the subset, and Merged where
+ * a command's words are on different lines (a newline between two of them that is not a line
+ * continuation): tree-sitter-bash reads two commands as one in some pipelines (`a | b | ls⏎curl x
+ * > f | c` gives `ls curl x`), bash never.
  */
-function commandsOf(tree: Tree, text: string, line: string): { commands: string[][]; merged: number } {
-  const commands: string[][] = [];
-  let dynamicName = false;
-  // The command nodes in document order in one call into the parser; their words with one cursor.
+function commandsOf(tree: Tree, text: string, line: string): Word[][] {
+  continuations(tree, line);
   const c = tree.walk();
   try {
-    for (const node of tree.rootNode.descendantsOfType('command')) {
-      c.reset(node!);
-      if (!c.gotoFirstChild()) continue;
-      const words: string[] = [];
-      let named = false;
-      let end = -1;
-      do {
-        const field = c.currentFieldName;
-        if (field !== 'name' && field !== 'argument') continue;
-        if (field === 'name') {
-          named = true;
-          dynamicName ||= dynamicAt(c);
-        }
-        if (end >= 0) {
-          const gap = text.slice(end, c.startIndex);
-          const nl = gap.search(/(?<!\\)\n/);
-          if (nl >= 0) {
-            if (!/^[\s\\]*$/.test(gap)) throw new Unparseable();
-            return { commands, merged: end + nl };
-          }
-        }
-        words.push(wordAt(c, line));
-        end = c.endIndex;
-      } while (c.gotoNextSibling());
-      // Only assignments (`X=1`): their values' commands are walked on their own.
-      if (named) commands.push(words);
-    }
+    const walk = new Walk(c, text, line);
+    walk.visit();
+    return walk.commands;
   } finally {
     c.delete();
   }
-  if (dynamicName) throw new Unparseable();
-  return { commands, merged: -1 };
 }
 
-const DYNAMIC = new Set(['simple_expansion', 'expansion', 'command_substitution', 'arithmetic_expansion', 'process_substitution']);
-
-/** The cursor's node holds an expansion: a command name whose value is only known when the line runs. */
-function dynamicAt(c: TreeCursor): boolean {
-  let depth = 0;
-  let found = false;
-  for (;;) {
-    if (DYNAMIC.has(c.nodeType)) {
-      found = true;
-      break;
+/**
+ * A backslash-newline is removed before bash reads words, so `tou\⏎ch` is `touch`; tree-sitter
+ * reads it as a blank. One with no blank on either side (outside quotes, comments and
+ * here-documents, where it is text or removed by quote removal) makes the line unsplittable.
+ */
+function continuations(tree: Tree, line: string): void {
+  for (let i = line.indexOf('\\\n'); i >= 0; i = line.indexOf('\\\n', i + 2)) {
+    let k = i;
+    while (k > 0 && line[k - 1] === '\\') k--;
+    if ((i - k) % 2) continue; // `\\⏎`: an escaped backslash, then a newline
+    const before = i > 0 ? line[i - 1] : ' ';
+    const after = i + 2 < line.length ? line[i + 2] : ' ';
+    // A blank on either side: it joins no two words.
+    if (/\s/.test(before) || /\s/.test(after)) continue;
+    for (let n: ReturnType<Tree['rootNode']['descendantForIndex']> = tree.rootNode.descendantForIndex(i); n; n = n.parent) {
+      if (n.type === 'raw_string' || n.type === 'string' || n.type === 'comment' || n.type === 'heredoc_body' || n.type === 'ansi_c_string') break;
+      if (n.type === 'program') throw new Unsplittable('a backslash-newline inside a word');
     }
-    if (c.gotoFirstChild()) {
-      depth++;
+  }
+}
+
+/** The grammar read two lines as one command: the index of the newline to read as `;`. */
+class Merged extends Error {
+  constructor(readonly at: number) {
+    super('merged lines');
+  }
+}
+
+/** Node types walked as containers: their children are statements or words, each checked in turn. */
+const CONTAINERS = new Set([
+  'program',
+  'list',
+  'pipeline',
+  'subshell',
+  'do_group',
+  'if_statement',
+  'elif_clause',
+  'else_clause',
+  'while_statement',
+  'negated_command',
+  'redirected_statement',
+  'case_statement',
+  'case_item',
+  'heredoc_redirect',
+  'heredoc_body',
+  'herestring_redirect',
+  'file_redirect',
+  'command_substitution',
+  'process_substitution',
+  'variable_assignments',
+  'array',
+]);
+/** Leaves that carry no command and change nothing. */
+const LEAVES = new Set(['comment', 'heredoc_start', 'heredoc_end', 'heredoc_content', 'file_descriptor', 'test_operator', 'number', 'special_variable_name']);
+/** Node types of an arithmetic expression made of numbers only (no variable: its value may be an expression that runs code). */
+const ARITHMETIC = new Set(['number', 'binary_expression', 'unary_expression', 'ternary_expression', 'postfix_expression', 'parenthesized_expression']);
+/** Test operators whose operands `[[` evaluates as arithmetic. */
+const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
+const NUMBER = /^[+-]?\d+$/;
+
+/**
+ * One walk over a parsed line with one cursor: every node is of a type the subset knows, else
+ * Unsplittable. Collects each simple command as its words (read from `line`, which has the same
+ * offsets as what was parsed).
+ */
+class Walk {
+  readonly commands: Word[][] = [];
+
+  constructor(
+    private readonly c: TreeCursor,
+    private readonly text: string,
+    private readonly line: string,
+  ) {}
+
+  private get raw(): string {
+    return this.line.slice(this.c.startIndex, this.c.endIndex);
+  }
+
+  /** Each child of the cursor's node in turn (the cursor on it), back on the node after. */
+  private children(fn: () => void): void {
+    const c = this.c;
+    if (!c.gotoFirstChild()) return;
+    try {
+      do fn();
+      while (c.gotoNextSibling());
+    } finally {
+      c.gotoParent();
+    }
+  }
+
+  /** Any node: a statement, a word, or part of one. */
+  visit(): void {
+    const c = this.c;
+    const type = c.nodeType;
+    if (!c.nodeIsNamed) return; // keywords and operators of the node around it
+    if (c.nodeIsMissing || type === 'ERROR') fail('a line that does not parse');
+    if (CONTAINERS.has(type)) {
+      this.children(() => this.visit());
+      return;
+    }
+    if (LEAVES.has(type)) return;
+    switch (type) {
+      case 'command':
+        this.command();
+        return;
+      case 'variable_assignment':
+        this.assignment();
+        return;
+      case 'declaration_command':
+        this.declaration();
+        return;
+      case 'unset_command':
+        this.children(() => {
+          if (c.nodeIsNamed) names([c.nodeType === 'variable_name' ? lit(this.raw) : this.word()], 'unset of a subscript');
+        });
+        return;
+      case 'test_command':
+      case 'binary_expression':
+      case 'unary_expression':
+      case 'parenthesized_expression':
+        this.test();
+        return;
+      case 'function_definition':
+        this.children(() => {
+          if (c.currentFieldName === 'body') this.visit();
+        });
+        return;
+      case 'compound_statement':
+        this.children(() => {
+          if (c.nodeType === '((') fail('arithmetic command');
+          this.visit();
+        });
+        return;
+      case 'for_statement':
+        this.children(() => {
+          if (c.currentFieldName === 'variable') names([lit(this.raw)], 'a loop over a dangerous variable');
+          else this.visit();
+        });
+        return;
+      case 'c_style_for_statement':
+        this.children(() => {
+          if (c.currentFieldName === 'body') this.visit();
+          else if (c.nodeIsNamed) this.arithmetic();
+        });
+        return;
+      case 'variable_name':
+        return;
+      default:
+        this.word();
+    }
+  }
+
+  /** Numbers and operators only. */
+  private arithmetic(): void {
+    if (!ARITHMETIC.has(this.c.nodeType)) fail('arithmetic on a variable');
+    this.children(() => {
+      if (this.c.nodeIsNamed) this.arithmetic();
+    });
+  }
+
+  /** `[[ ... ]]`, `[ ... ]` and their expressions: arithmetic comparisons of numbers only; `-v` of a plain name. */
+  private test(): void {
+    const c = this.c;
+    let operator = '';
+    const operands: Word[] = [];
+    this.children(() => {
+      if (c.nodeType === 'test_operator') operator = this.raw;
+      else if (['binary_expression', 'unary_expression', 'parenthesized_expression'].includes(c.nodeType)) this.test();
+      else if (c.nodeIsNamed) operands.push(this.word());
+      else if (c.currentFieldName === 'operator') operator = c.nodeType;
+    });
+    if (ARITHMETIC_TESTS.has(operator) && operands.some((w) => !w.literal || !NUMBER.test(w.text))) fail('arithmetic test of a variable');
+    if (operator === '-v' || operator === '-R') names(operands, 'test -v of a subscript');
+  }
+
+  /** `NAME=value`, `a[1]=v`, `x+=(...)`: a dangerous name or an arithmetic subscript is unsplittable. */
+  private assignment(): void {
+    const c = this.c;
+    this.children(() => {
+      if (c.currentFieldName === 'name') {
+        if (c.nodeType === 'subscript') this.subscript();
+        else names([lit(this.raw)], 'an assignment to a dangerous variable');
+      } else if (c.nodeIsNamed) this.visit();
+    });
+  }
+
+  /** `a[1]`: a number, `@` or `*` only (an indexed array's subscript is arithmetic). */
+  private subscript(): void {
+    const c = this.c;
+    this.children(() => {
+      if (c.currentFieldName === 'name') names([lit(this.raw)], 'a dangerous variable');
+      else if (c.currentFieldName === 'index' && !(c.nodeType === 'number' || /^[@*]$/.test(this.raw))) fail('a subscript that is not a number');
+    });
+  }
+
+  private declaration(): void {
+    const c = this.c;
+    const words: Word[] = [];
+    this.children(() => {
+      if (!c.nodeIsNamed) return;
+      if (c.nodeType === 'variable_assignment') {
+        this.assignment();
+        words.push(lit(this.raw.split(/\+?=/)[0] ?? ''));
+      } else words.push(c.nodeType === 'variable_name' ? lit(this.raw) : this.word());
+    });
+    declaration(words);
+  }
+
+  /** A simple command: its words, each checked; its redirections and assignments walked. */
+  private command(): void {
+    const c = this.c;
+    const words: Word[] = [];
+    let end = -1;
+    let named = false;
+    this.children(() => {
+      const field = c.currentFieldName;
+      if (field === 'name' || field === 'argument') {
+        if (end >= 0) {
+          const gap = this.text.slice(end, c.startIndex);
+          const nl = gap.search(/(?<!\\)\n/);
+          if (nl >= 0) {
+            if (!/^[\s\\]*$/.test(gap)) fail('two lines read as one command');
+            throw new Merged(end + nl);
+          }
+        }
+        end = c.endIndex;
+        if (field === 'name') named = true;
+        // `$"..."` reads as a `$` then a string: not known before it runs.
+        words.push(c.nodeIsNamed ? this.word() : { text: '*', literal: false });
+      } else if (c.nodeType === 'variable_assignment') this.assignment();
+      else this.visit();
+    });
+    // Only assignments (`X=1`): their values were walked.
+    if (named) this.commands.push(words);
+  }
+
+  /** The cursor's word after quote removal; substitutions inside are walked, expansions checked. */
+  word(): Word {
+    const c = this.c;
+    const type = c.nodeType;
+    switch (type) {
+      case 'word': {
+        const w = unquoted(this.raw);
+        if (braces(this.raw)) w.literal = false;
+        return w;
+      }
+      case 'number':
+        return lit(this.raw);
+      case 'raw_string':
+        return lit(this.raw.slice(1, -1));
+      case 'command_name':
+      case 'concatenation':
+      case 'string': {
+        let text = '';
+        let literal = true;
+        // The unquoted parts as written, anything else as `_`: tree-sitter splits `tou{ch,}` into
+        // words `tou`, `{`, `ch,`, `}`, and brace expansion is only seen across them.
+        let shape = '';
+        this.children(() => {
+          if (!c.nodeIsNamed) {
+            // Quotes of a string; a lone `$` or other token inside a word: as written.
+            if (type !== 'string' || c.nodeType !== '"') text += this.raw;
+            shape += '_';
+            return;
+          }
+          shape += c.nodeType === 'word' ? this.raw : '_';
+          const w = c.nodeType === 'string_content' ? lit(hidden(this.raw).replace(/\\([$`"\\\n])/g, (_, ch) => (ch === '\n' ? '' : ch))) : this.word();
+          text += w.text;
+          literal &&= w.literal;
+        });
+        return { text, literal: literal && !braces(shape) };
+      }
+      case 'simple_expansion':
+        return { text: '*', literal: false };
+      case 'expansion':
+        this.expansion();
+        return { text: '*', literal: false };
+      case 'command_substitution':
+        // Inside backquotes bash removes a backslash before `$`, a backquote or a backslash and
+        // parses the text again (`\`touch\`` nests a substitution); tree-sitter does not.
+        if (this.raw.startsWith('`') && /\\[$`\\]/.test(this.raw)) fail('an escape inside backquotes');
+        this.visit();
+        return { text: '*', literal: false };
+      case 'process_substitution':
+        this.visit();
+        return { text: '*', literal: false };
+      case 'arithmetic_expansion':
+        this.children(() => {
+          if (c.nodeIsNamed) this.arithmetic();
+        });
+        return { text: '*', literal: false };
+      case 'translated_string':
+        this.children(() => {
+          if (c.nodeIsNamed) this.word();
+        });
+        return { text: '*', literal: false };
+      case 'ansi_c_string':
+      case 'brace_expression':
+        return { text: '*', literal: false };
+      case 'extglob_pattern':
+      case 'regex':
+        // Patterns tree-sitter leaves whole: `${x#$(cmd)}` is a regex leaf, so any substitution in one is unsplittable.
+        hidden(this.raw);
+        return { text: this.raw, literal: false };
+      case 'array':
+        this.visit();
+        return { text: '*', literal: false };
+      default:
+        return fail(`${type} is outside the subset`);
+    }
+  }
+
+  /**
+   * `${...}`: a name (with a number, `@` or `*` subscript) and the operators whose words are data.
+   * Unsplittable: `${!x}` (indirection), `${x@P}` (prompt expansion runs substitutions),
+   * `${x:off}` with an offset that is no number (arithmetic), `${PS4=...}` (a dangerous name).
+   */
+  private expansion(): void {
+    const c = this.c;
+    let previous = '';
+    let name = '';
+    this.children(() => {
+      const t = c.nodeIsNamed ? c.nodeType : this.raw;
+      if (t === '!' && previous === '${') fail('indirect expansion');
+      if (previous === '@' && t === 'P') fail('prompt expansion');
+      if (previous === ':' && c.nodeIsNamed && t !== 'number') fail('a substring offset that is not a number');
+      if ((t === '=' || t === ':=') && dangerousName(name)) fail('an assignment to a dangerous variable');
+      if (t === 'variable_name') name = this.raw;
+      else if (t === 'subscript') this.subscript();
+      else if (c.nodeIsNamed && t !== 'special_variable_name' && t !== 'number') this.word();
+      previous = t;
+    });
+  }
+}
+
+/**
+ * A leaf's text, refused when it holds an expansion or substitution the grammar did not make a
+ * node of (a safety net: where tree-sitter keeps one as text, the walk would not see it).
+ */
+function hidden(raw: string): string {
+  if (/(?:^|[^\\])(?:\\\\)*(?:\$[({[A-Za-z0-9_@*#?$!-]|`)/.test(raw)) fail('an expansion the grammar left as text');
+  return raw;
+}
+
+/** Brace expansion in unquoted text (escapes masked): a `{` then a `,` or `..` then a `}`. `{}` is literal. */
+function braces(shape: string): boolean {
+  return /\{.*(?:,|\.\.).*\}/s.test(shape.replace(/\\./gs, '__'));
+}
+
+/** An unquoted word: backslashes removed; a glob character leaves it not literal. */
+function unquoted(raw: string): Word {
+  hidden(raw);
+  let text = '';
+  let literal = true;
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i];
+    if (ch === '\\') {
+      if (i + 1 < raw.length && raw[i + 1] !== '\n') text += raw[i + 1];
+      i++;
       continue;
     }
-    while (depth > 0 && !c.gotoNextSibling()) {
-      c.gotoParent();
-      depth--;
-    }
-    if (depth === 0) break;
+    if ('*?[]'.includes(ch)) literal = false;
+    // tree-sitter-bash sometimes starts a word at the newline before it (`x=1⏎\\ls`): no word holds a bare blank.
+    if (/\s/.test(ch)) fail('a blank inside a word');
+    text += ch;
   }
-  for (; depth > 0; depth--) c.gotoParent();
-  return found;
+  return { text, literal };
 }
 
-/** The cursor's word as the shell passes it on: quotes removed, backslash escapes resolved; expansions kept as written. */
-function wordAt(c: TreeCursor, line: string): string {
-  const type = c.nodeType;
-  const text = line.slice(c.startIndex, c.endIndex);
-  switch (type) {
-    case 'word':
-      return text.replace(/\\(.)/gs, '$1');
-    case 'raw_string':
-      return text.slice(1, -1);
-    case 'ansi_c_string':
-      return text.slice(2, -1);
-    case 'string': {
-      const body = text.startsWith('$"') ? text.slice(2, -1) : text.slice(1, -1);
-      return body.replace(/\\([$`"\\\n])/g, '$1');
-    }
-    case 'command_name':
-    case 'concatenation': {
-      // A command name is its one named part (`"curl"` is curl), else as written; a concatenation its parts joined.
-      let joined = '';
-      let named = 0;
-      let only = '';
-      if (c.gotoFirstChild()) {
-        do {
-          if (type === 'concatenation') joined += wordAt(c, line);
-          else if (c.nodeIsNamed && ++named === 1) only = wordAt(c, line);
-        } while (c.gotoNextSibling());
-        c.gotoParent();
-      }
-      return type === 'concatenation' ? joined : named === 1 ? only : text;
-    }
-    default:
-      return text;
-  }
-}
-
-type Inner = { words: string[] } | { script: string } | null;
-
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
-/** Wrappers that run the rest of their words after options, with the options that take a value. */
-const WRAPPERS: Record<string, Set<string>> = {
-  sudo: new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-T', '-U', '--user', '--group', '--host', '--prompt', '--chdir']),
-  doas: new Set(['-u', '-C']),
-  nice: new Set(['-n', '--adjustment']),
-  nohup: new Set(),
-  time: new Set(['-f', '-o', '--format', '--output']),
-  command: new Set(),
-  builtin: new Set(),
-  exec: new Set(['-a']),
-  setsid: new Set(),
-  stdbuf: new Set(['-i', '-o', '-e']),
-  ionice: new Set(['-c', '-n', '-p', '-P', '-u']),
-  chrt: new Set(),
-  unbuffer: new Set(),
-  xargs: new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines', '--max-chars', '--eof']),
-  timeout: new Set(['-s', '-k', '--signal', '--kill-after']),
-  watch: new Set(['-n', '-d', '--interval']),
-  flock: new Set(['-w', '-E', '--timeout', '--conflict-exit-code']),
-};
-
-/** What a wrapper runs: the words of the command, or a script to parse; null when it is no wrapper. */
-function unwrap(base: string, args: string[]): Inner {
-  if (SHELLS.has(base)) {
-    let i = 0;
-    if (base === 'busybox' && args[0] && SHELLS.has(args[0])) i = 1;
-    let script = false;
-    for (; i < args.length; i++) {
-      const a = args[i];
-      if (a === '--') break;
-      if (!a.startsWith('-') && !a.startsWith('+')) break;
-      if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(a)) script = true;
-      else if ((a === '-o' || a === '+o' || a === '-O' || a === '+O') && i + 1 < args.length) i++;
-    }
-    return script && i < args.length ? { script: args[i] } : null;
-  }
-  if (base === 'eval') return args.length ? { script: args.join(' ') } : null;
-  if (base === 'env') return envInner(args);
-  if (base === 'find') return findInner(args);
-  const valued = WRAPPERS[base];
-  if (!valued) return null;
-  let i = afterOptions(args, valued);
-  // `timeout 5 cmd`, `chrt 10 cmd`, `flock FILE cmd`: one positional before the command.
-  if ((base === 'timeout' || base === 'chrt' || base === 'flock') && i < args.length) i++;
-  const rest = args.slice(i);
-  if (!rest.length) return null;
-  // `watch 'curl x'` and `flock f 'cmd'` take a command line as one word.
-  if ((base === 'watch' || base === 'flock') && rest.length === 1) return { script: rest[0] };
-  return { words: rest };
-}
-
-/** Where a wrapper's own options end: at `--` (skipped), or the first word that is no option; `valued` options take the next word. */
-function afterOptions(args: string[], valued: Set<string>): number {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--') return i + 1;
-    if (!a.startsWith('-') || a === '-') return i;
-    if (valued.has(a)) i++;
-  }
-  return args.length;
-}
-
-const ENV_VALUED = new Set(['-u', '-C', '--unset', '--chdir']);
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
-
-/** `env [-i] [-u NAME] [NAME=value]... cmd`, and `env -S "cmd args"` (a command line in one word). */
-function envInner(args: string[]): Inner {
-  let i = afterOptions(args, ENV_VALUED);
-  const split = args.findIndex((a) => a === '-S' || a === '--split-string' || /^-S./.test(a));
-  if (split >= 0 && split < i) return { script: [...(args[split].length > 2 && !args[split].startsWith('--') ? [args[split].slice(2)] : []), ...args.slice(split + 1)].join(' ') };
-  while (i < args.length && ASSIGNMENT.test(args[i])) i++;
-  return i < args.length ? { words: args.slice(i) } : null;
-}
-
-/** `find . -exec rm {} \;`: the words after -exec (or -execdir, -ok, -okdir) up to `;` or `+`. */
-function findInner(args: string[]): Inner {
-  const i = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir');
-  if (i < 0) return null;
-  const end = args.findIndex((a, j) => j > i && (a === ';' || a === '+'));
-  const words = args.slice(i + 1, end < 0 ? undefined : end);
-  return words.length ? { words } : null;
+function fail(why: string): never {
+  throw new Unsplittable(why);
 }
