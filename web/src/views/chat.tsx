@@ -175,8 +175,8 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
       {model.notices.length > 0 && (
         <ul class="notices" aria-label="Notices">
           {model.notices.map((n) => (
-            <li key={n.seq} class="notice" role="status" data-code={n.code}>
-              <span>{n.message}</span>
+            <li key={n.seq} class="notice" data-code={n.code}>
+              <span role="status">{n.message}</span>
               <button type="button" class="dismiss" aria-label="Dismiss this notice" onClick={() => {
                   model.dismissNotice(n.seq);
                   redraw();
