@@ -13,7 +13,8 @@ function sink(isTTY: boolean) {
   return { out: { write: (s: string) => (text += s), isTTY, columns: 100 }, text: () => text };
 }
 
-const ev = (name: string, payload: Record<string, unknown>): ServerEvent => ({ name, payload: { session_id: 's', seq: 0, ...payload } });
+// Hand-made, so only the fields the renderer reads.
+const ev = (name: string, payload: Record<string, unknown>) => ({ name, payload: { session_id: 's', seq: 0, ...payload } }) as unknown as ServerEvent;
 const patch = (turn_id: string, patch_type: string, data: Record<string, unknown>) => ev('turn:patch', { turn_id, patch_type, data });
 
 const subAgentRun = [
@@ -66,6 +67,18 @@ t.test('on a terminal: thinking dimmed, colours; failures and interruptions are 
   t.match(s.text(), '\x1b[2mhmm\x1b[22m\nok red\n', 'thinking dim; escapes in model text removed');
   t.match(s.text(), '[turn interrupted]');
   t.match(s.text(), '[chat interrupted: interrupted]');
+});
+
+t.test('a system:notice (a budget past 80%) is a line of its own between what streams; the run goes on', async (t) => {
+  const s = sink(false);
+  const r = new Renderer(s.out);
+  r.event(ev('turn:start', { turn_id: 't1', role: 'assistant', parent_fork_tool_call_id: null }));
+  r.event(patch('t1', 'add_content', { text_delta: 'working' }));
+  const message = 'session budget (per day: 45 of 50 tokens) is past 80%; it resets at 2026-11-27T23:00:00.000Z';
+  r.event(ev('system:notice', { code: 'BUDGET_WARNING', message, scope: 'session', used_tokens: 45, max_tokens: 50 }));
+  r.event(patch('t1', 'add_content', { text_delta: ' on' }));
+  r.event(ev('system:notice', { code: 'SOMETHING_NEW', message: '' }));
+  t.equal(s.text(), `working\nnotice: ${message}\n on\nnotice: SOMETHING_NEW\n`, 'the message, or the code when it has none');
 });
 
 /** A stored turn as the service sends it: the fields a test does not set take their empty values. */

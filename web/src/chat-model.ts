@@ -1,4 +1,5 @@
 import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type PendingApproval, type ToolCall, type Turn } from '../../src/core/conversation/turns.js';
+import { isSessionEvent, type Payload, type SessionEvent, type SessionEventName } from '../../src/core/events/protocol.js';
 
 /**
  * One session's conversation as the console shows it, built from the event stream with the
@@ -15,10 +16,12 @@ import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type PendingAp
  * missed; a seq at or below `lastSeq` is a repeat and is dropped.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: event payloads are the service's JSON, read field by field
-type Payload = any;
-
-export const SESSION_EVENTS = new Set(['chat:start', 'turn:start', 'turn:patch', 'turn:end', 'chat:end', 'system:error', 'session:resync']);
+/** A `system:notice` shown above the composer (e.g. BUDGET_WARNING: a budget passed 80%). */
+export interface ShownNotice {
+  seq: number;
+  code: string;
+  message: string;
+}
 
 /** A tool call the policy holds for a person's decision (CONTRACT.md section 15). */
 export interface Approval {
@@ -39,15 +42,15 @@ export interface Question {
   questions: { question: string; header?: string; options: { label: string; description?: string }[]; multiSelect?: boolean }[];
 }
 
-function skeleton(p: Payload): Turn {
+function skeleton(p: Payload<'turn:start'>): Turn {
   return {
     id: '',
     sequence: 0,
     turn_id: p.turn_id,
     loop_id: 'root',
     kind: 'message',
-    role: p.role,
-    status: p.status ?? 'streaming',
+    role: p.role as Turn['role'],
+    status: (p.status || 'streaming') as Turn['status'],
     blocks: [],
     tool_calls: [],
     model: '',
@@ -65,7 +68,7 @@ export class ChatModel {
   turns = new Map<string, Turn>();
   /** Turn ids in the order they started (sub-agent turns too; the view nests them). */
   order: string[] = [];
-  private startedAt = new Map<string, number>();
+  private readonly startedAt = new Map<string, number>();
   lastSeq = 0;
   /** A run is under way (chat:start seen, chat:end not yet). */
   running = false;
@@ -76,61 +79,83 @@ export class ChatModel {
   /** Events applied, for the view to know it must draw again. */
   version = 0;
 
-  /** Apply one server event; false when it is a repeat or not about this session. */
-  apply(name: string, p: Payload): boolean {
-    if (name === 'session:resync') {
-      this.turns = new Map(p.turns.map((t: Turn) => [t.turn_id, t]));
-      this.order = p.turns.map((t: Turn) => t.turn_id);
-      this.startedAt.clear();
-      this.lastSeq = p.seq;
-      this.running = p.turns.some((t: Turn) => t.status === 'streaming');
-      this.version++;
-      return true;
-    }
-    if (typeof p.seq === 'number') {
-      if (p.seq <= this.lastSeq) return false;
-      this.lastSeq = p.seq;
+  /** `system:notice`s that arrived live, oldest first, until dismissed. */
+  notices: ShownNotice[] = [];
+  /**
+   * Events from here on are live: set once the subscription is acknowledged. The replay before it
+   * is history: its notices were for then (the terminal client does not repeat them either).
+   */
+  live = false;
+
+  /**
+   * What the console does with each server event of a session: one entry per event of the
+   * catalogue, so a new event is a compile error here until it is given one
+   * (test/architecture/client-events.test.ts compares the keys with the catalogue too).
+   */
+  static readonly handlers: { [N in SessionEventName]: (m: ChatModel, p: Payload<N>) => void } = {
+    'session:resync': (m, p) => {
+      m.turns = new Map(p.turns.map((t) => [t.turn_id, t as Turn]));
+      m.order = p.turns.map((t) => t.turn_id);
+      m.startedAt.clear();
+      m.lastSeq = p.seq;
+      m.running = p.turns.some((t) => t.status === 'streaming');
+    },
+    'chat:start': (m) => {
+      m.running = true;
+      m.error = null;
+    },
+    'chat:end': (m) => {
+      m.running = false;
+    },
+    'system:error': (m, p) => {
+      m.error = p.message || p.code || 'the run failed';
+    },
+    'system:notice': (m, p) => {
+      if (m.live) m.notices.push({ seq: p.seq, code: p.code, message: p.message || p.code });
+    },
+    'turn:start': (m, p) => {
+      if (!m.turns.has(p.turn_id)) {
+        m.turns.set(p.turn_id, skeleton(p));
+        m.order.push(p.turn_id);
+      }
+      m.startedAt.set(p.turn_id, p.seq);
+    },
+    'turn:end': (m, p) => {
+      const t = p.turn as Turn | undefined;
+      if (t) m.turns.set(p.turn_id, t);
+      else {
+        const known = m.turns.get(p.turn_id);
+        if (known) known.status = p.status as Turn['status'];
+      }
+      if (!m.order.includes(p.turn_id)) m.order.push(p.turn_id);
+    },
+    'turn:patch': (m, p) => {
+      const t = m.turns.get(p.turn_id);
+      if (!t) return;
+      if (p.patch_type === 'update_tool_call' && typeof p.data.progress === 'string') m.progress.set(p.data.id, p.data.progress);
+      applyPatch(t, { patch_type: p.patch_type, data: p.data } as Patch);
+      // An answered question completes its paused turn (CONTRACT.md section 5).
+      if (p.patch_type === 'tool_result' && t.status === 'paused' && !hasOpenCalls(t)) t.status = 'completed';
+    },
+  };
+
+  /** Apply one server event; false when it is a repeat or not a session event. */
+  apply(name: string, payload: unknown): boolean {
+    if (!isSessionEvent(name)) return false;
+    // The service sends what the catalogue says (its tests check a real run's events against it).
+    const e = { name, payload } as SessionEvent;
+    if (e.name !== 'session:resync') {
+      if (e.payload.seq <= this.lastSeq) return false;
+      this.lastSeq = e.payload.seq;
     }
     this.version++;
-    switch (name) {
-      case 'chat:start':
-        this.running = true;
-        this.error = null;
-        return true;
-      case 'chat:end':
-        this.running = false;
-        return true;
-      case 'system:error':
-        this.error = p.message ?? p.code ?? 'the run failed';
-        return true;
-      case 'turn:start':
-        if (!this.turns.has(p.turn_id)) {
-          this.turns.set(p.turn_id, skeleton(p));
-          this.order.push(p.turn_id);
-        }
-        this.startedAt.set(p.turn_id, p.seq);
-        return true;
-      case 'turn:end': {
-        const t = p.turn as Turn | undefined;
-        if (t) this.turns.set(p.turn_id, t);
-        else {
-          const known = this.turns.get(p.turn_id);
-          if (known) known.status = p.status;
-        }
-        if (!this.order.includes(p.turn_id)) this.order.push(p.turn_id);
-        return true;
-      }
-      case 'turn:patch': {
-        const t = this.turns.get(p.turn_id);
-        if (!t) return true;
-        if (p.patch_type === 'update_tool_call' && typeof p.data?.progress === 'string') this.progress.set(p.data.id, p.data.progress);
-        applyPatch(t, { patch_type: p.patch_type, data: p.data } as Patch);
-        // An answered question completes its paused turn (CONTRACT.md section 5).
-        if (p.patch_type === 'tool_result' && t.status === 'paused' && !hasOpenCalls(t)) t.status = 'completed';
-        return true;
-      }
-    }
+    (ChatModel.handlers[e.name] as (m: ChatModel, p: SessionEvent['payload']) => void)(this, e.payload);
     return true;
+  }
+
+  dismissNotice(seq: number) {
+    this.notices = this.notices.filter((n) => n.seq !== seq);
+    this.version++;
   }
 
   /**

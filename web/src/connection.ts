@@ -1,4 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
+import type { Ack, ClientEventName, ClientToServerEvents, ServerToClientEvents } from '../../src/core/events/protocol.js';
 
 /**
  * The console's one Socket.IO connection (SPEC "Events"), made with the signed-in key. socket.io
@@ -6,11 +7,11 @@ import { io, type Socket } from 'socket.io-client';
  * from its last seq. `status` drives the "reconnecting…" banner.
  */
 
-export type Ack = { ok: true; [k: string]: unknown } | { ok: false; error: { code: string; message: string } };
+export type { Ack };
 export type LinkStatus = 'connecting' | 'live' | 'reconnecting' | 'refused';
 
 export class Connection {
-  readonly socket: Socket;
+  readonly socket: Socket<ServerToClientEvents, ClientToServerEvents>;
   status: LinkStatus = 'connecting';
   private listeners = new Set<(s: LinkStatus, detail?: string) => void>();
 
@@ -44,9 +45,11 @@ export class Connection {
   }
 
   /** Emit with an acknowledgement; a missing answer becomes an error ack the view can show. */
-  async request(event: string, payload: unknown, timeoutMs = 15_000): Promise<Ack> {
+  async request<N extends ClientEventName>(event: N, payload: Parameters<ClientToServerEvents[N]>[0], timeoutMs = 15_000): Promise<Ack> {
     try {
-      return (await this.socket.timeout(timeoutMs).emitWithAck(event, payload)) as Ack;
+      // socket.io's types cannot resolve an event name that is still a type parameter: the signature is the one ClientToServerEvents gives N.
+      const socket = this.socket.timeout(timeoutMs) as unknown as { emitWithAck(event: N, payload: Parameters<ClientToServerEvents[N]>[0]): Promise<Ack> };
+      return await socket.emitWithAck(event, payload);
     } catch {
       return { ok: false, error: { code: 'TIMEOUT', message: `the service did not answer ${event} in ${timeoutMs / 1000} s` } };
     }

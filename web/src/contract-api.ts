@@ -1,34 +1,19 @@
+import type { z } from 'zod';
+import type { BudgetList, UsageReport } from '../../src/features/usage/schemas.js';
 import { ApiError, api } from './api.js';
 
 /**
- * Routes of CONTRACT.md sections 15 (tool policy, audit) and 16 (usage, budgets) that the service
- * is gaining while the console is written. Their schemas are not in src/ yet, so the shapes below
- * are the contract's words; once they land, import them as api.ts does. A server without a route
+ * Routes of optional features: tool policy and audit, usage and budgets. A server without one
  * answers 404 (to a valid key): the screens then say the feature is not available here rather than
- * showing an error.
+ * showing an error. Usage and budgets are typed by the service's own response schemas; the audit
+ * and policy shapes below are the ones these screens read.
  */
 
-export interface UsageItem {
-  key: string;
-  calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number | null;
-}
-export interface Usage {
-  items: UsageItem[];
-  /** The contract says `total`; a count or a sum of the items, read as whichever it is. */
-  total?: number | Partial<Omit<UsageItem, 'key'>>;
-}
-export interface Budget {
-  scope: 'install' | 'user' | 'session';
-  period: 'day' | 'month' | 'total';
-  max_tokens: number | null;
-  max_cost: number | null;
-  used_tokens: number;
-  used_cost: number | null;
-  resets_at: string | null;
-}
+/** `GET /api/usage`: the caller's model calls grouped by a key, and their sums. */
+export type Usage = z.output<typeof UsageReport>;
+/** One budget of `GET /api/budgets`, with its use and when it resets. */
+export type Budget = z.output<typeof BudgetList>['budgets'][number];
+
 export interface AuditRecord {
   id: string;
   at: string;

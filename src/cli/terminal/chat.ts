@@ -1,7 +1,7 @@
 import { type Api, ClientError, type Turn } from './api.js';
 import type { Answer } from './question.js';
 import { asApproval, type Approval, firstPending } from './approval.js';
-import { type Payload, type ServerEvent, SessionStream, type StreamOptions } from './stream.js';
+import { type ServerEvent, SessionStream, type StreamOptions } from './stream.js';
 
 /**
  * One session as a chat client sees it: its live event stream, the question it waits on, and
@@ -96,23 +96,23 @@ export class ChatSession {
   }
 
   private track(e: ServerEvent) {
-    const p: Payload = e.payload;
     if (e.name === 'chat:start') this.running = true;
-    if (e.name === 'turn:start' && p.role === 'assistant' && !p.parent_fork_tool_call_id) this.answerTurn = p.turn_id;
+    if (e.name === 'turn:start' && e.payload.role === 'assistant' && !e.payload.parent_fork_tool_call_id) this.answerTurn = e.payload.turn_id;
     if (e.name !== 'turn:patch') return;
+    const p = e.payload;
     if (p.patch_type === 'add_content' && p.turn_id === this.answerTurn) {
       // A new top-level turn with text replaces the answer: the final answer is the last one's.
       if (this.answerTurn !== this.textTurn) this.answer = '';
       this.textTurn = this.answerTurn;
-      this.answer += String(p.data?.text_delta ?? '');
+      this.answer += p.data.text_delta;
     }
     if (p.patch_type === 'usage') {
-      this.usage.input_tokens += Number(p.data?.input_tokens ?? 0);
-      this.usage.output_tokens += Number(p.data?.output_tokens ?? 0);
+      this.usage.input_tokens += p.data.input_tokens;
+      this.usage.output_tokens += p.data.output_tokens;
     }
     // Approvals are answered in the order asked: the first one stays pending.
-    if (p.patch_type === 'add_tool_call' && p.data?.status === 'awaiting_answer' && !this.pending?.approval) this.pending = { toolCallId: p.data.id, arguments: p.data.arguments ?? '{}', approval: asApproval(p.data.question) ?? undefined };
-    if (p.patch_type === 'tool_result' && p.data?.tool_call_id === this.pending?.toolCallId) this.pending = null;
+    if (p.patch_type === 'add_tool_call' && p.data.status === 'awaiting_answer' && !this.pending?.approval) this.pending = { toolCallId: p.data.id, arguments: p.data.arguments || '{}', approval: asApproval(p.data.question) ?? undefined };
+    if (p.patch_type === 'tool_result' && p.data.tool_call_id === this.pending?.toolCallId) this.pending = null;
   }
 
   /** The question a stored conversation waits on (a session in waiting_for_input). */
@@ -121,7 +121,7 @@ export class ChatSession {
   }
 
   /** Send a message or an answer; resolves with the chat:end of the run it starts. */
-  async send(message: string, answer?: Answer, mode?: string): Promise<ChatEnd> {
+  async send(message: string, answer?: Answer, mode?: 'planning' | 'executing'): Promise<ChatEnd> {
     if (!this.sessionId) {
       const created = await this.api.createSession({ intent: titleFrom(message), ...this.createWith });
       this.sessionId = created.session_id;

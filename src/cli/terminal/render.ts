@@ -3,6 +3,7 @@ import type { Turn } from './api.js';
 import { fileChange } from './diff.js';
 import { keyArgument, resultText, seconds, short } from './format.js';
 import { MarkdownBlocks, markdownLines, markdownTheme } from './markdown.js';
+import type { Payload, SessionEventName } from '../../core/events/protocol.js';
 import type { ServerEvent } from './stream.js';
 import { ansi, clean, type Output, plain, type Style, styleFor } from './style.js';
 
@@ -148,45 +149,50 @@ export class Renderer {
     this.printMarkdown(md.blocks.end(), md);
   }
 
+  /**
+   * How the terminal shows each server event of a session: one entry per event of the catalogue,
+   * so a new event is a compile error here until it is given one (test/architecture/client-events.test.ts
+   * compares the keys with the catalogue too).
+   */
+  static readonly handlers: { [N in SessionEventName]: (r: Renderer, p: Payload<N>) => void } = {
+    // Nothing to print: the person's own line starts the run.
+    'chat:start': () => {},
+    'turn:start': (r, p) => r.turnStart(p.turn_id, p.role, p.parent_fork_tool_call_id),
+    'turn:patch': (r, p) => r.owner(p.turn_id).patch(p.turn_id, p.patch_type, p.data),
+    'turn:end': (r, p) => r.turnEnd(p.turn_id, p.status, p.turn as Turn),
+    'chat:end': (r, p) => {
+      // Sub-agents cut short (a stop, a failure) print what they had, innermost first.
+      for (const id of [...r.routes.forks.keys()].reverse()) r.flushFork(id);
+      r.newline();
+      r.lastKey = '';
+      if (p.status !== 'completed') r.line(r.s.yellow(`[chat ${p.status}${p.finish_reason ? `: ${p.finish_reason}` : ''}]`));
+      else if (p.finish_reason === 'max_turns') r.line(r.s.yellow('[stopped: too many model calls in one run]'));
+    },
+    'system:error': (r, p) => r.line(r.s.red(`error: ${clean(String(p.message || p.code || 'unknown error'))}`)),
+    // Something to know that ends nothing (a budget past 80%): its own line, the run goes on.
+    'system:notice': (r, p) => r.line(r.s.yellow(`notice: ${clean(String(p.message || p.code))}`)),
+    'session:resync': (r, p) => r.line(r.s.gray(`[reconnected after a long gap: the conversation was reloaded (${p.turns.length} turns)]`)),
+  };
+
   /** Apply one server event. */
   event(e: ServerEvent) {
-    const p = e.payload;
-    switch (e.name) {
-      case 'turn:start': {
-        const parent = p.parent_fork_tool_call_id as string | null;
-        const r = parent ? this.forkBlock(parent) : this;
-        this.routes.turns.set(p.turn_id, r);
-        if (p.role === 'assistant') r.switchTo(`turn:${p.turn_id}`);
-        return;
-      }
-      case 'turn:patch':
-        return this.owner(p.turn_id).patch(p.turn_id, p.patch_type, p.data ?? {});
-      case 'turn:end': {
-        const r = this.owner(p.turn_id);
-        if (p.turn?.role === 'user') {
-          if (this.opts.showUserTurns) r.userTurn(p.turn as Turn);
-          return;
-        }
-        r.endMarkdown();
-        if (p.status === 'interrupted' || p.status === 'failed') r.line(this.s.yellow(`[turn ${p.status}]`));
-        return;
-      }
-      case 'chat:end': {
-        // Sub-agents cut short (a stop, a failure) print what they had, innermost first.
-        for (const id of [...this.routes.forks.keys()].reverse()) this.flushFork(id);
-        this.newline();
-        this.lastKey = '';
-        if (p.status !== 'completed') this.line(this.s.yellow(`[chat ${p.status}${p.finish_reason ? `: ${p.finish_reason}` : ''}]`));
-        else if (p.finish_reason === 'max_turns') this.line(this.s.yellow('[stopped: too many model calls in one run]'));
-        return;
-      }
-      case 'system:error':
-        this.line(this.s.red(`error: ${clean(String(p.message ?? p.code ?? 'unknown error'))}`));
-        return;
-      case 'session:resync':
-        this.line(this.s.gray(`[reconnected after a long gap: the conversation was reloaded (${(p.turns ?? []).length} turns)]`));
-        return;
+    (Renderer.handlers[e.name] as (r: Renderer, p: ServerEvent['payload']) => void)(this, e.payload);
+  }
+
+  private turnStart(turnId: string, role: string, parent: string | null) {
+    const r = parent ? this.forkBlock(parent) : this;
+    this.routes.turns.set(turnId, r);
+    if (role === 'assistant') r.switchTo(`turn:${turnId}`);
+  }
+
+  private turnEnd(turnId: string, status: string, turn?: Turn) {
+    const r = this.owner(turnId);
+    if (turn?.role === 'user') {
+      if (this.opts.showUserTurns) r.userTurn(turn);
+      return;
     }
+    r.endMarkdown();
+    if (status === 'interrupted' || status === 'failed') r.line(this.s.yellow(`[turn ${status}]`));
   }
 
   private owner(turnId: string): Renderer {
@@ -218,7 +224,7 @@ export class Renderer {
     f.owner.lastKey = '';
   }
 
-  patch(turnId: string, type: string, d: Record<string, unknown>) {
+  patch(turnId: string, type: string, d: Readonly<Record<string, unknown>>) {
     switch (type) {
       case 'add_content': {
         this.switchTo(`text:${turnId}`);
@@ -285,7 +291,6 @@ export class Renderer {
       children.set(t.parent_fork_tool_call_id, list);
     }
     const shown = new Set<string>();
-    const ev = (name: string, payload: Record<string, unknown>) => this.event({ name, payload });
     const one = (t: Turn) => {
       if (shown.has(t.turn_id)) return;
       shown.add(t.turn_id);
@@ -294,8 +299,8 @@ export class Renderer {
       if (t.kind === 'compaction') return r.line(this.s.gray(`[context compacted${t.summary_preview ? `: ${short(String(t.summary_preview), 60)}` : ''}]`));
       if (t.role === 'user') return r.userTurn(t);
       if (t.role !== 'assistant') return;
-      ev('turn:start', { turn_id: t.turn_id, role: 'assistant', parent_fork_tool_call_id: t.parent_fork_tool_call_id });
-      const patch = (type: string, data: Record<string, unknown>) => ev('turn:patch', { turn_id: t.turn_id, patch_type: type, data });
+      this.turnStart(t.turn_id, 'assistant', t.parent_fork_tool_call_id);
+      const patch = (type: string, data: Record<string, unknown>) => this.owner(t.turn_id).patch(t.turn_id, type, data);
       for (const b of t.blocks) {
         const call = b.tool_call_id ? t.tool_calls.find((c) => c.id === b.tool_call_id) : undefined;
         if (b.type === 'text') patch('add_content', { text_delta: b.content });
@@ -307,7 +312,7 @@ export class Renderer {
       }
       r.newline();
       r.lastKey = '';
-      ev('turn:end', { turn_id: t.turn_id, status: t.status });
+      this.turnEnd(t.turn_id, t.status);
     };
     for (const t of all) if (!t.parent_fork_tool_call_id) one(t);
     // Sub-agent turns whose fork call is not in the list (cut history): shown at the end.

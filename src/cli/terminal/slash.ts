@@ -100,7 +100,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
     description: 'summarise the conversation so far to free context',
     session: true,
     async run(ctx) {
-      if (!ctx.chat.stream) return;
+      if (!ctx.chat.stream || !ctx.chat.sessionId) return;
       const ack = await ctx.chat.stream.request('chat:compact', { session_id: ctx.chat.sessionId });
       if (!ack.ok) return ctx.print(ctx.s.red(`could not compact: ${ack.error.message}`));
       ctx.print(ctx.s.gray(typeof ack.reason === 'string' ? `not compacted: ${ack.reason}` : 'compacting…'));

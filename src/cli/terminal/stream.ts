@@ -1,4 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
+import { type Ack, type ClientEventName, type ClientToServerEvents, isSessionEvent, type ServerToClientEvents, type SessionEvent } from '../../core/events/protocol.js';
 import { type Api, ClientError } from './api.js';
 
 /**
@@ -7,16 +8,9 @@ import { type Api, ClientError } from './api.js';
  * server replays exactly what was missed (CONTRACT.md section 4): nothing lost, nothing repeated.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: event payloads are the service's JSON, read field by field
-export type Payload = any;
-export interface ServerEvent {
-  name: string;
-  payload: Payload;
-}
-
-export type Ack = { ok: true; [k: string]: unknown } | { ok: false; error: { code: string; message: string } };
-
-export const SESSION_EVENTS = ['chat:start', 'turn:start', 'turn:patch', 'turn:end', 'chat:end', 'system:error', 'session:resync'];
+/** One event of the session's stream: its name and payload as the event catalogue types them (src/core/events/protocol.ts). */
+export type ServerEvent = SessionEvent;
+export type { Ack };
 
 export interface StreamOptions {
   onEvent: (e: ServerEvent) => void;
@@ -27,7 +21,7 @@ export interface StreamOptions {
 }
 
 export class SessionStream {
-  private socket: Socket | null = null;
+  private socket: Socket<ServerToClientEvents, ClientToServerEvents> | null = null;
   /** Seq of the last event delivered (or skipped as history). */
   lastSeq = 0;
   /** Events before the first subscribe's ack are history: counted, not delivered. */
@@ -52,7 +46,7 @@ export class SessionStream {
       timeout: 10_000,
     });
     this.socket = socket;
-    socket.onAny((name: string, payload: Payload) => this.receive(name, payload));
+    socket.onAny((name: string, payload: unknown) => this.receive(name, payload));
     await new Promise<void>((resolve, reject) => {
       const fail = (e: Error & { data?: { code?: string } }) => {
         socket.off('connect', ok);
@@ -88,18 +82,20 @@ export class SessionStream {
     });
   }
 
-  private receive(name: string, payload: Payload) {
-    if (!SESSION_EVENTS.includes(name) || payload?.session_id !== this.sessionId) return;
-    if (name === 'session:resync') {
-      this.lastSeq = payload.seq;
-      if (!this.replaying) this.opts.onEvent({ name, payload });
+  private receive(name: string, payload: unknown) {
+    // The service sends what the catalogue says (its tests check a real run's events against it).
+    if (!isSessionEvent(name) || (payload as { session_id?: unknown } | null)?.session_id !== this.sessionId) return;
+    const e = { name, payload } as SessionEvent;
+    if (e.name === 'session:resync') {
+      this.lastSeq = e.payload.seq;
+      if (!this.replaying) this.opts.onEvent(e);
       return;
     }
-    if (typeof payload.seq === 'number') {
-      if (payload.seq <= this.lastSeq) return; // a duplicate across a reconnect
-      this.lastSeq = payload.seq;
+    if (typeof e.payload.seq === 'number') {
+      if (e.payload.seq <= this.lastSeq) return; // a duplicate across a reconnect
+      this.lastSeq = e.payload.seq;
     }
-    if (!this.replaying) this.opts.onEvent({ name, payload });
+    if (!this.replaying) this.opts.onEvent(e);
   }
 
   private async subscribe(since: number) {
@@ -114,10 +110,12 @@ export class SessionStream {
   }
 
   /** Emit with an acknowledgement; rejects when the service does not answer in time. */
-  async request(event: string, payload: unknown, timeoutMs = 15_000): Promise<Ack> {
+  async request<N extends ClientEventName>(event: N, payload: Parameters<ClientToServerEvents[N]>[0], timeoutMs = 15_000): Promise<Ack> {
     if (!this.socket) throw new ClientError('protocol', 'not connected');
     try {
-      return (await this.socket.timeout(timeoutMs).emitWithAck(event, payload)) as Ack;
+      // socket.io's types cannot resolve an event name that is still a type parameter: the signature is the one ClientToServerEvents gives N.
+      const socket = this.socket.timeout(timeoutMs) as unknown as { emitWithAck(event: N, payload: Parameters<ClientToServerEvents[N]>[0]): Promise<Ack> };
+      return await socket.emitWithAck(event, payload);
     } catch {
       throw new ClientError('down', `no answer to ${event} within ${timeoutMs / 1000}s from ${this.api.url}`);
     }

@@ -1,6 +1,6 @@
 import { MAX_JSON_DEPTH, valueDeeperThan } from '../../platform/lib/storable.js';
 import { AppError, Errors, isStorageFull } from '../../platform/server/errors.js';
-import type { AppSocket, SocketModule } from '../../platform/server/gateway.js';
+import type { SocketModule } from '../../platform/server/gateway.js';
 import type { SessionService } from '../sessions/service.js';
 import { drained, pendingBytes } from '../../platform/server/socket-budget.js';
 import type { EventLog, SessionEvent } from '../events/events.js';
@@ -9,6 +9,8 @@ import type { ChatService } from './chat-service.js';
 import { issues, SessionRef, Subscribe } from '../conversation/send-schema.js';
 import type { Subscriptions } from '../events/subscriptions.js';
 import type { Conversation } from '../conversation/conversation.js';
+import type { ClientEventName } from '../events/protocol.js';
+import type { ProtocolSocket } from '../events/sockets.js';
 
 type Ack = (r: unknown) => void;
 
@@ -40,9 +42,9 @@ export interface ChatSocketDeps {
 
 /** Client events of SPEC.md: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop. */
 export function chatSocket(deps: ChatSocketDeps): SocketModule {
-  return (socket: AppSocket) => {
+  return (socket: ProtocolSocket) => {
     const userId = socket.data.user.id;
-    const handle = (event: string, fn: (payload: unknown) => Promise<unknown>) =>
+    const handle = (event: ClientEventName, fn: (payload: unknown) => Promise<unknown>) =>
       socket.on(event, async (...args: unknown[]) => {
         // The ack is the last argument; a client that sends only a callback sent no payload.
         const last = args.at(-1);

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { ChatSend, SessionRef, Subscribe } from '../conversation/send-schema.js';
+import type { ClientEventName, LoggedEventName, SessionEventName } from './protocol.js';
 
 /**
  * The server events of the real-time protocol, defined once: the payload each carries (zod), and
  * the line the protocol document says about it. The emitters' types come from here
  * (`ServerEventData`), `test/chat/catalogue.test.ts` checks a real run's events against these
  * schemas, and the "Server events" part of docs/socket-protocol.md is generated from this file
- * (`npm run docs:protocol`; the test fails when the document is stale).
+ * (`npm run docs:protocol`; the test fails when the document is stale). Clients read the names and
+ * the payload types through protocol.ts (no zod there); the Socket.IO server is typed from it too.
  */
 
 const Block = z.object({ type: z.string(), content: z.string(), tool_call_id: z.string().nullable(), tool_name: z.string().nullable(), display_name: z.string().nullable() });
@@ -109,12 +111,12 @@ export const SERVER_EVENTS = {
   ),
   'system:error': entry(z.object({ code: z.string(), message: z.string() }), '{code, message}', 'a code and a plain message, never internals'),
   'system:notice': entry(z.object({ code: z.string(), message: z.string() }).passthrough(), '{code, message, ...}', 'something to know that ends nothing; `BUDGET_WARNING` (a budget passed 80%, once per period) adds the budget with its use: `scope, period, max_tokens, max_cost, used_tokens, used_cost, resets_at`'),
-} as const;
+} as const satisfies Record<LoggedEventName, Entry<z.ZodTypeAny>>;
 
 /** Sent to one socket, outside the session's seq (not logged). */
 export const SOCKET_EVENTS = {
   'session:resync': entry(z.object({ session_id: z.string(), seq: z.number().int(), turns: z.array(TurnSchema) }), '{session_id, seq, turns}', 'the whole turn list as of `seq` (see Replay)'),
-} as const;
+} as const satisfies Record<Exclude<SessionEventName, LoggedEventName>, Entry<z.ZodTypeAny>>;
 
 /** What clients send (each with an ack), validated by these schemas in src/core/engine/socket.ts. */
 export const CLIENT_EVENTS = {
@@ -127,7 +129,7 @@ export const CLIENT_EVENTS = {
   },
   'chat:stop': { schema: SessionRef, shown: '{session_id}', ack: '{ok: true}`; the run ends within 2 s' },
   'chat:compact': { schema: SessionRef, shown: '{session_id}', ack: '{ok: true}`; the compaction runs as a chat of its own' },
-} as const;
+} as const satisfies Record<ClientEventName, { schema: z.ZodTypeAny; shown: string; ack: string }>;
 
 export type ServerEventName = keyof typeof SERVER_EVENTS;
 export type ServerEventData<N extends ServerEventName> = z.input<(typeof SERVER_EVENTS)[N]['schema']>;

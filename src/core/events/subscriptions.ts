@@ -1,8 +1,9 @@
-import type { AppSocket } from '../../platform/server/gateway.js';
 import type { EventBus, Following, SessionEvent } from '../../platform/infra/event-bus.js';
+import type { Payload } from './protocol.js';
+import { type ProtocolSocket, sendLogged } from './sockets.js';
 
 interface Sub {
-  socket: AppSocket;
+  socket: ProtocolSocket;
   /** Last seq delivered; live events at or below it are duplicates and dropped. */
   cursor: number;
   /** Live events held while a replay is being sent, or while a gap is filled from the log. */
@@ -35,7 +36,7 @@ export class Subscriptions {
     private readonly bus: EventBus,
     private readonly fetch?: EventFetch,
     /** The session's turns, for a session:resync over a hole no event will fill. */
-    private readonly turns?: (sessionId: string) => Promise<unknown[]>,
+    private readonly turns?: (sessionId: string) => Promise<Payload<'session:resync'>['turns']>,
   ) {
     this.off = bus.subscribe((ev) => this.deliver(ev));
   }
@@ -87,7 +88,7 @@ export class Subscriptions {
   }
 
   /** Start holding live events for this socket; returns a function that finishes the subscription. */
-  add(socket: AppSocket, sessionId: string, cursor: number) {
+  add(socket: ProtocolSocket, sessionId: string, cursor: number) {
     let subs = this.bySession.get(sessionId);
     if (!subs) {
       this.bySession.set(sessionId, (subs = new Map()));
@@ -156,5 +157,5 @@ export class Subscriptions {
 
 function emit(sub: Sub, ev: SessionEvent) {
   sub.cursor = ev.payload.seq;
-  sub.socket.emit(ev.name, ev.payload);
+  sendLogged(sub.socket, ev);
 }

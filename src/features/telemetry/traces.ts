@@ -206,7 +206,7 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
         socket.use((packet, next) => {
           const event = String(packet[0]);
           // Names from the catalogue only: a client may send any event name.
-          const known = socket.listeners(event).length > 0;
+          const known = socket.eventNames().includes(event);
           const span = tracer.startSpan(known ? event : 'unknown event', { kind: SpanKind.SERVER, attributes: { 'agentsvc.socket.event': known ? event : 'unknown', 'agentsvc.user.id': socket.data.user?.id ?? '' } }, parent);
           const ack = packet.at(-1);
           if (typeof ack === 'function') {

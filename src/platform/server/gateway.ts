@@ -70,7 +70,7 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
     // Every client event sent with an ack gets one (CONTRACT 4): one nobody handles says so.
     socket.onAny((event: unknown, ...args: unknown[]) => {
       const ack = args.at(-1);
-      if (typeof ack !== 'function' || socket.listeners(String(event)).length) return;
+      if (typeof ack !== 'function' || socket.eventNames().includes(String(event))) return;
       ack({ ok: false, error: { code: 'UNKNOWN_EVENT', message: `unknown event ${JSON.stringify(String(event).slice(0, 100))}` } });
     });
   });

@@ -11,7 +11,22 @@ export interface SocketData {
   user: Pick<User, 'id' | 'username' | 'isAdmin'>;
   keyId: string;
 }
-// biome-ignore lint/suspicious/noExplicitAny: event maps are untyped: payloads are validated by each handler
-export type AppSocket = Socket<any, any, any, SocketData>;
-// biome-ignore lint/suspicious/noExplicitAny: as AppSocket
-export type AppServer = Server<any, any, any, SocketData>;
+
+/** A Socket.IO event map: event name to listener. */
+export type EventMap = Record<string, (...args: never[]) => void>;
+/** No events (what platform code listens to beyond Socket.IO's own `disconnect` and the like). */
+export type NoEvents = Record<never, never>;
+
+/** What the gateway sends by itself: a connection refused past the per-user cap, tied to no session. */
+export interface GatewayEvents {
+  'system:error': (payload: { session_id: null; code: string; message: string }) => void;
+}
+
+/**
+ * A socket and the server, typed by the event maps of the protocol they carry. The protocol is
+ * defined above this layer, from the event catalogue (src/core/events/protocol.ts; core binds it in
+ * src/core/events/sockets.ts): code there reads and sends typed events. Code here knows the
+ * protocol only as far as the gateway's own refusal, and takes the defaults.
+ */
+export type AppSocket<Listen extends EventMap = NoEvents, Emit extends GatewayEvents = GatewayEvents> = Socket<Listen, Emit, NoEvents, SocketData>;
+export type AppServer<Listen extends EventMap = NoEvents, Emit extends GatewayEvents = GatewayEvents> = Server<Listen, Emit, NoEvents, SocketData>;

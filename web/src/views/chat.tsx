@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, rest } from '../api.js';
-import { ChatModel, SESSION_EVENTS } from '../chat-model.js';
+import { isSessionEvent } from '../../../src/core/events/protocol.js';
+import { ChatModel } from '../chat-model.js';
 import type { Ack, Connection } from '../connection.js';
 import { useVirtualList } from '../virtual.js';
 import { TurnView, type TurnContext } from './turns.js';
@@ -34,8 +35,8 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
         setVersion(model.version);
       });
     };
-    const onEvent = (name: string, p: { session_id?: string }) => {
-      if (!SESSION_EVENTS.has(name) || p?.session_id !== id) return;
+    const onEvent = (name: string, p: { session_id?: string } | null) => {
+      if (!isSessionEvent(name) || p?.session_id !== id) return;
       if (model.apply(name, p)) draw();
       if (name === 'chat:end' || name === 'chat:start') {
         onChanged();
@@ -49,6 +50,8 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
       const ack = await conn.request('session:subscribe', { session_id: id, since_seq: model.lastSeq });
       if (closed) return;
       if (!ack.ok) return setLoadError(ackError(ack));
+      // The replay is in: what follows is live (notices from here on are shown).
+      model.live = true;
       setLoadError(null);
       // After a drop (a restart): the session's status and title may have changed meanwhile.
       if (!first) return void onChanged();
@@ -70,14 +73,15 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
       cancelAnimationFrame(frame);
       conn.socket.offAny(onEvent);
       conn.socket.off('connect', subscribe);
-      if (conn.socket.connected) conn.socket.emit('session:unsubscribe', { session_id: id });
+      if (conn.socket.connected) conn.socket.emit('session:unsubscribe', { session_id: id }, () => {});
     };
   }, [id, conn, model, onChanged]);
-  return { model, ready, loadError };
+  const redraw = useCallback(() => setVersion(model.version), [model]);
+  return { model, ready, loadError, redraw };
 }
 
 export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection; onChanged: () => void }) {
-  const { model, ready, loadError } = useChat(id, conn, onChanged);
+  const { model, ready, loadError, redraw } = useChat(id, conn, onChanged);
   const [text, setText] = useState(() => sessionStorage.getItem(draftKey(id)) ?? '');
   const [mode, setMode] = useState<'executing' | 'planning'>('executing');
   const [error, setError] = useState<string | null>(null);
@@ -168,6 +172,22 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
         ))}
         {after > 0 && <div class="vspace" ref={bottom} aria-hidden="true" />}
       </div>
+      {model.notices.length > 0 && (
+        <ul class="notices" aria-label="Notices">
+          {model.notices.map((n) => (
+            <li key={n.seq} class="notice" data-code={n.code}>
+              <span role="status">{n.message}</span>
+              <button type="button" class="dismiss" aria-label="Dismiss this notice" onClick={() => {
+                  model.dismissNotice(n.seq);
+                  redraw();
+                }}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
       <Notice error={loadError ?? error ?? model.error} />
       <form class="composer" onSubmit={send}>
         <label for="message" class="sr-only">
