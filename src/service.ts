@@ -101,6 +101,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const kernel: Kernel = { config, logger, db, hooks: new Hooks(logger), tools: new ToolRegistry(logger), prompt, warnings: [], model: opts.model, started: () => started };
     const collected: Collected = { routes: [], sockets: [], jobs: [] };
     const modules = await startModules(MODULES, kernel, shutdown, (_m, out) => contribute(kernel, out, collected));
+    // Every contribution is in: a hook ordered against a name nobody contributes, or in a cycle, stops the start here.
+    kernel.hooks.seal();
     const get = modules.get;
     const users = get('users');
     const admin = await bootstrapAdmin(config.home, users);
