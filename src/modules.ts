@@ -87,8 +87,39 @@ declare module './platform/lib/modules.js' {
 }
 
 /**
- * Every module of the service. The order here is only the tie-break among modules ready at once
- * (it keeps tools and prompt parts in the order they are offered); dependencies decide the rest.
+ * The system prompt's sections, first to last, by contributor name, whatever order their modules
+ * start in; a section not named here (a plugin's) comes after them, in the order it was added.
+ */
+export const PROMPT_ORDER: readonly string[] = ['base', 'planning', 'skills', 'mcp', 'solution-role', 'memories'];
+
+/**
+ * The order tools are offered to the model in, whatever order their modules start in: registered
+ * tools by name or by `provider`, then tool providers by name; one not named here comes after, in
+ * the order it was added (src/core/tools/registry.ts `order`).
+ */
+export const TOOL_ORDER: readonly string[] = [
+  // Registered tools: the file tools, Bash, WebFetch, WebSearch (when configured), the agent's own.
+  'file_ops',
+  'bash',
+  'webfetch',
+  'search',
+  'AskUserQuestion',
+  'Agent',
+  'TaskCreate',
+  'TaskUpdate',
+  'TaskList',
+  // Tool providers, listed per session.
+  'skills',
+  'mcp',
+  'integrations',
+  'memories',
+];
+
+/**
+ * Every module of the service. The order here is only the tie-break among modules ready at once;
+ * dependencies (`needs`, `before`) decide the rest. It decides neither the system prompt's order
+ * nor the tools' (PROMPT_ORDER, TOOL_ORDER) nor the order of the run hooks' contributions (their
+ * own `before` / `after`).
  */
 export const MODULES: readonly Module[] = [
   usersModule,
