@@ -37,6 +37,8 @@ interface Found {
 function scan(files: Map<string, string>): Found {
   const found: Found = { modules: new Map(), provides: new Map(), merges: [] };
   for (const [file, text] of files) {
+    // Only files that declare a module or re-open another's declarations are parsed (fast tier).
+    if (!text.includes('defineModule(') && !text.includes('declare module')) continue;
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     const visit = (n: ts.Node) => {
       if (ts.isCallExpression(n) && n.expression.getText(sf) === 'defineModule' && n.arguments[0] && ts.isObjectLiteralExpression(n.arguments[0])) {
