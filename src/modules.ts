@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Hooks, HookEvents } from './core/engine/hooks.js';
+import type { HookContribution, Hooks } from './core/engine/hooks.js';
 import type { ModelPort } from './core/models/port.js';
 import type { PromptContributor, SystemPrompt } from './core/engine/system-prompt.js';
 import type { Config } from './platform/config/index.js';
@@ -18,7 +18,7 @@ import { appsModule } from './features/apps/module.js';
 import { chatModule, engineModule } from './core/engine/module.js';
 import { eventsModule } from './core/events/module.js';
 import { compactionModule } from './features/compaction/module.js';
-import { computersModule, runnerModule } from './features/computers/module.js';
+import { computersModule } from './features/computers/module.js';
 import { diagnosticsModule } from './features/diagnostics/module.js';
 import { filesModule, foldersModule } from './core/files/module.js';
 import { frontendConfigModule } from './features/frontend-config/module.js';
@@ -41,13 +41,10 @@ import { catalogModule, solutionsModule } from './features/solutions/module.js';
 import { telemetryModule } from './features/telemetry/module.js';
 import { timetravelModule } from './features/timetravel/module.js';
 import { tokenizeModule } from './features/token-count/module.js';
-import { backgroundModule, toolRoutesModule } from './core/tools/module.js';
+import { backgroundModule, runnerModule, toolRoutesModule } from './core/tools/module.js';
 import { usageModule } from './features/usage/module.js';
 import { usersModule } from './features/users/module.js';
 import { teamStoreModule, teamsModule } from './features/teams/module.js';
-
-/** A hook listener a module contributes: `{ on: 'session.deleted', run: ({ sessionId }) => ... }`. */
-export type HookListener = { [K in keyof HookEvents]: { on: K; run: (payload: HookEvents[K]) => unknown } }[keyof HookEvents];
 
 /** Work that runs once the service listens (timers, queues, listeners), stopped at shutdown. */
 export interface Job {
@@ -83,14 +80,46 @@ declare module './platform/lib/modules.js' {
     toolProviders?: ToolProvider[];
     toolFilters?: ((scope: ToolScope, tools: Tool[]) => Tool[] | Promise<Tool[]>)[];
     prompts?: PromptContributor[];
-    hooks?: HookListener[];
+    /** Run hooks: `{ on: 'run.opening', name: 'memories.recall', after?: [...], run }` (docs/architecture.md). */
+    hooks?: HookContribution[];
     jobs?: Job[];
   }
 }
 
 /**
- * Every module of the service. The order here is only the tie-break among modules ready at once
- * (it keeps tools and prompt parts in the order they are offered); dependencies decide the rest.
+ * The system prompt's sections, first to last, by contributor name, whatever order their modules
+ * start in; a section not named here (a plugin's) comes after them, in the order it was added.
+ */
+export const PROMPT_ORDER: readonly string[] = ['base', 'planning', 'skills', 'mcp', 'solution-role', 'memories'];
+
+/**
+ * The order tools are offered to the model in, whatever order their modules start in: registered
+ * tools by name or by `provider`, then tool providers by name; one not named here comes after, in
+ * the order it was added (src/core/tools/registry.ts `order`).
+ */
+export const TOOL_ORDER: readonly string[] = [
+  // Registered tools: the file tools, Bash, WebFetch, WebSearch (when configured), the agent's own.
+  'file_ops',
+  'bash',
+  'webfetch',
+  'search',
+  'AskUserQuestion',
+  'Agent',
+  'TaskCreate',
+  'TaskUpdate',
+  'TaskList',
+  // Tool providers, listed per session.
+  'skills',
+  'mcp',
+  'integrations',
+  'memories',
+];
+
+/**
+ * Every module of the service. The order here is only the tie-break among modules ready at once;
+ * dependencies (`needs`, `before`) decide the rest. It decides neither the system prompt's order
+ * nor the tools' (PROMPT_ORDER, TOOL_ORDER) nor the order of the run hooks' contributions (their
+ * own `before` / `after`).
  */
 export const MODULES: readonly Module[] = [
   usersModule,
@@ -149,7 +178,7 @@ export function contribute(k: { tools: ToolRegistry; prompt: SystemPrompt; hooks
   for (const p of out.toolProviders ?? []) k.tools.addProvider(p);
   for (const f of out.toolFilters ?? []) k.tools.addFilter(f);
   for (const p of out.prompts ?? []) k.prompt.add(p);
-  for (const h of out.hooks ?? []) k.hooks.on(h.on, h.run as never);
+  for (const h of out.hooks ?? []) k.hooks.add(h);
   into.routes.push(...(out.routes ?? []));
   into.sockets.push(...(out.sockets ?? []));
   into.jobs.push(...(out.jobs ?? []));

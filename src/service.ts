@@ -15,7 +15,7 @@ import { openLogStream } from './platform/lib/log-file.js';
 import { errField, keepServing, LateLogger } from './platform/lib/logger.js';
 import { type Kernel, startModules } from './platform/lib/modules.js';
 import { Shutdown } from './platform/lib/shutdown.js';
-import { type Collected, contribute, MODULES } from './modules.js';
+import { type Collected, contribute, MODULES, PROMPT_ORDER, TOOL_ORDER } from './modules.js';
 import type { FirstParty } from './features/plugin-host/first-party.js';
 import type { PluginReport } from './features/plugin-host/loader.js';
 import type { Production } from './features/production/module.js';
@@ -98,9 +98,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const prompt = new SystemPrompt(logger);
     prompt.add(basePrompt);
     prompt.add(planningPrompt);
-    const kernel: Kernel = { config, logger, db, hooks: new Hooks(logger), tools: new ToolRegistry(logger), prompt, warnings: [], model: opts.model, started: () => started };
+    prompt.order(PROMPT_ORDER);
+    const tools = new ToolRegistry(logger);
+    tools.order(TOOL_ORDER);
+    const kernel: Kernel = { config, logger, db, hooks: new Hooks(logger), tools, prompt, warnings: [], model: opts.model, started: () => started };
     const collected: Collected = { routes: [], sockets: [], jobs: [] };
     const modules = await startModules(MODULES, kernel, shutdown, (_m, out) => contribute(kernel, out, collected));
+    // Every contribution is in: a hook ordered against a name nobody contributes, or in a cycle, stops the start here.
+    kernel.hooks.seal();
     const get = modules.get;
     const users = get('users');
     const admin = await bootstrapAdmin(config.home, users);

@@ -88,3 +88,22 @@ t.test('a failing start closes what already started, in reverse, and throws its 
   t.same(seen, ['a', 'b'], 'contributions told as each started');
   t.same(log, ['start a', 'b got a', 'start b', 'c got b', 'intake b', 'intake a', 'close b', 'close a']);
 });
+
+t.test('a module may start before modules that do not need it (a wrap of their port); an unknown name is an error', async (t) => {
+  const order = orderModules([
+    { name: 'events', needs: [] },
+    { name: 'users', needs: [] },
+    { name: 'telemetry', needs: ['users'], before: ['events'] },
+  ]);
+  t.same(names(order), ['users', 'telemetry', 'events']);
+  t.throws(() => orderModules([{ name: 'telemetry', needs: [], before: ['evnets'] }]), new ModuleGraphError('module telemetry starts before evnets, which no module is named'));
+  t.throws(
+    () =>
+      orderModules([
+        { name: 'events', needs: ['telemetry'] },
+        { name: 'telemetry', needs: [], before: ['events'] },
+        { name: 'runner', needs: ['events'], before: ['telemetry'] },
+      ]),
+    new ModuleGraphError('modules in a dependency cycle: events -> telemetry -> runner -> events'),
+  );
+});

@@ -4,7 +4,7 @@ import { newTurn, type RunOpening, type RunState } from './run-state.js';
 import type { PromptContext } from './system-prompt.js';
 import type { Claimed } from './run-store.js';
 import type { RunEnd, RunStart } from './run-executor.js';
-import { isUnattended, type RunOrigin } from './hooks.js';
+import { isUnattended, type RunOrigin } from './run-info.js';
 import { ChatSend, issues } from '../conversation/send-schema.js';
 import { hasOpenCalls, type Turn } from '../conversation/turns.js';
 import { approvalChoice, firstApproval, isApproval, rejectionText } from './approval.js';
@@ -14,9 +14,9 @@ import { RunBody, type RunOptions } from './run-body.js';
 
 const runStart = (origin: RunOrigin): RunStart => ({ origin, unattended: isUnattended(origin) });
 
-import type { ChatDeps, WhatIf, WhatIfPort } from './chat-deps.js';
+import type { ChatDeps, WhatIf } from './chat-deps.js';
 
-export type { ChatDeps, WhatIf, WhatIfPort };
+export type { ChatDeps, WhatIf };
 
 
 /** Quotes as quoted context before the message. */
@@ -97,8 +97,8 @@ export class ChatService {
     if (p.whatif && p.askuser_answer) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not with askuser_answer');
     if (p.whatif && typeof p.message !== 'string') throw new AppError(422, 'VALIDATION_ERROR', 'whatif: the message must be text');
     if (p.whatif) {
-      if (!this.deps.whatif) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
-      await this.deps.whatif.check(userId, p.session_id, p.whatif, typeof p.message === 'string' && p.message.trim() !== '');
+      if (!this.deps.hooks.has('whatif.fork')) throw new AppError(422, 'VALIDATION_ERROR', 'whatif: not supported by this server');
+      await this.deps.hooks.call('whatif.check', { userId, sessionId: p.session_id, whatif: p.whatif, hasMessage: typeof p.message === 'string' && p.message.trim() !== '' });
     }
     await this.admit(userId, p.session_id, p.askuser_answer ? (origin === 'chat' ? 'answer' : origin) : origin === 'chat' && p.headless ? 'headless' : origin);
     if (p.askuser_answer) return this.answer(userId, p.session_id, p.askuser_answer, origin, onRun);
@@ -127,9 +127,9 @@ export class ChatService {
         let user = opening?.turn;
         let message = p.message;
         if (!user) {
-          if (p.whatif && this.deps.whatif) {
-            const { original } = await this.deps.whatif.fork(userId, p.session_id, p.whatif);
-            text = withQuotes(text.trim() ? text : original, p.whatif.quotes);
+          const forked = p.whatif && (await this.deps.hooks.call('whatif.fork', { userId, sessionId: p.session_id, whatif: p.whatif }));
+          if (p.whatif && forked) {
+            text = withQuotes(text.trim() ? text : forked.original, p.whatif.quotes);
             message = text;
           }
           state.emit('chat:start', { mode: opts.mode, headless: opts.headless });
@@ -138,14 +138,25 @@ export class ChatService {
           await state.addTurn(user, message);
         }
         opts.user = { turn: user, content: message };
-        opts.checkpoint = this.deps.checkpoint?.(userId, p.session_id, user, text).catch(() => {});
-        await this.deps.onUserTurn?.(userId, p.session_id, user, text, claimed.recall).catch(() => {});
+        opts.checkpoint = (await this.opening(state, user, text, claimed.recall)).deferred;
         return { turn_id: user.turn_id };
       },
       (state, claimed) => this.runs.execute(state, claimed, opts),
       runStart(origin === 'chat' && p.headless ? 'headless' : origin),
       opening,
     );
+  }
+
+  /**
+   * The run.opening step of a new message (checkpoint, memory recall), awaited before the prompt is
+   * built; answers what its contributions deferred (awaited before the first tool and the run's
+   * end). Its contributions log their own failures (they must not throw); it never fails the run.
+   */
+  private async opening(state: RunState, turn: Turn, text: string, recall: boolean): Promise<{ deferred?: Promise<void> }> {
+    const works: Promise<unknown>[] = [];
+    const defer = (work: Promise<unknown>) => void works.push(work.catch(() => {}));
+    await this.deps.hooks.call('run.opening', { run: state.info, turn, text, recall, defer }).catch(() => {});
+    return { deferred: works.length ? Promise.all(works).then(() => {}) : undefined };
   }
 
   /** The user turn of a message, before its run's claim gives it a sequence and a model. */
@@ -190,7 +201,7 @@ export class ChatService {
         onRun?.(state.info.runId);
         opts = { started, mode: claimed.mode, headless: false, resumeFrom: turn };
         state.emit('chat:start', { mode: claimed.mode, headless: false });
-        if (approval) await this.deps.approvals?.answered(userId, sessionId, call, approval.ref, approval.choice);
+        if (approval) await this.deps.hooks.call('approval.answered', { userId, sessionId, call, ref: approval.ref, choice: approval.choice });
         if (approval && approval.choice !== 'deny') {
           // Allowed: the call runs once the run's body starts (announced as running meanwhile).
           state.patch(turn, { patch_type: 'update_tool_call', data: { id: call.id, status: 'pending' } });

@@ -1,133 +1,98 @@
 import { errField, type Logger } from '../../platform/lib/logger.js';
-import type { SessionWorkspace, Tool } from '../tools/types.js';
+import { HOOK_POINTS, type HookEvents, type HookFields, type HookGates, type HookKind, type HookSteps, type HookWraps } from './hook-catalogue.js';
+import { HookOrderError, type Ordered, orderHooks } from './hook-order.js';
+
+export * from './hook-catalogue.js';
+export * from './run-info.js';
+export { HookOrderError } from './hook-order.js';
 
 /**
- * The seams of the run engine that other capabilities plug into (tool policy, usage and budgets,
- * metrics and traces) without the loop knowing them. Two kinds:
+ * The seams of the run engine and the sessions that features plug into (checkpoints, memory
+ * recall, compaction, policy, what-if, usage and budgets, metrics and traces, roles and team
+ * membership) without the core knowing them. The points and their payloads are the catalogue
+ * (src/core/engine/hook-catalogue.ts); the kinds:
  * - events (`on` / `emit`): many listeners, told after the fact; a listener's error is logged and
  *   never reaches the run; `emit` answers a promise that settles when every listener has (callers
  *   on a hot path do not await it);
  * - gates (`gate` / `ask`): asked before something happens; each may answer a decision, the
- *   strictest wins (a `stop` or `deny` over an `ask`), no answer means go on.
- * With no listener for a name, emitting or asking costs one map lookup.
+ *   strictest wins (a `stop` or `deny` over an `ask`), no answer means go on;
+ * - steps (`step` / `call`): awaited in order until one answers;
+ * - fields (`field` / `fields`): asked synchronously, answers merged;
+ * - wraps (`wrapper` / `wrap`): a port handed through each in order.
+ * Every contribution has a name and may say which others it runs `before` or `after`; the order at
+ * each point is a stable topological sort of those declarations (src/core/engine/hook-order.ts),
+ * checked whole by `seal()` once every module started. With no contribution for a point, calling
+ * it costs one map lookup.
  */
 
-/** Who a run is for and how it was started: what every hook payload carries. */
-export interface RunInfo {
-  runId: string;
-  userId: string;
-  sessionId: string;
-  /** The model the run asked for (a model call's payload names the one it used). */
-  model: string;
-  /** What started it: a person's message, an answer to a question, or an unattended start. */
-  origin: RunOrigin;
-  /** Nobody is there to answer (CONTRACT 15): approvals follow the install's `unattended`. */
-  unattended: boolean;
-  /** Aborted by chat:stop and shutdown. */
-  signal: AbortSignal;
-  /** Tell the session's clients something in passing: `system:notice {code, message, ...data}` (e.g. BUDGET_WARNING). */
-  notice(code: string, message: string, data?: Record<string, unknown>): void;
+/** How a contribution is named and ordered at its point. */
+export interface HookOptions {
+  name?: string;
+  before?: readonly string[];
+  after?: readonly string[];
 }
 
-export type RunOrigin = 'chat' | 'answer' | 'headless' | 'scheduled' | 'task' | 'replay' | 'compaction';
-
-/** Runs nobody watches to answer (CONTRACT 15): headless, scheduled, task runs, autonomous replays. */
-export function isUnattended(origin: RunOrigin): boolean {
-  return origin === 'headless' || origin === 'scheduled' || origin === 'task' || origin === 'replay';
-}
-
-export interface TokenUsage {
-  input_tokens: number;
-  output_tokens: number;
-}
-
-export interface HookEvents {
-  'run.started': { run: RunInfo };
-  /** Also told by the node that closes a run whose own node died (lease recovery). */
-  'run.ended': { run: RunInfo; status: 'completed' | 'failed' | 'interrupted'; finish_reason: string; error: { code: string; message: string } | null };
-  /** After each model call of a run (any loop), whatever its outcome. */
-  'model.call': {
-    run: RunInfo;
-    loopId: string;
-    turnId: string;
-    model: string;
-    outcome: 'ok' | 'error' | 'aborted';
-    /** What the call was for: a turn of the loop (default), or a compaction's summary. */
-    purpose?: 'turn' | 'compaction';
-    usage: TokenUsage;
-    startedAt: Date;
-    durationMs: number;
-    /** From the request to the first delta; null when none came. */
-    ttftMs: number | null;
-    error?: string;
-    /** Prompt tokens the provider served from its cache (part of usage.input_tokens). */
-    cachedInputTokens: number;
-    /** The counts are our tokenizer's: the provider reported none. */
-    estimated: boolean;
-    /** Requests the call took, retries and fallbacks included (the router's). */
-    attempts: number;
-    /** The model asked for, when a fallback answered (`model` is the one that did). */
-    fallbackFrom?: string;
-  };
-  /** A model call's usage as recorded, with its cost from the price table (usage module; for metrics). */
-  'model.usage': { run: RunInfo; model: string; input_tokens: number; output_tokens: number; cached_input_tokens: number; cost: number | null; estimated: boolean };
-  /** After each tool call that was offered to run (denied and paused ones included). */
-  'tool.call': { run: RunInfo; loopId: string; callId: string; tool: string; status: 'done' | 'error' | 'paused' | 'denied'; durationMs: number };
-  /** After the session's row is deleted, before its folder is removed. */
-  'session.deleted': { userId: string; sessionId: string };
-  /** Sharing turned off: share links must go. */
-  'session.unshared': { userId: string; sessionId: string };
-}
-
-/** A gate's answers: nothing (go on) or one of these. */
-export type ModelGateDecision = { action: 'stop'; code: string; message: string; finish_reason: string };
-export type ToolGateDecision =
-  | { action: 'deny'; message: string }
-  /** Pause the call for a person's answer; `question` becomes the call's pending_question_ref. */
-  | { action: 'ask'; question: Record<string, unknown> };
-
-/** A run refused before it starts: the chat:send acks this code (e.g. BUDGET_EXCEEDED). */
-export type RunGateDecision = { action: 'refuse'; code: string; message: string };
-
-export interface HookGates {
-  /** Before a chat:send starts a run, after its input was validated (budgets). */
-  'run.before': { payload: { userId: string; sessionId: string; origin: RunOrigin }; decision: RunGateDecision };
-  /** Before each model call (budgets). */
-  'model.before': { payload: { run: RunInfo; loopId: string; model: string }; decision: ModelGateDecision };
-  /** Before a tool call executes, after its arguments parsed and validated (policy). */
-  'tool.before': {
-    payload: { run: RunInfo; loopId: string; callId: string; tool: Tool; args: Record<string, unknown>; workspace: SessionWorkspace };
-    decision: ToolGateDecision;
-  };
-}
-
-type Listener<T> = (payload: T) => unknown;
-type AnyFn = (payload: never) => unknown;
 type Gate<K extends keyof HookGates> = (payload: HookGates[K]['payload']) => HookGates[K]['decision'] | undefined | Promise<HookGates[K]['decision'] | undefined>;
+// biome-ignore lint/suspicious/noConfusingVoidType: a step that answers nothing may be an async function of Promise<void>
+type Step<K extends keyof HookSteps> = (payload: HookSteps[K]['payload']) => HookSteps[K]['answer'] | undefined | null | void | Promise<HookSteps[K]['answer'] | undefined | null | void>;
+type Field<K extends keyof HookFields> = (payload: HookFields[K]['payload']) => HookFields[K]['answer'] | undefined;
+type Wrapper<K extends keyof HookWraps> = (port: HookWraps[K]) => HookWraps[K];
+
+type Named = { name: string; before?: readonly string[]; after?: readonly string[] };
+/** A contribution a module hands back from its start (`hooks: [...]`), by the point it joins (`on`). */
+export type HookContribution =
+  | { [K in keyof HookEvents]: Named & { on: K; run: (payload: HookEvents[K]) => unknown } }[keyof HookEvents]
+  | { [K in keyof HookGates]: Named & { on: K; run: Gate<K> } }[keyof HookGates]
+  | { [K in keyof HookSteps]: Named & { on: K; run: Step<K> } }[keyof HookSteps]
+  | { [K in keyof HookFields]: Named & { on: K; run: Field<K> } }[keyof HookFields]
+  | { [K in keyof HookWraps]: Named & { on: K; run: Wrapper<K> } }[keyof HookWraps];
+
+type AnyFn = (payload: never) => unknown;
+interface Entry extends Ordered {
+  fn: AnyFn;
+}
+interface Point {
+  entries: Entry[];
+  /** The entries' functions in their order; null when an entry came or went since it was sorted. */
+  fns: AnyFn[] | null;
+}
+
+/** One row of the catalogue as contributed: a point, its kind, its contributors in order. */
+export interface HookRow {
+  point: string;
+  kind: HookKind;
+  contributors: string[];
+}
 
 const STRICTNESS: Record<string, number> = { stop: 2, deny: 2, refuse: 2, ask: 1 };
 
 export class Hooks {
-  private readonly listeners = new Map<string, AnyFn[]>();
-  private readonly gates = new Map<string, AnyFn[]>();
+  private readonly points = new Map<string, Point>();
   /** Listener work not settled yet (shutdown waits for it before the database closes). */
   private readonly inflight = new Set<Promise<unknown>>();
+  private anonymous = 0;
+  private sealed = false;
 
   constructor(private readonly logger: Logger) {}
 
+  /** Add a module's contribution (src/modules.ts `contribute`); answers the function that removes it. */
+  add(c: HookContribution): () => void {
+    return this.put(c.on, c.run as AnyFn, c);
+  }
+
   /** Listen to an event; answers the function that stops listening. */
-  on<K extends keyof HookEvents>(name: K, fn: Listener<HookEvents[K]>): () => void {
-    return add(this.listeners, name, fn as AnyFn);
+  on<K extends keyof HookEvents>(name: K, fn: (payload: HookEvents[K]) => unknown, opts?: HookOptions): () => void {
+    return this.put(name, fn as AnyFn, opts);
   }
 
   /** Tell every listener; never throws. Settles when every listener has settled. */
   emit<K extends keyof HookEvents>(name: K, payload: HookEvents[K]): Promise<void> {
-    const fns = this.listeners.get(name);
+    const fns = this.fns(name);
     if (!fns?.length) return Promise.resolve();
     const waits: Promise<unknown>[] = [];
     for (const fn of fns) {
       try {
-        const r = (fn as unknown as Listener<HookEvents[K]>)(payload);
+        const r = (fn as (p: HookEvents[K]) => unknown)(payload);
         if (r instanceof Promise) waits.push(r.catch((e) => this.failed(name, e)));
       } catch (e) {
         this.failed(name, e);
@@ -146,41 +111,142 @@ export class Hooks {
   }
 
   /** Add a gate; answers the function that removes it. */
-  gate<K extends keyof HookGates>(name: K, fn: Gate<K>): () => void {
-    return add(this.gates, name, fn as AnyFn);
+  gate<K extends keyof HookGates>(name: K, fn: Gate<K>, opts?: HookOptions): () => void {
+    return this.put(name, fn as AnyFn, opts);
   }
 
   hasGate(name: keyof HookGates): boolean {
-    return !!this.gates.get(name)?.length;
+    return this.has(name);
+  }
+
+  /** Whether anything contributes to a point. */
+  has(name: keyof typeof HOOK_POINTS): boolean {
+    return !!this.points.get(name)?.entries.length;
   }
 
   /**
-   * Ask every gate in the order they were added; the strictest decision wins, the first of equals.
-   * A gate that throws stops what it guards (a policy that cannot decide must not allow).
+   * Ask every gate in order; the strictest decision wins, the first of equals. A gate that throws
+   * stops what it guards (a policy that cannot decide must not allow).
    */
   async ask<K extends keyof HookGates>(name: K, payload: HookGates[K]['payload']): Promise<HookGates[K]['decision'] | undefined> {
-    const fns = this.gates.get(name);
+    const fns = this.fns(name);
     if (!fns?.length) return undefined;
     let best: HookGates[K]['decision'] | undefined;
     for (const fn of fns) {
-      const d = await (fn as unknown as Gate<K>)(payload);
+      const d = await (fn as Gate<K>)(payload);
       if (d && (!best || STRICTNESS[d.action] > STRICTNESS[best.action])) best = d;
       if (best && STRICTNESS[best.action] === 2) break;
     }
     return best;
   }
 
+  /** Add a step; answers the function that removes it. */
+  step<K extends keyof HookSteps>(name: K, fn: Step<K>, opts?: HookOptions): () => void {
+    return this.put(name, fn as AnyFn, opts);
+  }
+
+  /** Run a step's contributions in order until one answers; undefined when none did. */
+  async call<K extends keyof HookSteps>(name: K, payload: HookSteps[K]['payload']): Promise<HookSteps[K]['answer'] | undefined> {
+    const fns = this.fns(name);
+    if (!fns?.length) return undefined;
+    for (const fn of fns) {
+      const r = await (fn as Step<K>)(payload);
+      if (r !== undefined && r !== null) return r as HookSteps[K]['answer'];
+    }
+    return undefined;
+  }
+
+  /** Add a fields contribution; answers the function that removes it. */
+  field<K extends keyof HookFields>(name: K, fn: Field<K>, opts?: HookOptions): () => void {
+    return this.put(name, fn as AnyFn, opts);
+  }
+
+  /** Every contribution's fields, merged in order; one that throws is logged and left out. Never throws. */
+  fields<K extends keyof HookFields>(name: K, payload: HookFields[K]['payload']): HookFields[K]['answer'] | undefined {
+    const fns = this.fns(name);
+    if (!fns?.length) return undefined;
+    let out: HookFields[K]['answer'] | undefined;
+    for (const fn of fns) {
+      try {
+        const r = (fn as Field<K>)(payload);
+        if (r) out = { ...out, ...r };
+      } catch (e) {
+        this.failed(name, e);
+      }
+    }
+    return out;
+  }
+
+  /** Add a wrapper of a port; answers the function that removes it (ports wrapped already stay so). */
+  wrapper<K extends keyof HookWraps>(name: K, fn: Wrapper<K>, opts?: HookOptions): () => void {
+    return this.put(name, fn as AnyFn, opts);
+  }
+
+  /** The port handed through every wrapper in order. */
+  wrap<K extends keyof HookWraps>(name: K, port: HookWraps[K]): HookWraps[K] {
+    let out = port;
+    for (const fn of this.fns(name) ?? []) out = (fn as Wrapper<K>)(out);
+    return out;
+  }
+
+  /**
+   * Every module started: order every point strictly (an unknown name or a cycle throws
+   * HookOrderError, naming the point and the contributions). From now on a contribution added
+   * that breaks the order throws when it is added.
+   */
+  seal(): void {
+    for (const [name, p] of this.points) p.fns = orderHooks(name, p.entries).map((e) => e.fn);
+    this.sealed = true;
+  }
+
+  /** The catalogue as contributed: every point, its kind, and its contributors in their order. */
+  catalogue(): HookRow[] {
+    return Object.entries(HOOK_POINTS).map(([point, kind]) => {
+      const entries = this.points.get(point)?.entries ?? [];
+      return { point, kind, contributors: orderHooks(point, entries).map((e) => e.name) };
+    });
+  }
+
+  private put(name: string, fn: AnyFn, opts?: HookOptions): () => void {
+    if (!(name in HOOK_POINTS)) throw new HookOrderError(`hook ${name}: no such point in the catalogue (src/core/engine/hook-catalogue.ts)`);
+    let p = this.points.get(name);
+    if (!p) this.points.set(name, (p = { entries: [], fns: null }));
+    const entry: Entry = { name: opts?.name ?? `${name}#${++this.anonymous}`, before: opts?.before, after: opts?.after, fn };
+    p.entries.push(entry);
+    p.fns = null;
+    if (this.sealed) {
+      try {
+        this.fns(name);
+      } catch (e) {
+        p.entries.pop();
+        p.fns = null;
+        throw e;
+      }
+    }
+    const point = p;
+    return () => {
+      const i = point.entries.indexOf(entry);
+      if (i >= 0) point.entries.splice(i, 1);
+      point.fns = null;
+    };
+  }
+
+  /**
+   * A point's functions in order. Before `seal()`, a name not contributed yet is left unordered
+   * (its module may not have started); a cycle throws at any time.
+   */
+  private fns(name: string): AnyFn[] | undefined {
+    const p = this.points.get(name);
+    if (!p) return undefined;
+    if (!p.fns) {
+      const known = new Set(p.entries.map((e) => e.name));
+      const entries = this.sealed ? p.entries : p.entries.map((e) => ({ ...e, before: e.before?.filter((n) => known.has(n)), after: e.after?.filter((n) => known.has(n)) }));
+      p.fns = orderHooks(name, entries).map((e) => e.fn);
+    }
+    return p.fns;
+  }
+
   private failed(name: string, e: unknown) {
     this.logger.error({ ...errField(e), hook: name }, 'a hook listener failed');
   }
-}
-
-function add<T>(map: Map<string, T[]>, name: string, fn: T): () => void {
-  const list = map.get(name) ?? [];
-  list.push(fn);
-  map.set(name, list);
-  return () => {
-    const i = list.indexOf(fn);
-    if (i >= 0) list.splice(i, 1);
-  };
 }

@@ -36,15 +36,13 @@ export type LoopOutcome = { kind: 'done'; text: string } | { kind: 'paused' } | 
 
 export interface LoopDeps {
   model: ModelPort;
-  /** Gates before model and tool calls, events after them (policy, budgets, usage, metrics). */
+  /** The run hooks: model.prepare, gates before model and tool calls, events after them (policy, budgets, usage, metrics). */
   hooks: Hooks;
   registry: ToolRegistry;
   workspace: SessionWorkspace;
   env?: Record<string, string>;
   /** ctx.fork for the calls of a loop (sub-agents); absent where forking is not offered. */
   forks?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => ForkService;
-  /** Between model calls of the root loop: a compacted history when the context is too full, else null. */
-  autoCompact?: (run: RunState, messages: ModelMessage[]) => Promise<ModelMessage[] | null>;
   /** Before each model call: list the loop's tools again when providers changed them (MCP list_changed). */
   retool?: (spec: LoopSpec) => Promise<void>;
   /** Awaited before a tool of the run executes: the run's checkpoint has recorded the files by then. */
@@ -71,8 +69,9 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
   let lastText = '';
   for (;;) {
     if (run.modelCalls >= run.config.model.maxCallsPerRun) return { kind: 'max_turns', text: lastText };
-    if (spec.depth === 0 && deps.autoCompact) {
-      const compacted = await deps.autoCompact(run, spec.messages);
+    // model.prepare (auto-compaction): the root loop's history replaced when the context is too full.
+    if (spec.depth === 0 && deps.hooks.has('model.prepare')) {
+      const compacted = await deps.hooks.call('model.prepare', { run, messages: spec.messages });
       if (compacted) spec.messages.splice(0, spec.messages.length, ...compacted);
     }
     await deps.retool?.(spec);

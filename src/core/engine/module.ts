@@ -9,7 +9,6 @@ import { Runs } from './runs.js';
 import { chatSocket } from './socket.js';
 import { Subscriptions } from '../events/subscriptions.js';
 import { TurnStore } from '../conversation/turn-store.js';
-import { errField } from '../../platform/lib/logger.js';
 
 export interface Engine {
   turns: TurnStore;
@@ -33,13 +32,13 @@ declare module '../../platform/lib/modules.js' {
 /** The run engine: turns, the durable runs and their executor, the conversation a run reads. */
 export const engineModule = defineModule({
   name: 'engine',
-  needs: ['events', 'usage', 'models'],
+  needs: ['events', 'models'],
   async start(ctx) {
     const { config, db, logger, hooks } = ctx;
     const events = ctx.get('events');
     const turns = new TurnStore(db);
     const model = ctx.get('models');
-    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events: events.store }), events: events.store, log: events.log, turns, logger, hooks, runUsage: ctx.get('usage').runUsage });
+    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events: events.store }), events: events.store, log: events.log, turns, logger, hooks });
     await executor.start();
     const conversation = new Conversation(turns, executor);
     return {
@@ -53,36 +52,19 @@ export const engineModule = defineModule({
   },
 });
 
-/** chat:send and friends: the chat service, the runs API, subscriptions and the socket handler. */
+/**
+ * chat:send and friends: the chat service, the runs API, subscriptions and the socket handler.
+ * What features add to a run they contribute to the run hooks (src/core/engine/hook-catalogue.ts).
+ */
 export const chatModule = defineModule({
   name: 'chat',
-  needs: ['engine', 'events', 'sessions', 'folders', 'policy', 'compaction', 'timetravel', 'memories'],
+  needs: ['engine', 'events', 'sessions', 'folders'],
   start(ctx) {
     const { config, logger, hooks, tools, prompt } = ctx;
     const { executor, conversation, turns, model } = ctx.get('engine');
     const events = ctx.get('events');
     const sessions = ctx.get('sessions');
-    const compaction = ctx.get('compaction');
-    const timetravel = ctx.get('timetravel');
-    const recall = ctx.get('memories');
-    const chat = new ChatService({
-      config,
-      executor,
-      conversation,
-      turns,
-      model,
-      tools,
-      workspaces: ctx.get('folders'),
-      prompt,
-      hooks,
-      approvals: ctx.get('policy'),
-      autoCompact: (state, messages) => compaction.auto(state, messages),
-      whatif: { check: (u, s, w, m) => timetravel.checkWhatIf(u, s, w, m), fork: (u, s, w) => timetravel.forkWhatIf(u, s, w) },
-      onUserTurn: (userId, sessionId, turn, text, canRecall) =>
-        recall.onUserTurn(userId, sessionId, turn, text, canRecall).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not recall memories')),
-      checkpoint: (userId, sessionId, turn, text) =>
-        timetravel.take(userId, sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: sessionId }, 'could not record a checkpoint')),
-    });
+    const chat = new ChatService({ config, executor, conversation, turns, model, tools, workspaces: ctx.get('folders'), prompt, hooks });
     const runs = new Runs(chat, hooks);
     const subs = new Subscriptions(
       events.log.bus,
@@ -103,10 +85,6 @@ export const chatModule = defineModule({
           maxPendingBytes: config.limits.socketBuffer,
           maxSubscriptions: config.chat.subscriptionsPerSocket,
           conversation,
-          compact: async (userId, sessionId) => {
-            const r = await compaction.start(userId, sessionId);
-            return r.started ? { started: true as const } : { compaction_id: null, reason: r.reason };
-          },
         }),
       ],
       close: [{ phase: 'infrastructure', name: 'subscriptions', close: async () => subs.close() }],

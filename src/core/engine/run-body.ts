@@ -30,7 +30,7 @@ export interface RunOptions {
   approved?: ToolCall;
 }
 
-export type RunBodyDeps = Pick<ChatDeps, 'config' | 'conversation' | 'turns' | 'model' | 'tools' | 'workspaces' | 'prompt' | 'hooks' | 'autoCompact'>;
+export type RunBodyDeps = Pick<ChatDeps, 'config' | 'conversation' | 'turns' | 'model' | 'tools' | 'workspaces' | 'prompt' | 'hooks'>;
 
 /**
  * What a run does once started (src/core/engine/chat-service.ts starts it): the root loop for a new
@@ -58,7 +58,6 @@ export class RunBody {
       workspace: this.deps.workspaces.forSession(state.userId, state.sessionId),
       env: claimed.env ?? undefined,
       forks: forkService,
-      autoCompact: this.deps.autoCompact,
       retool: this.retool(state, claimed),
       beforeTools: checkpoint && (() => checkpoint),
     };

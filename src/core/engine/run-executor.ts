@@ -3,7 +3,7 @@ import { newId, randomToken } from '../../platform/lib/ids.js';
 import { errField } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
 import type { SessionEvent } from '../events/events.js';
-import { isUnattended, type RunOrigin } from './hooks.js';
+import { isUnattended, type RunOrigin } from './run-info.js';
 import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from '../events/run-failure.js';
 import { journal, RunRecovery, seqStart } from './run-recovery.js';
@@ -245,8 +245,9 @@ export class RunExecutor {
       let ev: SessionEvent | null = null;
       try {
         state.flush();
-        const usage = this.deps.runUsage?.(state.info.runId);
-        ev = this.deps.log.emit(state.sessionId, 'chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason, ...(usage ? { usage } : {}) }, { publish: false });
+        // run.ending: what chat:end carries besides its status (the usage module's running totals).
+        const fields = this.deps.hooks.fields('run.ending', { run: state.info });
+        ev = this.deps.log.emit(state.sessionId, 'chat:end', { status: end.status, result: end.result, finish_reason: end.finish_reason, ...fields }, { publish: false });
       } catch (e) {
         this.deps.logger.error({ ...errField(e), ...ctx }, 'could not send chat:end');
       }

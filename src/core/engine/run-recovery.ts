@@ -1,6 +1,6 @@
 import { errField } from '../../platform/lib/logger.js';
 import type { SeqStart } from '../events/events.js';
-import { isUnattended, type RunOrigin } from './hooks.js';
+import { isUnattended, type RunOrigin } from './run-info.js';
 import { cancelOpenCalls, closeTurn } from './loop.js';
 import { RunState, TurnJournal } from './run-state.js';
 import type { OrphanRow, RunStore } from './run-store.js';

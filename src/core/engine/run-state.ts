@@ -1,7 +1,7 @@
 import type { Config } from '../../platform/config/index.js';
 import { contextWindowOf } from '../../platform/config/models.js';
 import { newId } from '../../platform/lib/ids.js';
-import type { RunInfo, RunOrigin } from './hooks.js';
+import type { RunInfo, RunOrigin } from './run-info.js';
 import type { ServerEventData, ServerEventName } from '../events/catalogue.js';
 import type { EventLog } from '../events/events.js';
 import type { TurnStore } from '../conversation/turn-store.js';

@@ -3,7 +3,8 @@ import type { Config } from '../../platform/config/index.js';
 import type { Logger } from '../../platform/lib/logger.js';
 import type { EventLog } from '../events/events.js';
 import type { EventStore } from '../events/event-store.js';
-import type { Hooks, RunOrigin } from './hooks.js';
+import type { Hooks } from './hooks.js';
+import type { RunOrigin } from './run-info.js';
 import type { RunStore } from './run-store.js';
 import type { TurnStore } from '../conversation/turn-store.js';
 
@@ -24,9 +25,8 @@ export interface ExecutorDeps {
   log: EventLog;
   turns: TurnStore;
   logger: Logger;
+  /** The run hooks: run.started, run.ending (chat:end's usage), run.ended. */
   hooks: Hooks;
-  /** What a run spent, for chat:end.usage (the usage module's running totals). */
-  runUsage?: (runId: string) => { input_tokens: number; output_tokens: number; cost: number | null };
 }
 
 /** What started a run, as hooks are told (src/core/engine/hooks.ts). */

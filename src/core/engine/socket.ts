@@ -36,32 +36,40 @@ export interface ChatSocketDeps {
   /** AGENTSVC_SOCKET_BUFFER_BYTES: what a socket may have pending. */
   maxPendingBytes: number;
   conversation: Conversation;
-  /** chat:compact: starts a compaction (its events follow on the session's stream). */
-  compact: (userId: string, sessionId: string) => Promise<{ compaction_id: null; reason: string } | { started: true }>;
 }
 
-/** Client events of SPEC.md: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop. */
+/**
+ * How a client event is handled on one socket, by core and by features alike (compaction's
+ * chat:compact): the payload checked for depth and size, the answer acked `{ok: true, ...}`, an
+ * error acked `{ok: false, error}` (logged unless it is an AppError).
+ */
+export function socketCommands(socket: ProtocolSocket, deps: { logger: Logger; maxMessageBytes: number }) {
+  const userId = socket.data.user.id;
+  return (event: ClientEventName, fn: (payload: unknown) => Promise<unknown>) =>
+    socket.on(event, async (...args: unknown[]) => {
+      // The ack is the last argument; a client that sends only a callback sent no payload.
+      const last = args.at(-1);
+      const reply = (typeof last === 'function' ? last : () => {}) as Ack;
+      const payload = typeof args[0] === 'function' ? undefined : args[0];
+      try {
+        // Before JSON.stringify and the schemas, which recurse.
+        if (valueDeeperThan(payload, MAX_JSON_DEPTH)) throw Errors.invalid(['payload'], `nested deeper than ${MAX_JSON_DEPTH} levels`);
+        if (payload !== undefined && JSON.stringify(payload).length > deps.maxMessageBytes) {
+          throw new AppError(413, 'PAYLOAD_TOO_LARGE', `message over ${deps.maxMessageBytes} bytes`);
+        }
+        reply({ ok: true, ...((await fn(payload)) as object) });
+      } catch (e) {
+        if (!(e instanceof AppError)) deps.logger.error({ ...errField(e), event, session_id: sessionOf(payload), user_id: userId }, 'socket handler failed');
+        reply(fail(e));
+      }
+    });
+}
+
+/** Client events: subscribe (with since_seq replay), unsubscribe, chat:send, chat:stop (docs/socket-protocol.md). */
 export function chatSocket(deps: ChatSocketDeps): SocketModule {
   return (socket: ProtocolSocket) => {
     const userId = socket.data.user.id;
-    const handle = (event: ClientEventName, fn: (payload: unknown) => Promise<unknown>) =>
-      socket.on(event, async (...args: unknown[]) => {
-        // The ack is the last argument; a client that sends only a callback sent no payload.
-        const last = args.at(-1);
-        const reply = (typeof last === 'function' ? last : () => {}) as Ack;
-        const payload = typeof args[0] === 'function' ? undefined : args[0];
-        try {
-          // Before JSON.stringify and the schemas, which recurse.
-          if (valueDeeperThan(payload, MAX_JSON_DEPTH)) throw Errors.invalid(['payload'], `nested deeper than ${MAX_JSON_DEPTH} levels`);
-          if (payload !== undefined && JSON.stringify(payload).length > deps.maxMessageBytes) {
-            throw new AppError(413, 'PAYLOAD_TOO_LARGE', `message over ${deps.maxMessageBytes} bytes`);
-          }
-          reply({ ok: true, ...((await fn(payload)) as object) });
-        } catch (e) {
-          if (!(e instanceof AppError)) deps.logger.error({ ...errField(e), event, session_id: sessionOf(payload), user_id: userId }, 'socket handler failed');
-          reply(fail(e));
-        }
-      });
+    const handle = socketCommands(socket, deps);
 
     handle('session:subscribe', async (payload) => {
       const p = Subscribe.safeParse(payload);
@@ -115,13 +123,6 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       const p = SessionRef.safeParse(payload);
       if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
       return deps.chat.stop(userId, p.data.session_id);
-    });
-
-    handle('chat:compact', async (payload) => {
-      const p = SessionRef.safeParse(payload);
-      if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
-      const r = await deps.compact(userId, p.data.session_id);
-      return 'reason' in r ? r : {};
     });
 
     socket.on('disconnect', () => deps.subs.remove(socket.id));

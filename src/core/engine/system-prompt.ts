@@ -22,20 +22,40 @@ export interface PromptContributor {
 }
 
 /**
- * The system prompt of a run, assembled from contributors in the order they were added. A
- * contributor that fails is logged and left out: a broken plugin never fails a run.
+ * The system prompt of a run, assembled from contributors in a declared order (`order`, src/modules.ts
+ * PROMPT_ORDER), then those not named there in the order they were added. A contributor that fails
+ * is logged and left out: a broken plugin never fails a run.
  */
 export class SystemPrompt {
   private contributors: PromptContributor[] = [];
+  private rank = new Map<string, number>();
 
   constructor(private readonly logger?: Logger) {}
 
   /** Add a contributor; returns the function that removes it. */
   add(c: PromptContributor): () => void {
     this.contributors.push(c);
+    this.sort();
     return () => {
       this.contributors = this.contributors.filter((x) => x !== c);
     };
+  }
+
+  /** The sections named here come first, in this order, whatever order their modules start in. */
+  order(names: readonly string[]): void {
+    this.rank = new Map(names.map((n, i) => [n, i]));
+    this.sort();
+  }
+
+  /** The contributors' names, in the order their sections appear. */
+  names(): string[] {
+    return this.contributors.map((c) => c.name);
+  }
+
+  private sort() {
+    const at = (c: PromptContributor) => this.rank.get(c.name) ?? this.rank.size;
+    // Array.prototype.sort is stable: contributors of one rank keep the order they were added.
+    this.contributors.sort((a, b) => at(a) - at(b));
   }
 
   async build(ctx: PromptContext): Promise<string> {

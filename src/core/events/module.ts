@@ -19,10 +19,10 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-/** The session event stream: stored events, the bus between nodes and the log on top of both. */
+/** The session event stream: stored events, the bus between nodes (through the `events.bus` wraps) and the log on top of both. */
 export const eventsModule = defineModule({
   name: 'events',
-  needs: ['telemetry'],
+  needs: [],
   async start(ctx) {
     const { config, logger, db } = ctx;
     const store = new EventStore(db);
@@ -48,7 +48,7 @@ export const eventsModule = defineModule({
         );
       }
     }
-    const log = new EventLog(store, ctx.get('telemetry').metrics.observeBus(bus), { ttlHours: config.replayTtlHours, logger });
+    const log = new EventLog(store, ctx.hooks.wrap('events.bus', bus), { ttlHours: config.replayTtlHours, logger });
     return {
       provides: { bus, log, store },
       close: [

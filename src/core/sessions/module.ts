@@ -8,14 +8,12 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-/** Sessions of a user (CONTRACT 4): a role's plan at creation, team workspaces for their members only. */
+/** Sessions of a user: a role's plan at creation (session.plan), team workspaces for their members only (session.access). */
 export const sessionsModule = defineModule({
   name: 'sessions',
-  needs: ['folders', 'solutions', 'teamStore'],
+  needs: ['folders'],
   start(ctx) {
-    const { config } = ctx;
-    const { roles } = ctx.get('solutions');
-    const teams = ctx.get('teamStore');
+    const { config, hooks } = ctx;
     const folders = ctx.get('folders');
     const sessions = new SessionService(ctx.db.em, {
       hooks: ctx.hooks,
@@ -23,8 +21,9 @@ export const sessionsModule = defineModule({
       defaultModel: config.model.default,
       models: config.model.models,
       memoryEnabled: config.memoryEnabled,
-      plan: (userId, input) => roles.plan(userId, input),
-      workspaceAccess: (userId, workspaceId) => teams.isMember(workspaceId, userId),
+      // A role's plan (solutions) and team membership (teams): the hooks session.plan and session.access.
+      plan: async (userId, input) => (await hooks.call('session.plan', { userId, input })) ?? null,
+      workspaceAccess: async (userId, workspaceId) => (await hooks.call('session.access', { userId, workspaceId })) === true,
     });
     return { provides: sessions, routes: [{ plugin: sessionRoutes, opts: { config, sessions } }] };
   },

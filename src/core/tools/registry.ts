@@ -25,6 +25,9 @@ export class ToolRegistry {
     }
   });
 
+  /** Tool `provider`s and tool provider names, ranked (src/modules.ts TOOL_ORDER): unnamed ones after, in the order they came. */
+  private rank = new Map<string, number>();
+
   /** Rises whenever the set of offered tools may have changed (a provider added, an MCP list_changed). */
   generation = 0;
   /** Sessions whose providers saw sessionStart in this process (bounded; oldest forgotten first). */
@@ -41,6 +44,24 @@ export class ToolRegistry {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`invalid tool name ${tool.name}`);
     this.validators.set(tool, this.compile(tool.parameters));
     this.tools.set(tool.name, tool);
+    this.sort();
+  }
+
+  /**
+   * The order tools are offered in, whatever order their modules start in: registered tools by
+   * their name or their `provider`, then tool providers by their name, each as ranked here.
+   */
+  order(names: readonly string[]): void {
+    this.rank = new Map(names.map((n, i) => [n, i]));
+    this.sort();
+  }
+
+  private sort() {
+    const at = (n: string) => this.rank.get(n) ?? this.rank.size;
+    // Stable sorts: one rank keeps the order of registration.
+    const tool = (t: Tool) => Math.min(at(t.name), at(t.provider));
+    this.tools = new Map([...this.tools].sort(([, a], [, b]) => tool(a) - tool(b)));
+    this.providers = new Map([...this.providers].sort(([a], [b]) => at(a) - at(b)));
   }
 
   unregister(name: string): void {
@@ -51,6 +72,7 @@ export class ToolRegistry {
   addProvider(provider: ToolProvider): () => void {
     if (this.providers.has(provider.name)) throw new Error(`a tool provider named ${provider.name} already exists`);
     this.providers.set(provider.name, provider);
+    this.sort();
     this.changed();
     return () => {
       if (this.providers.get(provider.name) === provider) this.providers.delete(provider.name);

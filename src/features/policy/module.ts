@@ -19,6 +19,7 @@ export const policyModule = defineModule({
     policy.attach(ctx.hooks);
     return {
       provides: policy,
+      hooks: [{ on: 'approval.answered', name: 'policy.approvals', run: ({ userId, sessionId, call, ref, choice }) => policy.answered(userId, sessionId, call, ref, choice) }],
       routes: [{ plugin: policyRoutes, opts: { policy, sessions: ctx.get('sessions'), isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } }],
     };
   },

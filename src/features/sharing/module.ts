@@ -9,7 +9,7 @@ export const sharingModule = defineModule({
   start(ctx) {
     const links = new ShareLinkStore(ctx.db);
     return {
-      hooks: [{ on: 'session.unshared', run: ({ sessionId }) => links.revokeAll(sessionId) }],
+      hooks: [{ on: 'session.unshared', name: 'sharing.links', run: ({ sessionId }) => links.revokeAll(sessionId) }],
       routes: [{ plugin: sharingRoutes, opts: { config: ctx.config, db: ctx.db, turns: ctx.get('engine').turns, sessions: ctx.get('sessions') } }],
     };
   },

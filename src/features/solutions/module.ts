@@ -42,6 +42,7 @@ export const solutionsModule = defineModule({
       provides: { catalog, roles, admin },
       toolFilters: [roles.filter],
       prompts: [roles.prompt],
+      hooks: [{ on: 'session.plan', name: 'solutions.roles', run: ({ userId, input }) => roles.plan(userId, input) }],
       routes: [{ plugin: solutionRoutes, opts: { catalog, access: () => roles.access, isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } }],
     };
   },

@@ -13,7 +13,10 @@ declare module '../../platform/lib/modules.js' {
 export const teamStoreModule = defineModule({
   name: 'teamStore',
   needs: [],
-  start: ({ db }) => ({ provides: new WorkspaceStore(db) }),
+  start({ db }) {
+    const store = new WorkspaceStore(db);
+    return { provides: store, hooks: [{ on: 'session.access', name: 'teams.members', run: ({ userId, workspaceId }) => store.isMember(workspaceId, userId) }] };
+  },
 });
 
 /** Team workspaces and issues; an issue assigned to an agent starts a task run. */

@@ -1,3 +1,4 @@
+import type { Runner } from '../../../runners/types.js';
 import { defineModule } from '../../platform/lib/modules.js';
 import type { RouteModule } from '../../platform/server/app.js';
 import { ModelStates } from './health.js';
@@ -22,10 +23,15 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-/** Metrics, traces and log context: listeners of the run engine's hooks and wrappers of the ports. */
+/**
+ * Metrics, traces and log context: listeners of the run hooks, and wraps of the runner (a span per
+ * command, the time a computer takes to start) and of the event bus (events out, delivery lag).
+ * It starts before the modules whose ports it wraps, which know nothing of it.
+ */
 export const telemetryModule = defineModule({
   name: 'telemetry',
   needs: ['users'],
+  before: ['runner', 'events'],
   async start(ctx) {
     const { config, hooks, logger, db } = ctx;
     const tracing = await startTracing(hooks, logger);
@@ -34,6 +40,11 @@ export const telemetryModule = defineModule({
     metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);
     return {
       provides: { metrics, tracing, modelStates, requestHook: { plugin: requestContext, opts: { inner: tracing ? { plugin: tracing.rest, opts: {} } : undefined } } },
+      hooks: [
+        ...(tracing ? [{ on: 'runner', name: 'telemetry.traces', before: ['telemetry.metrics'], run: (r: Runner) => tracing.runner(r) } as const] : []),
+        { on: 'runner', name: 'telemetry.metrics', run: (r) => metrics.observeRunner(r) },
+        { on: 'events.bus', name: 'telemetry.metrics', run: (bus) => metrics.observeBus(bus) },
+      ],
       routes: [{ plugin: metricsRoutes, opts: { metrics, users: ctx.get('users'), token: config.metricsToken } }],
       jobs: [
         {

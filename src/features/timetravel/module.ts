@@ -10,7 +10,7 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-/** Checkpoints of a session's folder at each turn, restores and what-if forks. */
+/** Checkpoints of a session's folder at each turn (run.opening), restores and what-if forks (whatif.check, whatif.fork). */
 export const timetravelModule = defineModule({
   name: 'timetravel',
   needs: ['engine', 'sessions', 'background'],
@@ -34,7 +34,18 @@ export const timetravelModule = defineModule({
       provides: timetravel,
       routes: [{ plugin: timeTravelRoutes, opts: { timetravel } }],
       hooks: [
+        // A new message's checkpoint: started beside the model call, done before the run's first tool and its end.
         {
+          on: 'run.opening',
+          name: 'timetravel.checkpoint',
+          before: ['memories.recall'],
+          run: ({ run, turn, text, defer }) =>
+            defer(timetravel.take(run.userId, run.sessionId, turn, text).catch((e) => logger.error({ ...errField(e), session_id: run.sessionId }, 'could not record a checkpoint'))),
+        },
+        { on: 'whatif.check', name: 'timetravel.whatif', run: ({ userId, sessionId, whatif, hasMessage }) => timetravel.checkWhatIf(userId, sessionId, whatif, hasMessage) },
+        { on: 'whatif.fork', name: 'timetravel.whatif', run: ({ userId, sessionId, whatif }) => timetravel.forkWhatIf(userId, sessionId, whatif) },
+        {
+          name: 'timetravel.snapshots',
           on: 'session.deleted',
           run: ({ sessionId, userId }) =>
             snapshots.remove(userId, sessionId).catch((e) => logger.warn({ ...errField(e), session_id: sessionId }, 'could not remove the snapshots of a deleted session')),

@@ -23,6 +23,11 @@ export const usageModule = defineModule({
       userExists: (u) => admin.userExists(u),
       ownSession: (u, s) => sessions.getOwned(u, s),
     });
-    return { provides: usage, routes: [usage.routes], close: [{ phase: 'infrastructure', name: 'budgets', close: async () => usage.close() }] };
+    return {
+      provides: usage,
+      routes: [usage.routes],
+      hooks: [{ on: 'run.ending', name: 'usage.chat-end', run: ({ run }) => ({ usage: usage.runUsage(run.runId) }) }],
+      close: [{ phase: 'infrastructure', name: 'budgets', close: async () => usage.close() }],
+    };
   },
 });

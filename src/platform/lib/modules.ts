@@ -44,6 +44,12 @@ export type Started<N extends string> = Contributions & { close?: Closer[] } & (
 export interface Module<N extends string = string> {
   readonly name: N;
   readonly needs: readonly ModuleName[];
+  /**
+   * Modules that must start after this one although they do not need it: a feature whose hook
+   * wraps a port that a core module builds at its start (telemetry wraps the runner and the bus).
+   * The core module knows nothing of it.
+   */
+  readonly before?: readonly string[];
   start(ctx: ModuleContext): Started<N> | Promise<Started<N>>;
 }
 
@@ -58,6 +64,7 @@ export class ModuleGraphError extends Error {}
 interface Node {
   readonly name: string;
   readonly needs: readonly string[];
+  readonly before?: readonly string[];
 }
 
 /** Kahn's topological order: every module after what it needs; among the ready ones, the listed order. */
@@ -70,14 +77,18 @@ export function orderModules<M extends Node>(modules: readonly M[]): M[] {
   for (const m of modules) {
     const unknown = m.needs.filter((n) => !byName.has(n));
     if (unknown.length) throw new ModuleGraphError(`module ${m.name} needs ${unknown.join(', ')}, which no module provides`);
+    const later = (m.before ?? []).filter((n) => !byName.has(n));
+    if (later.length) throw new ModuleGraphError(`module ${m.name} starts before ${later.join(', ')}, which no module is named`);
   }
   const waiting = new Map(modules.map((m) => [m.name, new Set(m.needs)]));
+  for (const m of modules) for (const n of m.before ?? []) waiting.get(n)?.add(m.name);
+  const waitsFor = new Map([...waiting].map(([n, w]) => [n, [...w]]));
   const out: M[] = [];
   while (out.length < modules.length) {
     const ready = modules.find((m) => waiting.get(m.name)?.size === 0);
     if (!ready) {
       const stuck = [...waiting.keys()].filter((n) => (waiting.get(n)?.size ?? 0) > 0);
-      throw new ModuleGraphError(`modules in a dependency cycle: ${cycleOf(stuck, byName).join(' -> ')}`);
+      throw new ModuleGraphError(`modules in a dependency cycle: ${cycleOf(stuck, waitsFor).join(' -> ')}`);
     }
     waiting.delete(ready.name);
     for (const needs of waiting.values()) needs.delete(ready.name);
@@ -87,13 +98,13 @@ export function orderModules<M extends Node>(modules: readonly M[]): M[] {
 }
 
 /** One cycle among modules that never became ready, to name in the error (a -> b -> a). */
-function cycleOf(stuck: string[], byName: Map<string, Node>): string[] {
+function cycleOf(stuck: string[], waitsFor: Map<string, string[]>): string[] {
   const inStuck = new Set(stuck);
   const path: string[] = [];
   let at = stuck[0];
   while (!path.includes(at)) {
     path.push(at);
-    at = (byName.get(at)?.needs ?? []).find((n) => inStuck.has(n)) ?? at;
+    at = (waitsFor.get(at) ?? []).find((n) => inStuck.has(n)) ?? at;
   }
   return [...path.slice(path.indexOf(at)), at];
 }
