@@ -11,12 +11,14 @@ declare module '../../platform/lib/modules.js' {
 
 export const policyModule = defineModule({
   name: 'policy',
-  needs: ['solutions', 'telemetry', 'sessions'],
+  needs: ['solutions', 'telemetry', 'sessions', 'runner'],
   async start(ctx) {
     const { roles, admin } = ctx.get('solutions');
     const { metrics } = ctx.get('telemetry');
     const policy = await PolicyService.create({ db: ctx.db, install: ctx.config.policy, logger: ctx.logger, count: (a) => metrics.approval(a), roleRules: (id) => roles.policy(id) });
     policy.attach(ctx.hooks);
+    // Path denies hold for every process of the computers too (docs/policy-paths.md).
+    ctx.get('runner').runner.setPathPolicy((userId) => policy.sandboxDenies(userId));
     return {
       provides: policy,
       routes: [{ plugin: policyRoutes, opts: { policy, sessions: ctx.get('sessions'), isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } }],

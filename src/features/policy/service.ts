@@ -6,7 +6,23 @@ import { errField, type Logger } from '../../platform/lib/logger.js';
 import { redactor, sessionSecrets } from '../sharing/redact.js';
 import { type AuditAction, AuditStore } from './audit-store.js';
 import type { InstallPolicy } from '../../platform/config/policy.js';
-import { approvalRules, type Decision, decide, describeRule, type PolicySet, type Rule, type Source, type SourcedRule, toolMatches } from './rules.js';
+import type { PathGuard } from '../../core/files/confine.js';
+import type { PathDenySet } from '../../../runners/types.js';
+import {
+  approvalRules,
+  type Decision,
+  decide,
+  describeRule,
+  PATH_TOOL_NAMES,
+  type PathDeny,
+  pathDenies,
+  pathDenyFor,
+  type PolicySet,
+  type Rule,
+  type Source,
+  type SourcedRule,
+  toolMatches,
+} from './rules.js';
 import { ShellParser } from './shell.js';
 import { PolicyStore } from './store.js';
 import { callFacts } from './targets.js';
@@ -101,6 +117,47 @@ export class PolicyService implements ApprovalPort {
       session_rules: approvalRules(facts, d),
     };
     return { action: 'ask', question };
+  }
+
+  /**
+   * The check a file tool makes on the entry it opened: every path deny, whichever tool it names
+   * (as the sandbox holds them). An `ask` was asked before the call, on the path then.
+   */
+  private guard(p: GatePayload, rules: SourcedRule[]): PathGuard | undefined {
+    if (!pathDenies(rules).length) return undefined;
+    return (rel, write) => {
+      const r = pathDenyFor(rules, rel, write);
+      if (!r) return null;
+      void this.record(p.run.userId, p.run.sessionId, p.callId, p.tool.name, { ...p.args, opened: rel }, 'denied', { rule: r, source: r.source }, 'policy');
+      return `denied by policy: ${describeRule(r, r.source)}`;
+    };
+  }
+
+  /**
+   * The path denies every process of a user's computer is held to (docs/policy-paths.md): the
+   * install's and the user's for every session folder, and each session's own (its rules and its
+   * role's) for its folder. Empty when no rule names paths: the sandbox is then as before.
+   */
+  async sandboxDenies(userId: string): Promise<PathDenySet> {
+    // The user's rules and each of their sessions with rules of its own or a solution role, in one
+    // round trip (asked before every command of the computer).
+    const rows = await this.deps.db.sql<{ session_id: string | null; rules: Rule[]; has_role: boolean }>(
+      `select null as session_id, rules, false as has_role from user_policies where user_id = ?
+       union all
+       select s.id, coalesce(p.rules, '[]'::jsonb), (s.session_setup -> 'role') is not null
+         from sessions s left join session_policies p on p.session_id = s.id
+        where s.user_id = ? and ((s.session_setup -> 'role') is not null or jsonb_array_length(coalesce(p.rules, '[]'::jsonb)) > 0)`,
+      [userId, userId],
+    );
+    const every = pathDenies([...this.deps.install.rules, ...rows.filter((r) => r.session_id === null).flatMap((r) => r.rules)]);
+    const sessions: Record<string, PathDeny[]> = {};
+    for (const row of rows) {
+      if (row.session_id === null) continue;
+      const role = row.has_role && this.deps.roleRules ? await this.deps.roleRules(row.session_id) : [];
+      const own = pathDenies([...row.rules, ...role]);
+      if (own.length) sessions[row.session_id] = own;
+    }
+    return { every, sessions };
   }
 
   /** A person answered an approval: record it, and "Allow for this session" adds its rules. */
