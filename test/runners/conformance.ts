@@ -162,6 +162,7 @@ async function pathDenyTests(t: Test, runner: Runner, c: Computer, files: Return
         answers.push(seen);
       }
     }
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
     const server = 'n=0; while read -r l; do n=$((n+1)); case "$l" in write:*) (echo x > "${l#write:}") 2>/dev/null && echo "wrote"; ;; *) cat "$l" 2>/dev/null; echo; esac; echo "done $n"; done';
     const r = await c.exec(server, {
       cwd: 'sess_a',

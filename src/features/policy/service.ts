@@ -87,8 +87,10 @@ export class PolicyService implements ApprovalPort {
   async gate(p: GatePayload): Promise<ToolGateDecision | undefined> {
     const set = await this.effective(p.run.userId, p.run.sessionId);
     const named = set.rules.filter((r) => toolMatches(r, p.tool.name, p.tool.provider));
+    // The file tools decide again on the entry they open (the check below sees a path resolved now).
+    if (PATH_TOOL_NAMES.has(p.tool.name)) p.workspace.folder.pathGuard = this.guard(p, set.rules);
     if (!named.length && set.default === 'allow') return undefined;
-    const facts = callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined));
+    const facts = callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined || r.paths !== undefined));
     const d = decide(set, facts);
     const record = (action: AuditAction, decidedBy = 'policy') => this.record(p.run.userId, p.run.sessionId, p.callId, p.tool.name, p.args, action, d, decidedBy);
     if (d.action === 'allow') {
