@@ -2,7 +2,8 @@
  * The docker runner: one long-lived container per user (found again by labels after a restart),
  * the user's workspace bind-mounted at /workspace, commands through the exec API. Containers are
  * limited (memory, CPU, pids), drop every capability, get no network unless allowed, and are
- * stopped when idle; the next command starts them again.
+ * stopped when idle; the next command starts them again. Path denies are mounts of the container
+ * (docs/policy-paths.md): when what they cover changes, the container is made again.
  */
 import { createHash } from 'node:crypto';
 import { chmod, chown, mkdir, realpath, stat } from 'node:fs/promises';

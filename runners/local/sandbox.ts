@@ -3,6 +3,7 @@
  * from nothing (system folders read-only, a handful of /etc files, fresh /tmp, /proc and /dev, the
  * user's workspace writable), no capabilities, an unprivileged uid in its own user namespace, its
  * own pid/ipc/uts (and, unless allowed, network) namespaces, and resource limits on every process.
+ * Entries the path rules deny are covered by binds over the workspace (docs/policy-paths.md).
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
