@@ -9,7 +9,7 @@ import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { SandboxRefusal } from './shared.js';
-import type { PathDeny, PathDenySet } from './types.js';
+import type { PathDeny, PathDenySet, PathPolicy } from './types.js';
 
 /** One entry to cover, relative to the computer's root (the user folder): `session/secrets`. */
 export interface Covered {
@@ -52,21 +52,28 @@ const reaches = (base: string, rel: string) => base === '' || rel === '' || base
  * The entries of the computer at `userRoot` that the deny set covers. Links are never followed
  * nor covered themselves: what a link names is covered where it really is, when a rule names that.
  */
-export async function deniedEntries(userRoot: string, set: PathDenySet, max = MAX_DENY_WALK): Promise<Covered[]> {
+export async function deniedEntries(userRoot: string, set: PathDenySet, names?: string[], max = MAX_DENY_WALK): Promise<Covered[]> {
   const every = set.every.map(compile);
-  const sessions = Object.keys(set.sessions).filter((s) => SAFE_SESSION.test(s));
-  if (!every.length && !sessions.length) return [];
-  let names: string[];
-  if (every.length) {
-    names = (await readdir(userRoot, { withFileTypes: true }).catch(() => [] as Dirent[])).filter((e) => e.isDirectory() && SAFE_SESSION.test(e.name)).map((e) => e.name);
-  } else names = sessions;
+  if (!every.length && !Object.keys(set.sessions).length) return [];
   const out: Covered[] = [];
   const budget = { left: max };
-  for (const name of names) {
+  for (const name of names ?? (await sessionFolders(userRoot))) {
     const globs = [...every, ...(set.sessions[name] ?? []).map(compile)];
-    if (globs.length) await walk(join(userRoot, name), name, '', globs, out, budget);
+    if (globs.length && SAFE_SESSION.test(name)) await walk(join(userRoot, name), name, '', globs, out, budget);
   }
   return out;
+}
+
+/** The session folders of a computer (its root's folders with a session id's shape). */
+export async function sessionFolders(userRoot: string): Promise<string[]> {
+  const entries = await readdir(userRoot, { withFileTypes: true }).catch(() => [] as Dirent[]);
+  return entries.filter((e) => e.isDirectory() && SAFE_SESSION.test(e.name)).map((e) => e.name);
+}
+
+/** What the path denies of `userId`, asked of `policy` for the session folders there are, cover now. */
+export async function coveredNow(userRoot: string, userId: string, policy: PathPolicy): Promise<Covered[]> {
+  const names = await sessionFolders(userRoot);
+  return deniedEntries(userRoot, await policy(userId, names), names);
 }
 
 async function walk(host: string, session: string, rel: string, globs: Compiled[], out: Covered[], budget: { left: number }): Promise<void> {

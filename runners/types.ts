@@ -93,8 +93,11 @@ export interface PathDenySet {
   sessions: Record<string, PathDeny[]>;
 }
 
-/** Where a runner gets a user's path denies from (the tool policy), asked when a process starts. */
-export type PathPolicy = (userId: string) => Promise<PathDenySet>;
+/**
+ * Where a runner gets a user's path denies from (the tool policy), asked when a process starts,
+ * with the session folders the computer holds.
+ */
+export type PathPolicy = (userId: string, sessions: string[]) => Promise<PathDenySet>;
 
 export interface Runner {
   readonly kind: string;

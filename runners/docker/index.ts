@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type PathPolicy, type Runner, type RunnerCheck } from '../types.js';
-import { type Covered, deniedEntries, emptyNodes } from '../path-denies.js';
+import { type Covered, coveredNow, emptyNodes } from '../path-denies.js';
 import { removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
 
@@ -128,7 +128,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   /** The entries the user's path denies cover now, and their hash ('' for none). */
   async function denied(userId: string, hostRoot: string): Promise<{ covered: Covered[]; tag: string }> {
     if (!pathPolicy) return { covered: [], tag: '' };
-    const covered = await deniedEntries(await realpath(hostRoot), await pathPolicy(userId));
+    const covered = await coveredNow(await realpath(hostRoot), userId, pathPolicy);
     const tag = covered.length ? createHash('sha256').update(JSON.stringify(covered.map((c) => [c.rel, c.dir, c.access]).sort())).digest('hex').slice(0, 16) : '';
     return { covered, tag };
   }

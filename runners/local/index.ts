@@ -9,7 +9,7 @@ import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import type { Computer, ExecOptions, ExecResult, PathPolicy, Runner, RunnerCheck } from '../types.js';
-import { type Covered, deniedEntries, emptyNodes, openExact, outerFirst } from '../path-denies.js';
+import { type Covered, coveredNow, emptyNodes, openExact, outerFirst } from '../path-denies.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
   OutputCollector,
@@ -332,7 +332,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     // After a reset the next command gets a fresh workspace folder, as on the docker runner.
     await prepare(hostRoot);
     const cwd = await resolveCwd(hostRoot, hostRoot, o.cwd);
-    const covered = pathPolicy ? await deniedEntries(hostRoot, await pathPolicy(userId)) : [];
+    const covered = pathPolicy ? await coveredNow(hostRoot, userId, pathPolicy) : [];
     // Unconfined, nothing could hold a path rule: fail closed rather than run as if there were none.
     if (covered.length && !p.bwrap) throw new SandboxRefusal('SANDBOX_UNAVAILABLE', `path rules deny ${covered.length} entries here, and commands run unconfined (no bubblewrap): commands are refused`);
     const mine = running.get(userId) ?? new Set();

@@ -161,11 +161,11 @@ t.test('Bash: cat of a denied file is refused by the sandbox, with the policy wi
   const cat = () => computer.exec('cat secrets/k.txt; cat notes/n.txt', { cwd: 'sess_b1' });
   const policy = await policyWith(db, [{ tool: '*', paths: 'secrets/**', action: 'deny' }]);
   t.equal((await cat()).stdout, 'TOPSECRETNOTESECRET', 'no policy wired: as before');
-  runner.setPathPolicy((userId) => policy.sandboxDenies(userId));
+  runner.setPathPolicy((userId, sessions) => policy.sandboxDenies(userId, sessions));
   // The install's rule, and a session's own rule (PUT .../policy) for its folder only.
   await policy.store.setSessionRules('sess_b1', [{ tool: 'Read', pattern: 'notes/**', action: 'deny' }]);
   await policy.store.setSessionRules('sess_b2', [{ tool: 'Read', pattern: 'pub/**', action: 'deny' }]);
-  t.same(await policy.sandboxDenies('user_s'), {
+  t.same(await policy.sandboxDenies('user_s', ['sess_b1', 'sess_b2', 'not_a_session']), {
     every: [{ glob: 'secrets/**', access: 'all' }],
     sessions: { sess_b1: [{ glob: 'notes/**', access: 'all' }], sess_b2: [{ glob: 'pub/**', access: 'all' }] },
   });
@@ -175,7 +175,7 @@ t.test('Bash: cat of a denied file is refused by the sandbox, with the policy wi
   t.match(r.stderr, /Permission denied/);
   await policy.store.setUserRules('user_s', [{ tool: 'Write', pattern: 'notes/**', action: 'deny' }]);
   await policy.store.setSessionRules('sess_b1', []);
-  t.same((await policy.sandboxDenies('user_s')).every, [{ glob: 'secrets/**', access: 'all' }, { glob: 'notes/**', access: 'write' }], "a user's Write deny is a write deny");
+  t.same((await policy.sandboxDenies('user_s', ['sess_b1'])).every, [{ glob: 'secrets/**', access: 'all' }, { glob: 'notes/**', access: 'write' }], "a user's Write deny is a write deny");
   const w = await computer.exec('cat notes/n.txt; echo x >> notes/n.txt', { cwd: 'sess_b1' });
   t.equal(w.stdout, 'NOTESECRET', 'read');
   t.not(w.exitCode, 0, 'not written');

@@ -18,7 +18,7 @@ export const policyModule = defineModule({
     const policy = await PolicyService.create({ db: ctx.db, install: ctx.config.policy, logger: ctx.logger, count: (a) => metrics.approval(a), roleRules: (id) => roles.policy(id) });
     policy.attach(ctx.hooks);
     // Path denies hold for every process of the computers too (docs/policy-paths.md).
-    ctx.get('runner').runner.setPathPolicy((userId) => policy.sandboxDenies(userId));
+    ctx.get('runner').runner.setPathPolicy((userId, sessions) => policy.sandboxDenies(userId, sessions));
     return {
       provides: policy,
       routes: [{ plugin: policyRoutes, opts: { policy, sessions: ctx.get('sessions'), isAdmin: (u: string) => admin.isAdmin(u), userExists: (u: string) => admin.userExists(u) } }],

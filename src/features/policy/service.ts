@@ -138,28 +138,20 @@ export class PolicyService implements ApprovalPort {
   /**
    * The path denies every process of a user's computer is held to (docs/policy-paths.md): the
    * install's and the user's for every session folder, and each session's own (its rules and its
-   * role's) for its folder. Empty when no rule names paths: the sandbox is then as before.
+   * role's) for its folder. `sessions`: the session folders the computer holds. Empty when no
+   * rule names paths: the sandbox is then as before.
    */
-  async sandboxDenies(userId: string): Promise<PathDenySet> {
-    // The user's rules and each of their sessions with rules of its own or a solution role, in one
-    // round trip (asked before every command of the computer).
-    const rows = await this.deps.db.sql<{ session_id: string | null; rules: Rule[]; has_role: boolean }>(
-      `select null as session_id, rules, false as has_role from user_policies where user_id = ?
-       union all
-       select s.id, coalesce(p.rules, '[]'::jsonb), (s.session_setup -> 'role') is not null
-         from sessions s left join session_policies p on p.session_id = s.id
-        where s.user_id = ? and ((s.session_setup -> 'role') is not null or jsonb_array_length(coalesce(p.rules, '[]'::jsonb)) > 0)`,
-      [userId, userId],
-    );
-    const every = pathDenies([...this.deps.install.rules, ...rows.filter((r) => r.session_id === null).flatMap((r) => r.rules)]);
-    const sessions: Record<string, PathDeny[]> = {};
-    for (const row of rows) {
-      if (row.session_id === null) continue;
-      const role = row.has_role && this.deps.roleRules ? await this.deps.roleRules(row.session_id) : [];
-      const own = pathDenies([...row.rules, ...role]);
-      if (own.length) sessions[row.session_id] = own;
-    }
-    return { every, sessions };
+  async sandboxDenies(userId: string, sessions: string[]): Promise<PathDenySet> {
+    const mine = await this.store.pathRules(userId, sessions);
+    const every = pathDenies([...this.deps.install.rules, ...mine.user]);
+    const bySession: Record<string, PathDeny[]> = {};
+    // Role rules are remembered per session by the solutions module: a lookup, after the first.
+    const roles = await Promise.all(sessions.map((id) => this.deps.roleRules?.(id) ?? Promise.resolve([] as Rule[])));
+    sessions.forEach((id, i) => {
+      const own = pathDenies([...(mine.sessions[id] ?? []), ...roles[i]]);
+      if (own.length) bySession[id] = own;
+    });
+    return { every, sessions: bySession };
   }
 
   /** A person answered an approval: record it, and "Allow for this session" adds its rules. */
