@@ -80,8 +80,32 @@ export interface RunnerCheck {
   summary?: string;
 }
 
+/** A path deny: a glob over a session folder's paths (docs/policy-paths.md). */
+export interface PathDeny {
+  glob: string;
+  /** `all`: processes neither read, list nor write what it matches; `write`: they only read it. */
+  access: 'all' | 'write';
+}
+
+/** The path denies of one user's computer: for every session folder, and per session folder. */
+export interface PathDenySet {
+  every: PathDeny[];
+  sessions: Record<string, PathDeny[]>;
+}
+
+/**
+ * Where a runner gets a user's path denies from (the tool policy), asked when a process starts,
+ * with the session folders the computer holds.
+ */
+export type PathPolicy = (userId: string, sessions: string[]) => Promise<PathDenySet>;
+
 export interface Runner {
   readonly kind: string;
+  /**
+   * Hold every process to the path denies `policy` answers for its user (docs/policy-paths.md):
+   * denied entries that exist when it starts cannot be opened (nor written, for write denies).
+   */
+  setPathPolicy(policy: PathPolicy | null): void;
   /** Probe the environment once at start. */
   check(): Promise<RunnerCheck>;
   /** Get (create on first use, reuse afterwards) the user's computer. */

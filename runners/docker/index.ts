@@ -2,13 +2,16 @@
  * The docker runner: one long-lived container per user (found again by labels after a restart),
  * the user's workspace bind-mounted at /workspace, commands through the exec API. Containers are
  * limited (memory, CPU, pids), drop every capability, get no network unless allowed, and are
- * stopped when idle; the next command starts them again.
+ * stopped when idle; the next command starts them again. Path denies are mounts of the container
+ * (docs/policy-paths.md): when what they cover changes, the container is made again.
  */
 import { createHash } from 'node:crypto';
-import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
-import { RunnerUnavailableError, type Computer, type ComputerVersion, type Runner, type RunnerCheck } from '../types.js';
+import { RunnerUnavailableError, type Computer, type ComputerVersion, type PathPolicy, type Runner, type RunnerCheck } from '../types.js';
+import { type Covered, coveredNow, emptyNodes } from '../path-denies.js';
 import { removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
 
@@ -40,6 +43,8 @@ export const LABEL_MANAGED = 'agentsvc.managed';
 export const LABEL_USER = 'agentsvc.user';
 /** Hash of the workspaces root: two installs sharing one daemon never adopt each other's containers; nodes of one install do. */
 export const LABEL_HOME = 'agentsvc.home';
+/** Hash of the denied entries the container's mounts cover (docs/policy-paths.md); absent: none. */
+export const LABEL_DENIES = 'agentsvc.denies';
 const ROOT = '/workspace';
 
 interface Box {
@@ -47,6 +52,8 @@ interface Box {
   container: Dockerode.Container;
   hostRoot: string;
   owner?: Owner;
+  /** LABEL_DENIES of the container: what its mounts cover. */
+  denies: string;
   lastUsed: number;
   busy: number;
   stopped: boolean;
@@ -90,6 +97,9 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   const apiMs = opts.apiTimeoutMs ?? 5000;
   const idleStopMs = opts.idleStopMs ?? 30 * 60 * 1000;
   const boxes = new Map<string, Promise<Box>>();
+  /** Users whose container is being made again for changed path denies. */
+  const remaking = new Map<string, Promise<Box>>();
+  let pathPolicy: PathPolicy | null = null;
   const running = new Set<() => Promise<void>>();
   let sweeper: NodeJS.Timeout | null = null;
   const api = <T>(p: Promise<T>, what: string) => withTimeout(p, apiMs, what);
@@ -115,8 +125,35 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     });
   }
 
-  async function create(userId: string, hostRoot: string): Promise<Dockerode.Container> {
+  /** The entries the user's path denies cover now, and their hash ('' for none). */
+  async function denied(userId: string, hostRoot: string): Promise<{ covered: Covered[]; tag: string }> {
+    if (!pathPolicy) return { covered: [], tag: '' };
+    const covered = await coveredNow(await realpath(hostRoot), userId, pathPolicy);
+    const tag = covered.length ? createHash('sha256').update(JSON.stringify(covered.map((c) => [c.rel, c.dir, c.access]).sort())).digest('hex').slice(0, 16) : '';
+    return { covered, tag };
+  }
+
+  /**
+   * Mounts over the denied entries (docs/policy-paths.md): an empty mode-000 node, read-only, over
+   * each entry denied whole (a folder: entries made in it later are denied too); the entry itself
+   * read-only for a write deny. Made while no container of the user runs, so no process inside can
+   * swap a link into a path between the walk and the daemon's mount.
+   */
+  async function coverMounts(hostRoot: string, covered: Covered[]): Promise<Dockerode.MountSettings[]> {
+    if (!covered.length) return [];
+    const nodes = await emptyNodes(join(root, '.sandbox'));
+    const real = await realpath(hostRoot);
+    return covered.map((c) => ({
+      Type: 'bind' as const,
+      Source: c.access === 'write' ? join(real, c.rel) : c.dir ? nodes.dir : nodes.file,
+      Target: `${ROOT}/${c.rel}`,
+      ReadOnly: true,
+    }));
+  }
+
+  async function create(userId: string, hostRoot: string, deny: { covered: Covered[]; tag: string }): Promise<Dockerode.Container> {
     const memory = opts.memoryBytes ?? 2048 * 1024 * 1024;
+    const mounts = await coverMounts(hostRoot, deny.covered);
     try {
       return await api(
         docker.createContainer({
@@ -126,9 +163,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
           Entrypoint: ['sh', '-c'],
           Cmd: ['while :; do sleep 3600; done'],
           WorkingDir: ROOT,
-          Labels: { [LABEL_MANAGED]: '1', [LABEL_USER]: userId, [LABEL_HOME]: homeTag },
+          Labels: { [LABEL_MANAGED]: '1', [LABEL_USER]: userId, [LABEL_HOME]: homeTag, ...(deny.tag ? { [LABEL_DENIES]: deny.tag } : {}) },
           HostConfig: {
             Binds: [`${hostRoot}:${ROOT}`],
+            ...(mounts.length ? { Mounts: mounts } : {}),
             Memory: memory,
             MemorySwap: memory,
             NanoCpus: opts.nanoCpus ?? 1e9,
@@ -179,10 +217,17 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       await mkdir(root, { recursive: true, mode: 0o700 });
       await chmod(root, 0o700);
       await mkdir(hostRoot, { recursive: true, mode: 0o700 });
-      const [found] = await findContainers(userId);
-      const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot);
+      let found: Dockerode.ContainerInfo | undefined = (await findContainers(userId))[0];
+      let deny = await denied(userId, hostRoot);
+      if (found && (found.Labels[LABEL_DENIES] ?? '') !== deny.tag) {
+        // Its mounts cover other entries than the rules deny now: made again (see exec).
+        await removeAll(userId, false);
+        found = undefined;
+        deny = await denied(userId, hostRoot);
+      }
+      const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot, deny);
       await startIt(container);
-      const b: Box = { id: container.id, container, hostRoot, lastUsed: Date.now(), busy: 0, stopped: false, chain: Promise.resolve() };
+      const b: Box = { id: container.id, container, hostRoot, denies: found ? (found.Labels[LABEL_DENIES] ?? '') : deny.tag, lastUsed: Date.now(), busy: 0, stopped: false, chain: Promise.resolve() };
       b.owner = await ownerOf(b);
       armSweeper();
       return b;
@@ -217,10 +262,31 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     sweeper.unref();
   }
 
+  /**
+   * The user's box with mounts covering what the path denies cover now. When that changed, the
+   * container is removed (its processes end: a running command, background task or MCP server of
+   * the user) and made again with the new mounts, one change at a time per user.
+   */
+  async function coveredBox(userId: string): Promise<Box> {
+    const pending = remaking.get(userId);
+    if (pending) return pending;
+    const b = await box(userId);
+    if (!pathPolicy) return b;
+    const { tag } = await denied(userId, b.hostRoot);
+    if (tag === b.denies) return b;
+    if (remaking.has(userId)) return remaking.get(userId)!;
+    const again = (async () => {
+      await removeAll(userId);
+      return box(userId);
+    })().finally(() => remaking.delete(userId));
+    remaking.set(userId, again);
+    return again;
+  }
+
   async function exec(userId: string, command: string, o: Parameters<Computer['exec']>[1] = {}) {
     for (let attempt = 0; ; attempt++) {
       // After a reset the next command gets a fresh computer (and workspace folder) again.
-      const b = await box(userId);
+      const b = await coveredBox(userId);
       const cwd = await resolveCwd(b.hostRoot, ROOT, o.cwd);
       b.busy++;
       try {
@@ -238,8 +304,8 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     }
   }
 
-  async function removeAll(userId: string): Promise<number> {
-    boxes.delete(userId);
+  async function removeAll(userId: string, forget = true): Promise<number> {
+    if (forget) boxes.delete(userId);
     const list = await findContainers(userId);
     let removed = 0;
     for (const c of list) {
@@ -258,6 +324,9 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
 
   const runner: Runner = {
     kind: 'docker',
+    setPathPolicy(policy) {
+      pathPolicy = policy;
+    },
     async check(): Promise<RunnerCheck> {
       try {
         await reachable();

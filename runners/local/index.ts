@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import type { Computer, ExecOptions, ExecResult, Runner, RunnerCheck } from '../types.js';
+import type { Computer, ExecOptions, ExecResult, PathPolicy, Runner, RunnerCheck } from '../types.js';
+import { type Covered, coveredNow, emptyNodes, openExact, outerFirst } from '../path-denies.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
   OutputCollector,
@@ -43,8 +44,8 @@ export interface LocalRunnerOptions {
 
 /** After a kill, how long to wait for stragglers (e.g. a setsid'd child) to let go of the pipes. */
 const KILL_GRACE_MS = 2000;
-/** Child fds of a confined command (stdio 0-2 first). */
-const FD = { passwd: 3, group: 4, workspace: 5, info: 6, block: 7 };
+/** Child fds of a confined command (stdio 0-2 first); read-only binds of write denies follow from `denies`. */
+const FD = { passwd: 3, group: 4, workspace: 5, info: 6, block: 7, denies: 8 };
 
 function onPath(name: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(delimiter).concat(['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin'])) {
@@ -103,6 +104,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
   const shell = bash ? [bash, '-lc'] : [onPath('sh') ?? '/bin/sh', '-c'];
   const prlimit = onPath('prlimit');
   let probed: Promise<Probe> | null = null;
+  let pathPolicy: PathPolicy | null = null;
+  let empty: Promise<{ file: string; dir: string }> | null = null;
 
   function innerEnv(hostRoot: string, user: [string, string][]): [string, string][] {
     const base: Record<string, string> = { PATH: SANDBOX_PATH, HOME: hostRoot, USER: 'agent', LOGNAME: 'agent', SHELL: shell[0], LANG: 'C.UTF-8', TERM: 'dumb' };
@@ -191,8 +194,32 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     } catch {}
   }
 
+  /**
+   * bubblewrap arguments covering the denied entries (docs/policy-paths.md), after the workspace
+   * bind: an empty mode-000 node, read-only, over each entry denied whole (a folder: so entries
+   * made in it later are denied too); the entry itself read-only for a write deny, bound from a
+   * descriptor checked to be that very path. `fds` get the descriptors to pass (closed by the caller).
+   */
+  async function coverArgs(hostRoot: string, covered: Covered[], fds: number[]): Promise<string[]> {
+    if (!covered.length) return [];
+    const nodes = await (empty ??= emptyNodes(join((await probe()).root, '.sandbox')).catch((e) => {
+      empty = null;
+      throw e;
+    }));
+    const args: string[] = [];
+    for (const c of outerFirst(covered)) {
+      const dest = join(hostRoot, c.rel);
+      if (c.access === 'all') args.push('--ro-bind', c.dir ? nodes.dir : nodes.file, dest);
+      else {
+        fds.push(openExact(hostRoot, c.rel));
+        args.push('--ro-bind-fd', String(FD.denies + fds.length - 1), dest);
+      }
+    }
+    return args;
+  }
+
   /** Start one command, confined when the probe found bubblewrap; the caller tracks the child. */
-  function start(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][], withStdin = false): ChildProcess {
+  function start(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][], withStdin = false, covers: string[] = [], coverFds: number[] = []): ChildProcess {
     const env = innerEnv(hostRoot, user);
     const stdin = withStdin ? 'pipe' : 'ignore';
     if (!p.bwrap) {
@@ -204,8 +231,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     const ws = openSync(hostRoot, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
       const extra = p.net ? ['--info-fd', String(FD.info), '--block-fd', String(FD.block)] : [];
-      const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra });
-      const stdio = [stdin, 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : [])] as ('ignore' | 'pipe' | number)[];
+      const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra, covers });
+      const stdio = [stdin, 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : coverFds.length ? ['ignore', 'ignore'] : []), ...coverFds] as ('ignore' | 'pipe' | number)[];
       const child = spawn(p.bwrap, [...args, ...inner(command)], { cwd: '/', env: BWRAP_ENV, detached: true, stdio, ...spawnId });
       for (const [fd, text] of [
         [FD.passwd, passwdFile(hostRoot)],
@@ -242,9 +269,25 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     return pasta;
   }
 
-  async function spawnOne(p: Probe, hostRoot: string, cwd: string, command: string, user: [string, string][], o: ExecOptions, track?: Set<ChildProcess>): Promise<ExecResult> {
+  async function spawnOne(
+    p: Probe,
+    hostRoot: string,
+    cwd: string,
+    command: string,
+    user: [string, string][],
+    o: ExecOptions,
+    track?: Set<ChildProcess>,
+    covered: Covered[] = [],
+  ): Promise<ExecResult> {
     const started = Date.now();
-    const child = start(p, hostRoot, cwd, command, user, o.stdin !== undefined);
+    const coverFds: number[] = [];
+    let child: ChildProcess;
+    try {
+      child = start(p, hostRoot, cwd, command, user, o.stdin !== undefined, await coverArgs(hostRoot, covered, coverFds), coverFds);
+    } finally {
+      // The child has its copies (spawn dup'ed them): ours are closed at once.
+      for (const fd of coverFds) closeSync(fd);
+    }
     track?.add(child);
     if (o.stdin !== undefined && child.stdin) void feedStdin(child.stdin, o.stdin);
     const out = new OutputCollector(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, o.onOutput);
@@ -289,9 +332,12 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     // After a reset the next command gets a fresh workspace folder, as on the docker runner.
     await prepare(hostRoot);
     const cwd = await resolveCwd(hostRoot, hostRoot, o.cwd);
+    const covered = pathPolicy ? await coveredNow(hostRoot, userId, pathPolicy) : [];
+    // Unconfined, nothing could hold a path rule: fail closed rather than run as if there were none.
+    if (covered.length && !p.bwrap) throw new SandboxRefusal('SANDBOX_UNAVAILABLE', `path rules deny ${covered.length} entries here, and commands run unconfined (no bubblewrap): commands are refused`);
     const mine = running.get(userId) ?? new Set();
     running.set(userId, mine);
-    return spawnOne(p, hostRoot, cwd.host, command, user, o, mine);
+    return spawnOne(p, hostRoot, cwd.host, command, user, o, mine, covered);
   }
 
   /** The user's workspace: private (0700) and owned by the uid commands run as. */
@@ -304,6 +350,9 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
 
   const runner: Runner = {
     kind: 'local',
+    setPathPolicy(policy) {
+      pathPolicy = policy;
+    },
     async check() {
       return (await probe()).check;
     },

@@ -3,6 +3,7 @@
  * from nothing (system folders read-only, a handful of /etc files, fresh /tmp, /proc and /dev, the
  * user's workspace writable), no capabilities, an unprivileged uid in its own user namespace, its
  * own pid/ipc/uts (and, unless allowed, network) namespaces, and resource limits on every process.
+ * Entries the path rules deny are covered by binds over the workspace (docs/policy-paths.md).
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -112,6 +113,8 @@ export interface ConfineSpec {
   env: [string, string][];
   /** Extra bwrap options (e.g. --info-fd/--block-fd for the network helper). */
   extra?: string[];
+  /** Binds over denied entries (docs/policy-paths.md), mounted over the workspace. */
+  covers?: string[];
 }
 
 export function confineArgs(s: ConfineSpec): string[] {
@@ -125,7 +128,7 @@ export function confineArgs(s: ConfineSpec): string[] {
   a.push('--perms', '0644', '--ro-bind-data', String(s.fds.passwd), '/etc/passwd', '--perms', '0644', '--ro-bind-data', String(s.fds.group), '/etc/group');
   a.push('--proc', '/proc', '--dev', '/dev', '--size', String(s.limits.tmpBytes), '--tmpfs', '/tmp');
   a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp', '--dir', '/run');
-  a.push('--bind-fd', String(s.fds.workspace), s.root, '--chdir', s.cwd);
+  a.push('--bind-fd', String(s.fds.workspace), s.root, ...(s.covers ?? []), '--chdir', s.cwd);
   // The root built above (/etc, /var, the folders leading to the workspace) is read-only too.
   a.push('--remount-ro', '/');
   a.push('--clearenv');

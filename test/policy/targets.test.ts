@@ -43,3 +43,33 @@ t.test('tool globs, providers, hosts, JSON arguments and Glob patterns', async (
   const wrong = cases.map(([name, provider, args, action]) => [name, args, at(name, provider, args).action, action]).filter(([, , got, want]) => got !== want);
   t.same(wrong, [], 'each call decided as expected (an unreadable URL or a path out of the workspace matches every rule)');
 });
+
+// docs/policy-paths.md: `{tool: "*", paths}` is a path rule for the file tools (and the sandbox),
+// never a pattern over a Bash line or another tool's JSON; `access: "write"` refuses writes only.
+t.test('path rules: {tool: "*", paths} and access: write', async (t) => {
+  const shell = await ShellParser.load();
+  const root = mkdtempSync(join(tmpdir(), 'policy-targets-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const ws = new Workspaces(root, null).forSession('user_t', 'sess_t');
+  const policy: PolicySet = {
+    default: 'allow',
+    rules: [
+      { tool: '*', paths: 'secrets/**', action: 'deny', source: 'install' },
+      { tool: '*', paths: 'vendor/**', action: 'deny', access: 'write', source: 'user' },
+    ],
+  };
+  const at = (name: string, provider: string, args: Record<string, unknown>) => decide(policy, callFacts(shell, { name, provider }, args, ws, true));
+  const cases: [name: string, provider: string, args: Record<string, unknown>, action: string][] = [
+    ['Read', 'file_ops', { file_path: 'secrets/k' }, 'deny'],
+    ['Write', 'file_ops', { file_path: 'secrets/k', content: '' }, 'deny'],
+    ['Grep', 'file_ops', { pattern: 'x', path: 'secrets' }, 'deny'],
+    ['Read', 'file_ops', { file_path: 'vendor/lib.js' }, 'allow'],
+    ['Write', 'file_ops', { file_path: 'vendor/lib.js', content: '' }, 'deny'],
+    ['Edit', 'file_ops', { file_path: 'vendor/lib.js', old_string: 'a', new_string: 'b' }, 'deny'],
+    ['Bash', 'bash', { command: 'cat secrets/k' }, 'allow'],
+    ['mcp__fs__read', 'mcp', { path: 'secrets/k' }, 'allow'],
+  ];
+  const wrong = cases.map(([name, provider, args, action]) => [name, args, at(name, provider, args).action, action]).filter(([, , got, want]) => got !== want);
+  t.same(wrong, [], 'file tools are decided on the path; Bash and MCP are left to the sandbox');
+  t.same(at('Write', 'file_ops', { file_path: 'vendor/x', content: '' }).rule, { tool: '*', paths: 'vendor/**', action: 'deny', access: 'write' });
+});

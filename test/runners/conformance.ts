@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
-import type { Computer, Runner } from '../../runners/types.js';
+import type { Computer, PathDenySet, Runner } from '../../runners/types.js';
 import { homeFs } from '../../src/core/files/workspace-fs.js';
 import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
 import { runAudit, type AuditOptions } from './audit.js';
@@ -72,6 +72,114 @@ export interface ConformanceOptions {
   audit?: AuditOptions;
   /** Bytes the huge-output test prints (the docker exec stream is slower than a pipe). */
   hugeOutputBytes?: number;
+  /** The runner confines commands, so path denies hold (an unconfined one refuses instead: local.test.ts). */
+  paths?: boolean;
+}
+
+const NONE: PathDenySet = { every: [], sessions: {} };
+
+/**
+ * Path denies hold for every process of the computer (docs/policy-paths.md): a command (`cat`),
+ * Python when the computer has it, and a long-running process fed over stdin (as an MCP server
+ * is) neither read a denied entry nor write a denied or read-only one, nor read an entry made
+ * later in a denied folder.
+ */
+async function pathDenyTests(t: Test, runner: Runner, c: Computer, files: ReturnType<typeof filesOf>): Promise<void> {
+  const set: PathDenySet = {
+    every: [
+      { glob: 'secrets/**', access: 'all' },
+      { glob: '**/*.pem', access: 'all' },
+      { glob: 'ro/**', access: 'write' },
+    ],
+    sessions: { sess_b: [{ glob: 'mine/**', access: 'all' }] },
+  };
+  runner.setPathPolicy(async (userId) => (userId === c.userId ? set : NONE));
+  t.teardown(() => runner.setPathPolicy(null));
+  for (const s of ['sess_a', 'sess_b']) {
+    await files.write(`${s}/secrets/k.txt`, 'TOPSECRET');
+    await files.write(`${s}/deep/key.pem`, 'PEMSECRET');
+    await files.write(`${s}/ro/r.txt`, 'readable');
+    await files.write(`${s}/mine/m.txt`, 'MINESECRET');
+    await files.write(`${s}/pub/p.txt`, 'public');
+  }
+  const run = (cmd: string, cwd = 'sess_a') => c.exec(cmd, { cwd, timeoutMs: 20_000 });
+  // MINESECRET is denied in sess_b only (its own rule): sess_a reads it.
+  const leaks = (r: { stdout: string; stderr: string }) => /TOPSECRET|PEMSECRET/.test(r.stdout + r.stderr);
+
+  await t.test('Bash: cat of a denied entry fails; allowed ones read', async (t) => {
+    for (const f of ['secrets/k.txt', 'deep/key.pem', '../sess_b/secrets/k.txt']) {
+      const r = await run(`cat ${f}`);
+      t.not(r.exitCode, 0, `cat ${f} fails`);
+      t.notOk(leaks(r), `cat ${f} printed no secret`);
+    }
+    t.equal((await run('cat mine/m.txt')).stdout, 'MINESECRET', "sess_b's own deny is not sess_a's");
+    t.not((await run('cat mine/m.txt', 'sess_b')).exitCode, 0, "sess_b's own deny holds in sess_b");
+    t.notMatch((await run('cat mine/m.txt', 'sess_b')).stdout, /MINESECRET/);
+    t.not((await run('ls secrets')).exitCode, 0, 'a denied folder cannot be listed');
+    t.notOk(leaks(await run('cat secrets/* deep/* 2>&1; grep -r . . 2>/dev/null; find . -type f -exec cat {} + 2>/dev/null')), 'globs, grep -r and find print no secret');
+    t.equal((await run('cat pub/p.txt ro/r.txt')).stdout, 'publicreadable', 'allowed and read-only entries read');
+    await run('ln -s secrets a; ln -s ../secrets/k.txt pub/link');
+    t.notOk(leaks(await run('cat a/k.txt pub/link')), 'links into a denied folder lead to the cover');
+  });
+
+  await t.test('Bash: writes to denied and read-only entries fail, the files stay as they were', async (t) => {
+    for (const cmd of ['echo x > secrets/k.txt', 'echo x > secrets/new.txt', 'echo x > deep/key.pem', 'echo x > ro/r.txt', 'echo x > ro/new.txt', 'rm -f ro/r.txt', 'rm -rf secrets', 'mv secrets gone', 'mv ro gone']) {
+      t.not((await run(cmd)).exitCode, 0, `${cmd} fails`);
+    }
+    t.equal((await files.read('sess_a/secrets/k.txt')).toString(), 'TOPSECRET');
+    t.equal((await files.read('sess_a/deep/key.pem')).toString(), 'PEMSECRET');
+    t.equal((await files.read('sess_a/ro/r.txt')).toString(), 'readable');
+    await t.rejects(files.read('sess_a/secrets/new.txt'), { code: 'ENOENT' });
+    await t.rejects(files.read('sess_a/ro/new.txt'), { code: 'ENOENT' });
+    t.equal((await run('echo ok > pub/new.txt && cat pub/new.txt')).stdout, 'ok\n', 'the rest stays writable');
+  });
+
+  await t.test('Python: open() of a denied entry fails', async (t) => {
+    const has = await run('command -v python3');
+    if (has.exitCode !== 0) {
+      t.comment('python3 is not in this computer: Python probe skipped');
+      return;
+    }
+    const read = await run(`python3 -c "print(open('secrets/k.txt').read())"`);
+    t.not(read.exitCode, 0);
+    t.match(read.stderr, /PermissionError|Permission denied/);
+    t.notOk(leaks(read));
+    t.not((await run(`python3 -c "open('ro/r.txt', 'w').write('x')"`)).exitCode, 0, 'a write to a read-only entry fails');
+    t.equal((await run(`python3 -c "print(open('ro/r.txt').read(), end='')"`)).stdout, 'readable');
+  });
+
+  await t.test('a long-running process (as an MCP server) cannot read a denied entry, nor one made later in a denied folder', async (t) => {
+    let seen = '';
+    let wake: () => void = () => {};
+    const asked = ['secrets/k.txt', 'pub/p.txt', 'secrets/later.txt', 'write:secrets/later2.txt', 'write:ro/r.txt'];
+    const answers: string[] = [];
+    async function* conversation() {
+      for (let i = 0; i < asked.length; i++) {
+        // Made while the process runs, by the service, in the denied folder.
+        if (asked[i] === 'secrets/later.txt') await files.write('sess_a/secrets/later.txt', 'TOPSECRET later');
+        yield `${asked[i]}\n`;
+        while (!seen.includes(`done ${i + 1}\n`)) await new Promise<void>((r) => (wake = r));
+        answers.push(seen);
+      }
+    }
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+    const server = 'n=0; while read -r l; do n=$((n+1)); case "$l" in write:*) (echo x > "${l#write:}") 2>/dev/null && echo "wrote"; ;; *) cat "$l" 2>/dev/null; echo; esac; echo "done $n"; done';
+    const r = await c.exec(server, {
+      cwd: 'sess_a',
+      stdin: conversation(),
+      timeoutMs: 30_000,
+      onOutput: (stream, chunk) => {
+        if (stream === 'stdout') seen += chunk;
+        wake();
+      },
+    });
+    t.equal(r.exitCode, 0);
+    t.notOk(leaks(r), `no secret in what it printed: ${JSON.stringify(r.stdout)}`);
+    t.match(r.stdout, /public/, 'it read the allowed file');
+    t.notMatch(r.stdout, /wrote/, 'no write went through');
+    t.equal((await files.read('sess_a/secrets/later.txt')).toString(), 'TOPSECRET later', 'the file was made (on the host)');
+    t.notOk(leaks(await run('cat secrets/later.txt')), 'and a new command cannot read it either');
+  });
 }
 
 export async function runConformance(t: Test, makeRunner: () => Promise<Runner>, o: ConformanceOptions): Promise<void> {
@@ -301,6 +409,13 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     await t.rejects(files(fresh).read('seed.txt'), { code: 'ENOENT' }, 'the workspace was emptied');
     await runner.reset(u);
   });
+
+  if (o.paths !== false) {
+    await t.test('path denies hold for every process of the computer', async (t) => {
+      const c = await runner.acquire(user('paths'));
+      await pathDenyTests(t, runner, c, files(c));
+    });
+  }
 
   if (o.audit) await runAudit(t, runner, shared, await runner.acquire(user('audit-other')), { ...o.audit, workspaces: root });
 

@@ -32,7 +32,18 @@ t.test('conformance and audit, confined', { skip }, (t) =>
 t.test('conformance, unconfined when the operator allows it', async (t) => {
   const runner = createLocalRunner({ home, bwrapPath: null, allowUnconfined: true });
   t.match(await runner.check(), { ok: true, warning: /^UNCONFINED: bubblewrap disabled; AGENTSVC_ALLOW_UNCONFINED=1/ });
-  await runConformance(t, async () => runner, { home, hugeOutputBytes: 100_000_000 });
+  await runConformance(t, async () => runner, { home, hugeOutputBytes: 100_000_000, paths: false });
+});
+
+t.test('unconfined, a path deny that covers something refuses commands (nothing could hold it)', async (t) => {
+  const runner = createLocalRunner({ home, bwrapPath: null, allowUnconfined: true });
+  const user = tracked(t, runner);
+  const comp = await runner.acquire(user('unconf-paths'));
+  await filesOf(home, comp).write('s/secrets/k.txt', 'TOPSECRET');
+  t.equal((await comp.exec('cat s/secrets/k.txt')).stdout, 'TOPSECRET', 'without rules, as before');
+  runner.setPathPolicy(async () => ({ every: [{ glob: 'secrets/**', access: 'all' }], sessions: {} }));
+  const e = await comp.exec('cat s/secrets/k.txt').then(() => null, (e: unknown) => e as Error & { code?: string; isToolError?: boolean });
+  t.match(e, { code: 'SANDBOX_UNAVAILABLE', isToolError: true, message: /path rules deny 1 entries here, and commands run unconfined/ });
 });
 
 t.test('without bubblewrap commands are refused with a tool error naming the cause', async (t) => {

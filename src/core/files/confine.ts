@@ -81,8 +81,22 @@ export interface Entry {
   readonly path: string;
   /** Whose storage quota its bytes count against (quota.ts). */
   readonly account?: { root: string; user: string };
+  /**
+   * The canonical workspace-relative path of what is open now: of `fh` (a file opened from this
+   * entry), else of the entry (its folder's descriptor and its name). Read from the kernel
+   * (/proc/self/fd), so a folder renamed or a link swapped after the walk is seen as it is. Null
+   * when it is no longer in the session folder (moved out, or deleted).
+   */
+  opened(fh?: FileHandle): Promise<string | null>;
   close(): Promise<void>;
 }
+
+/**
+ * A check of the agent's file tools on the entry they opened (set by the tool policy on the
+ * run's folder): a message when `rel` may not be used (`write`: to change it), else null.
+ * docs/policy-paths.md.
+ */
+export type PathGuard = (rel: string, write: boolean) => string | null;
 
 /** An opened, verified session folder. Everything opened through it is closed by close(). */
 export class OpenSession {
@@ -199,7 +213,11 @@ export class OpenSession {
       }
       const rel = names.join('/');
       const close = () => closeAll(mine);
-      return { dir, name, rel, path: at(dir, name), account: this.owner.account, close };
+      const opened = async (fh?: FileHandle) => {
+        const where = await this.relOf(fh ?? dir);
+        return where === null || fh || name === null ? where : where ? `${where}/${name}` : name;
+      };
+      return { dir, name, rel, path: at(dir, name), account: this.owner.account, opened, close };
     } catch (e) {
       await closeAll(mine);
       throw e;
@@ -212,7 +230,10 @@ export class OpenSession {
    * O_NOFOLLOW through their parent, so links are never entered; at most `maxDirs` folders are
    * opened (`stopped` tells the caller the listing is partial).
    */
-  async *files(start: Entry, opts: { max: number; skip?: Set<string>; maxDirs: number; stopped?: boolean }): AsyncGenerator<{ rel: string; path: string }> {
+  async *files(
+    start: Entry,
+    opts: { max: number; skip?: Set<string>; maxDirs: number; stopped?: boolean; leave?: (rel: string) => boolean },
+  ): AsyncGenerator<{ rel: string; path: string }> {
     const first = start.name === null ? start.dir : await open(start.path, DIR_FLAGS);
     if (first !== start.dir) this.opened.push(first);
     const stack: { fh: FileHandle; rel: string }[] = [{ fh: first, rel: '' }];
@@ -223,6 +244,8 @@ export class OpenSession {
       const entries = await readdir(at(d.fh), { withFileTypes: true }).catch(() => []);
       for (const e of entries) {
         const rel = d.rel ? `${d.rel}/${e.name}` : e.name;
+        // Left out (a denied entry): a folder is not entered.
+        if ((e.isDirectory() || e.isFile()) && opts.leave?.(rel)) continue;
         if (e.isDirectory()) {
           if (opts.skip?.has(e.name)) continue;
           if (dirs >= opts.maxDirs) {
@@ -243,6 +266,14 @@ export class OpenSession {
         }
       }
     }
+  }
+
+  /** The canonical workspace-relative path of an open descriptor (Entry.opened); null when outside. */
+  async relOf(fh: FileHandle): Promise<string | null> {
+    const host = await readlink(at(fh)).catch(() => null);
+    if (host === null || host.endsWith(' (deleted)')) return null;
+    if (host === this.real) return '';
+    return host.startsWith(`${this.real}/`) ? host.slice(this.real.length + 1) : null;
   }
 
   private linkTarget(target: string, path: string): string[] {
@@ -275,6 +306,9 @@ export class SessionFolder {
       if (!SAFE_NAME.test(n)) throw new PathEscapeError(`invalid workspace name ${JSON.stringify(n)}`);
     this.hostDir = session === null ? join(base, user) : join(base, user, session);
   }
+
+  /** The tool policy's check of what the agent's file tools open (never used by the REST endpoints). */
+  pathGuard?: PathGuard;
 
   /** Whose quota the folder's bytes count against. */
   get account(): { root: string; user: string } {

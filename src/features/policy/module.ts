@@ -11,12 +11,14 @@ declare module '../../platform/lib/modules.js' {
 
 export const policyModule = defineModule({
   name: 'policy',
-  needs: ['solutions', 'telemetry', 'sessions'],
+  needs: ['solutions', 'telemetry', 'sessions', 'runner'],
   async start(ctx) {
     const { roles, admin } = ctx.get('solutions');
     const { metrics } = ctx.get('telemetry');
     const policy = await PolicyService.create({ db: ctx.db, install: ctx.config.policy, logger: ctx.logger, count: (a) => metrics.approval(a), roleRules: (id) => roles.policy(id) });
     policy.attach(ctx.hooks);
+    // Path denies hold for every process of the computers too (docs/policy-paths.md).
+    ctx.get('runner').runner.setPathPolicy((userId, sessions) => policy.sandboxDenies(userId, sessions));
     return {
       provides: policy,
       hooks: [{ on: 'approval.answered', name: 'policy.approvals', run: ({ userId, sessionId, call, ref, choice }) => policy.answered(userId, sessionId, call, ref, choice) }],

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import type { PathDeny } from '../../../runners/types.js';
 
 /**
  * The tool policy's rule engine (CONTRACT 15), as plain functions: what a plugin author reads to
@@ -20,7 +21,11 @@ export type Source = 'install' | 'user' | 'role' | 'session';
 export interface Rule {
   tool: string;
   pattern?: string;
+  /** A path rule for every tool it names and, as a deny, for every process of the computer (docs/policy-paths.md). */
+  paths?: string;
   action: Action;
+  /** `write`: a deny that refuses writes only. */
+  access?: 'write';
 }
 
 export interface SourcedRule extends Rule {
@@ -42,6 +47,8 @@ export interface CallFacts {
   targets: string[] | null;
   /** How patterns read the targets: commands, hosts and JSON text, or workspace paths. */
   kind: 'text' | 'path';
+  /** A path call that writes (Write, Edit): only then does a write-only deny (`access: "write"`) apply. */
+  write?: boolean;
 }
 
 export interface Decision {
@@ -114,19 +121,25 @@ export function toolMatches(rule: Pick<Rule, 'tool'>, tool: string, provider: st
 }
 
 /** A rule's pattern matches a target (no pattern: every target; an unsplittable call: every pattern). */
-function patternMatches(rule: Rule, target: string | null, kind: CallFacts['kind']): boolean {
+function patternMatches(rule: Rule, target: string | null, kind: CallFacts['kind'], write = false): boolean {
+  if (rule.access === 'write' && kind === 'path' && !write) return false;
+  if (rule.paths !== undefined) {
+    // A path rule: file tools match it on their path; any other call is held by the sandbox instead.
+    if (kind !== 'path') return false;
+    return target === null || matcher(rule.paths, 'path')(target);
+  }
   if (rule.pattern === undefined) return true;
   if (target === null) return true;
   return matcher(rule.pattern, kind)(target);
 }
 
 /** Decide one target against the rules that name the tool. */
-function decideTarget(policy: PolicySet, rules: SourcedRule[], target: string | null, kind: CallFacts['kind']): { action: Action; rule: Rule; source: Source; asked?: Rule; byDefault?: boolean } {
+function decideTarget(policy: PolicySet, rules: SourcedRule[], target: string | null, kind: CallFacts['kind'], write?: boolean): { action: Action; rule: Rule; source: Source; asked?: Rule; byDefault?: boolean } {
   let ask: SourcedRule | null = null;
   let allow: SourcedRule | null = null;
   let approved: SourcedRule | null = null;
   for (const r of rules) {
-    if (!patternMatches(r, target, kind)) continue;
+    if (!patternMatches(r, target, kind, write)) continue;
     if (r.action === 'deny') return { action: 'deny', rule: strip(r), source: r.source };
     if (r.action === 'ask') ask ??= r;
     else if (r.approved) approved ??= r;
@@ -144,7 +157,10 @@ function decideTarget(policy: PolicySet, rules: SourcedRule[], target: string | 
 }
 
 function strip(r: Rule): Rule {
-  return r.pattern === undefined ? { tool: r.tool, action: r.action } : { tool: r.tool, pattern: r.pattern, action: r.action };
+  const out: Rule = r.pattern === undefined ? { tool: r.tool, action: r.action } : { tool: r.tool, pattern: r.pattern, action: r.action };
+  if (r.paths !== undefined) out.paths = r.paths;
+  if (r.access !== undefined) out.access = r.access;
+  return out;
 }
 
 /** The policy's decision for one call: the strictest decision over its targets. */
@@ -154,7 +170,7 @@ export function decide(policy: PolicySet, call: CallFacts): Decision {
   let best: ReturnType<typeof decideTarget> | null = null;
   const asked: Decision['asked'] = [];
   for (const t of targets) {
-    const d = decideTarget(policy, rules, t, call.kind);
+    const d = decideTarget(policy, rules, t, call.kind, call.write);
     if (d.asked) asked.push({ target: t, rule: d.asked });
     if (!best || RANK[d.action] > RANK[best.action]) best = d;
     if (best.action === 'deny') break;
@@ -167,7 +183,7 @@ export function decide(policy: PolicySet, call: CallFacts): Decision {
 export function approvalRules(call: CallFacts, d: Decision): Rule[] {
   const out = new Map<string, Rule>();
   for (const a of d.asked) {
-    const pattern = a.rule.pattern ?? (a.target === null || a.target === '' ? undefined : exactPattern(a.target, call.kind));
+    const pattern = a.rule.pattern ?? a.rule.paths ?? (a.target === null || a.target === '' ? undefined : exactPattern(a.target, call.kind));
     const rule: Rule = pattern === undefined ? { tool: call.tool, action: 'allow' } : { tool: call.tool, pattern, action: 'allow' };
     out.set(JSON.stringify(rule), rule);
   }
@@ -176,5 +192,45 @@ export function approvalRules(call: CallFacts, d: Decision): Rule[] {
 
 /** How a decision reads in a tool result and in the audit: `Bash git push* (install)`. */
 export function describeRule(rule: Rule, source: Source): string {
-  return `${rule.tool}${rule.pattern !== undefined ? ` ${rule.pattern}` : ''} (${source})`;
+  const what = rule.pattern ?? (rule.paths !== undefined ? `paths ${rule.paths}` : undefined);
+  return `${rule.tool}${what !== undefined ? ` ${what}` : ''}${rule.access ? ` (${rule.access})` : ''} (${source})`;
 }
+
+/** Tools whose patterns are workspace paths; Write and Edit only write. */
+export const PATH_TOOL_NAMES = new Set(['Read', 'Write', 'Edit', 'Glob', 'Grep', 'file_ops']);
+const WRITE_TOOLS = new Set(['Write', 'Edit']);
+
+export type { PathDeny };
+
+/**
+ * The path denies among rules: `deny` rules whose pattern names paths (a file tool's or the
+ * provider's pattern, or `paths`). A Write or Edit deny refuses writes only, as does `access: write`.
+ */
+export function pathDenies(rules: Rule[]): PathDeny[] {
+  const out = new Map<string, PathDeny>();
+  for (const r of rules) {
+    const d = pathDenyOf(r);
+    if (d && out.get(d.glob)?.access !== 'all') out.set(d.glob, d);
+  }
+  return [...out.values()];
+}
+
+function pathDenyOf(r: Rule): PathDeny | null {
+  if (r.action !== 'deny') return null;
+  const glob = r.paths ?? (PATH_TOOL_NAMES.has(r.tool) ? r.pattern : undefined);
+  if (glob === undefined) return null;
+  return { glob, access: r.access === 'write' || WRITE_TOOLS.has(r.tool) ? 'write' : 'all' };
+}
+
+/**
+ * The path deny that refuses `rel` (`write`: to change it), as the sandbox holds it: whichever
+ * tool the rule names, a path deny is a boundary for every tool and process. Null when none.
+ */
+export function pathDenyFor<R extends Rule>(rules: R[], rel: string, write: boolean): R | null {
+  for (const r of rules) {
+    const d = pathDenyOf(r);
+    if (d && (write || d.access === 'all') && matcher(d.glob.replace(/^\.\//, ''), 'path')(rel)) return r;
+  }
+  return null;
+}
+

@@ -8,7 +8,7 @@ export { RuleSchema };
 
 export const RulesBody = z.object({ rules: z.array(RuleSchema).max(1000) }).strict();
 
-const SourcedRule = RuleSchema.extend({
+const SourcedRule = RuleSchema.safeExtend({
   source: z.enum(['install', 'user', 'role', 'session']),
   approved: z.boolean().optional().describe('recorded by "Allow for this session"'),
 });

@@ -6,7 +6,23 @@ import { errField, type Logger } from '../../platform/lib/logger.js';
 import { redactor, sessionSecrets } from '../sharing/redact.js';
 import { type AuditAction, AuditStore } from './audit-store.js';
 import type { InstallPolicy } from '../../platform/config/policy.js';
-import { approvalRules, type Decision, decide, describeRule, type PolicySet, type Rule, type Source, type SourcedRule, toolMatches } from './rules.js';
+import type { PathGuard } from '../../core/files/confine.js';
+import type { PathDenySet } from '../../../runners/types.js';
+import {
+  approvalRules,
+  type Decision,
+  decide,
+  describeRule,
+  PATH_TOOL_NAMES,
+  type PathDeny,
+  pathDenies,
+  pathDenyFor,
+  type PolicySet,
+  type Rule,
+  type Source,
+  type SourcedRule,
+  toolMatches,
+} from './rules.js';
 import { ShellParser } from './shell.js';
 import { PolicyStore } from './store.js';
 import { callFacts } from './targets.js';
@@ -71,8 +87,10 @@ export class PolicyService implements ApprovalPort {
   async gate(p: GatePayload): Promise<ToolGateDecision | undefined> {
     const set = await this.effective(p.run.userId, p.run.sessionId);
     const named = set.rules.filter((r) => toolMatches(r, p.tool.name, p.tool.provider));
+    // The file tools decide again on the entry they open (the check below sees a path resolved now).
+    if (PATH_TOOL_NAMES.has(p.tool.name)) p.workspace.folder.pathGuard = this.guard(p, set.rules);
     if (!named.length && set.default === 'allow') return undefined;
-    const facts = callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined));
+    const facts = callFacts(this.shell, p.tool, p.args, p.workspace, named.some((r) => r.pattern !== undefined || r.paths !== undefined));
     const d = decide(set, facts);
     const record = (action: AuditAction, decidedBy = 'policy') => this.record(p.run.userId, p.run.sessionId, p.callId, p.tool.name, p.args, action, d, decidedBy);
     if (d.action === 'allow') {
@@ -101,6 +119,39 @@ export class PolicyService implements ApprovalPort {
       session_rules: approvalRules(facts, d),
     };
     return { action: 'ask', question };
+  }
+
+  /**
+   * The check a file tool makes on the entry it opened: every path deny, whichever tool it names
+   * (as the sandbox holds them). An `ask` was asked before the call, on the path then.
+   */
+  private guard(p: GatePayload, rules: SourcedRule[]): PathGuard | undefined {
+    if (!pathDenies(rules).length) return undefined;
+    return (rel, write) => {
+      const r = pathDenyFor(rules, rel, write);
+      if (!r) return null;
+      void this.record(p.run.userId, p.run.sessionId, p.callId, p.tool.name, { ...p.args, opened: rel }, 'denied', { rule: r, source: r.source }, 'policy');
+      return `denied by policy: ${describeRule(r, r.source)}`;
+    };
+  }
+
+  /**
+   * The path denies every process of a user's computer is held to (docs/policy-paths.md): the
+   * install's and the user's for every session folder, and each session's own (its rules and its
+   * role's) for its folder. `sessions`: the session folders the computer holds. Empty when no
+   * rule names paths: the sandbox is then as before.
+   */
+  async sandboxDenies(userId: string, sessions: string[]): Promise<PathDenySet> {
+    const mine = await this.store.pathRules(userId, sessions);
+    const every = pathDenies([...this.deps.install.rules, ...mine.user]);
+    const bySession: Record<string, PathDeny[]> = {};
+    // Role rules are remembered per session by the solutions module: a lookup, after the first.
+    const roles = await Promise.all(sessions.map((id) => this.deps.roleRules?.(id) ?? Promise.resolve([] as Rule[])));
+    sessions.forEach((id, i) => {
+      const own = pathDenies([...(mine.sessions[id] ?? []), ...roles[i]]);
+      if (own.length) bySession[id] = own;
+    });
+    return { every, sessions: bySession };
   }
 
   /** A person answered an approval: record it, and "Allow for this session" adds its rules. */

@@ -21,6 +21,26 @@ export class PolicyStore {
     return row?.rules ?? [];
   }
 
+  /**
+   * The user's rules and those of the given sessions that have any, in one round trip: what the
+   * sandbox's path denies are read from before each command (docs/policy-paths.md).
+   */
+  async pathRules(userId: string, sessionIds: string[]): Promise<{ user: Rule[]; sessions: Record<string, Rule[]> }> {
+    const rows = await this.db.sql<{ session_id: string | null; rules: Rule[] }>(
+      `select null::text as session_id, rules from user_policies where user_id = ?
+       union all
+       select session_id, rules from session_policies
+        where session_id in (select jsonb_array_elements_text(?::jsonb)) and jsonb_array_length(rules) > 0`,
+      [userId, JSON.stringify(sessionIds)],
+    );
+    const out = { user: [] as Rule[], sessions: {} as Record<string, Rule[]> };
+    for (const r of rows) {
+      if (r.session_id === null) out.user = r.rules;
+      else out.sessions[r.session_id] = r.rules;
+    }
+    return out;
+  }
+
   async setUserRules(userId: string, rules: Rule[]): Promise<void> {
     await this.db.sql(
       `insert into user_policies (user_id, rules) values (?, ?::jsonb)

@@ -22,7 +22,7 @@ export function targetKind(tool: string): CallFacts['kind'] {
  * (a path's lstat per folder), each cheaper than a round trip through the thread pool.
  */
 export function callFacts(shell: ShellParser, tool: { name: string; provider: string }, args: Record<string, unknown>, workspace: SessionWorkspace | null, withPatterns: boolean): CallFacts {
-  const facts: CallFacts = { tool: tool.name, provider: tool.provider, targets: [], kind: targetKind(tool.name) };
+  const facts: CallFacts = { tool: tool.name, provider: tool.provider, targets: [], kind: targetKind(tool.name), write: tool.name === 'Write' || tool.name === 'Edit' };
   if (!withPatterns) return facts;
   if (tool.name === 'Bash') facts.targets = shell.commands(typeof args.command === 'string' ? args.command : '');
   else if (tool.name in PATH_TOOLS) facts.targets = paths(tool.name, args, workspace);

@@ -226,6 +226,7 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
     runner(r) {
       return {
         kind: r.kind,
+        setPathPolicy: (p) => r.setPathPolicy(p),
         check: () => r.check(),
         acquire: async (userId) => traceComputer(r.kind, await r.acquire(userId)),
         reset: (userId) => r.reset(userId),

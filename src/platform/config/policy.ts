@@ -11,8 +11,13 @@ export const RuleSchema = z
     tool: z.string().trim().min(1).max(200).describe('a tool name, a provider name or a glob over tool names'),
     pattern: z.string().min(1).max(2000).optional().describe('Bash: glob over each simple command; file tools: glob over the workspace path; WebFetch: glob over the host; else over the arguments JSON'),
     action: z.enum(['allow', 'ask', 'deny']),
+    // Path rules for every tool and process (docs/policy-paths.md).
+    paths: z.string().min(1).max(2000).optional().describe('a glob over workspace-relative paths: a path rule for every tool and every process of the computer'),
+    access: z.literal('write').optional().describe('with action deny: only writes are refused (processes may read)'),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.paths === undefined || r.pattern === undefined, { message: 'a rule has either pattern or paths, not both', path: ['paths'] })
+  .refine((r) => r.access === undefined || r.action === 'deny', { message: 'access applies to deny rules only', path: ['access'] });
 
 export type PolicyRule = z.output<typeof RuleSchema>;
 
@@ -44,7 +49,13 @@ export function parseInstallPolicy(value: unknown): InstallPolicy {
   return { ...r.data, rules: normalRules(r.data.rules) };
 }
 
-/** Rules as stored: only the three fields, `pattern` left out when absent. */
+/** Rules as stored: their fields only, the optional ones left out when absent. */
 export function normalRules(rules: PolicyRule[]): PolicyRule[] {
-  return rules.map((r) => (r.pattern === undefined ? { tool: r.tool, action: r.action } : { tool: r.tool, pattern: r.pattern, action: r.action }));
+  return rules.map((r) => ({
+    tool: r.tool,
+    ...(r.pattern === undefined ? {} : { pattern: r.pattern }),
+    ...(r.paths === undefined ? {} : { paths: r.paths }),
+    action: r.action,
+    ...(r.access === undefined ? {} : { access: r.access }),
+  }));
 }

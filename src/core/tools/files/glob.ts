@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { statEntry } from '../../files/entry-ops.js';
 import { defineTool } from '../define.js';
 import { ToolError, type ToolContext } from '../types.js';
+import { guardOpened } from './guard.js';
 
 /**
  * Globs are matched by a set-of-positions simulation, never by a backtracking RegExp: the old
@@ -158,27 +159,48 @@ export async function eachFile<T>(
   opts: { max: number; skipHeavy?: boolean },
   /** `rel`: relative to the session folder (what the model should use next); `sub`: to `path`. */
   fn: (file: { rel: string; sub: string; path: string }) => Promise<void> | void,
-  /** Runs while the folders are still open (the kernel paths given to `fn` are valid until it ends). */
-  then: (walk: { stopped: boolean }) => Promise<T>,
+  /**
+   * Runs while the folders are still open (the kernel paths given to `fn` are valid until it ends).
+   * `left`: entries the tool policy's path rules left out (a folder counts once, unentered).
+   */
+  then: (walk: { stopped: boolean; left: number }) => Promise<T>,
 ): Promise<T> {
   return ctx.workspace.folder.with(async (s) => {
     const start = await s.walk(path, { follow: true }).catch((e) => {
       if (e.code === 'ENOENT') return null;
       throw e;
     });
-    if (!start) return then({ stopped: false });
+    if (!start) return then({ stopped: false, left: 0 });
     try {
+      // Decided on the folder (or file) actually opened, not on the path checked before the call.
+      await guardOpened(ctx, start, false);
+      const base = (await start.opened()) ?? start.rel;
+      const guard = ctx.workspace.folder.pathGuard;
+      const walk = { stopped: false, left: 0 };
+      const leave = guard
+        ? (sub: string) => {
+            const out = guard(base ? `${base}/${sub}` : sub, false) !== null;
+            if (out) walk.left++;
+            return out;
+          }
+        : undefined;
       if ((await statEntry(start)).isFile()) {
-        await fn({ rel: start.rel, sub: start.name ?? '', path: start.path });
-        return await then({ stopped: false });
+        await fn({ rel: base, sub: start.name ?? '', path: start.path });
+        return await then(walk);
       }
-      const bounds = { max: opts.max, maxDirs: MAX_SEARCH_FOLDERS, skip: opts.skipHeavy ? HEAVY_FOLDERS : undefined, stopped: false };
-      for await (const f of s.files(start, bounds)) await fn({ rel: start.rel ? `${start.rel}/${f.rel}` : f.rel, sub: f.rel, path: f.path });
-      return await then({ stopped: bounds.stopped });
+      const bounds = { max: opts.max, maxDirs: MAX_SEARCH_FOLDERS, skip: opts.skipHeavy ? HEAVY_FOLDERS : undefined, stopped: false, leave };
+      for await (const f of s.files(start, bounds)) await fn({ rel: base ? `${base}/${f.rel}` : f.rel, sub: f.rel, path: f.path });
+      walk.stopped = bounds.stopped;
+      return await then(walk);
     } finally {
       await start.close();
     }
   });
+}
+
+/** The last line of a Grep or Glob result when path rules left entries out (none when 0). */
+export function leftOut(n: number): string {
+  return n > 0 ? `\n${n} entries left out by policy` : '';
 }
 
 export async function mtime(path: string): Promise<number> {
@@ -228,10 +250,10 @@ export const globTool = defineTool({
       },
       async (w) => w,
     );
-    if (!hits.length) return 'No files found';
+    if (!hits.length) return `No files found${leftOut(walked.left)}`;
     hits.sort((a, b) => b.m - a.m);
     const list = hits.slice(0, 100).map((h) => h.p);
     const more = hits.length > 100 ? `\n\n[${hits.length - 100} more files; use a narrower pattern or path]` : '';
-    return `${list.join('\n')}${more}${walked.stopped ? `\n[the search stopped at its bound of files or ${MAX_SEARCH_FOLDERS} folders; narrow the path]` : ''}`;
+    return `${list.join('\n')}${more}${walked.stopped ? `\n[the search stopped at its bound of files or ${MAX_SEARCH_FOLDERS} folders; narrow the path]` : ''}${leftOut(walked.left)}`;
   },
 });

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { ToolError } from '../types.js';
-import { compileGlob, eachFile, MAX_SEARCH_FOLDERS, slicer } from './glob.js';
+import { compileGlob, eachFile, leftOut, MAX_SEARCH_FOLDERS, slicer } from './glob.js';
 
 /** Bounds of one search; past them the result says what was left out. */
 export const GREP_LIMITS = {
@@ -107,10 +107,12 @@ export const grepTool = defineTool({
         }
         await breathe();
       },
-      async (walked) =>
-        files.length ? { walked, r: await search({ ...GREP_LIMITS, files, pattern: args.pattern, flags, content: mode === 'content', limit }, ctx.signal, GREP_LIMITS.timeoutMs) } : null,
+      async (walked) => ({
+        walked,
+        r: files.length ? await search({ ...GREP_LIMITS, files, pattern: args.pattern, flags, content: mode === 'content', limit }, ctx.signal, GREP_LIMITS.timeoutMs) : null,
+      }),
     );
-    if (!found) return 'No matches found';
+    if (!found.r) return `No matches found${leftOut(found.walked.left)}`;
     const { r } = found;
     const out: string[] = [];
     for (const [f, count, lines] of r.hits) {
@@ -126,6 +128,6 @@ export const grepTool = defineTool({
     if (found.walked.stopped) notes.push(`[the search stopped at ${GREP_LIMITS.maxFiles} files or ${MAX_SEARCH_FOLDERS} folders; narrow path or glob]`);
     if (r.skippedFiles) notes.push(`[${r.skippedFiles} file(s) not searched: the search reads at most ${GREP_LIMITS.maxTotalBytes} bytes; narrow path or glob]`);
     const body = out.length ? out.slice(0, limit).join('\n') : 'No matches found';
-    return notes.length ? `${body}\n\n${notes.join('\n')}` : body;
+    return `${notes.length ? `${body}\n\n${notes.join('\n')}` : body}${leftOut(found.walked.left)}`;
   },
 });

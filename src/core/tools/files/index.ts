@@ -7,6 +7,7 @@ import { defineTool } from '../define.js';
 import { ToolError, type ToolContext } from '../types.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
+import { guardOpened } from './guard.js';
 
 const MAX_LINES = 2000;
 const MAX_LINE = 2000;
@@ -40,20 +41,32 @@ function toolError(e: unknown, file_path: string): unknown {
 }
 
 /** Walk `file_path` in the session folder (confined, links resolved step by step) and use the entry. */
-async function withEntry<T>(ctx: ToolContext, file_path: string, opts: { mkdirs?: boolean; owner?: Owner }, fn: (e: Entry) => Promise<T>): Promise<T> {
+async function withEntry<T>(ctx: ToolContext, file_path: string, opts: { mkdirs?: boolean; owner?: Owner; write?: boolean }, fn: (e: Entry) => Promise<T>): Promise<T> {
   try {
     return await ctx.workspace.folder.with(async (s) => {
       const e = await s.walk(file_path, { follow: true, mkdirs: opts.mkdirs, owner: opts.owner });
-      return fn(e).finally(() => e.close());
+      return (async () => {
+        if (opts.write) await guardOpened(ctx, e, true);
+        return fn(e);
+      })().finally(() => e.close());
     });
   } catch (e) {
     throw toolError(e, file_path);
   }
 }
 
-/** Open a regular file for reading; binary files are refused. */
-async function openText(ctx: ToolContext, file_path: string): Promise<{ fh: FileHandle; size: number; rel: string }> {
-  const { fh, rel } = await withEntry(ctx, file_path, {}, async (e) => ({ fh: await openRead(e), rel: e.rel }));
+/** Open a regular file for reading (`write`: to change it after); binary files are refused. */
+async function openText(ctx: ToolContext, file_path: string, write = false): Promise<{ fh: FileHandle; size: number; rel: string }> {
+  const { fh, rel } = await withEntry(ctx, file_path, {}, async (e) => {
+    const fh = await openRead(e);
+    try {
+      await guardOpened(ctx, e, write, fh);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+    return { fh, rel: (await e.opened(fh)) ?? e.rel };
+  });
   const { size } = await fh.stat();
   const head = Buffer.alloc(Math.min(size, 8000));
   await fh.read(head, 0, head.length, 0);
@@ -108,7 +121,7 @@ export const writeTool = defineTool({
   input: z.object({ file_path: z.string(), content: z.string() }).strict(),
   async execute({ file_path, content }, ctx) {
     const owner = await ownerOf(ctx);
-    const { created, rel } = await withEntry(ctx, file_path, { mkdirs: true, owner }, async (e) => ({ ...(await writeWhole(e, content, { owner })), rel: e.rel }));
+    const { created, rel } = await withEntry(ctx, file_path, { mkdirs: true, owner, write: true }, async (e) => ({ ...(await writeWhole(e, content, { owner })), rel: e.rel }));
     return `${created ? 'Created' : 'Updated'} ${rel} (${Buffer.byteLength(content)} bytes)`;
   },
 });
@@ -120,7 +133,7 @@ export const editTool = defineTool({
   input: z.object({ file_path: z.string(), old_string: z.string().min(1), new_string: z.string(), replace_all: z.boolean().optional() }).strict(),
   async execute({ file_path, old_string, new_string, replace_all }, ctx) {
     if (old_string === new_string) throw new ToolError('old_string and new_string are the same; nothing to change');
-    const { fh, size, rel } = await openText(ctx, file_path);
+    const { fh, size, rel } = await openText(ctx, file_path, true);
     let text: string;
     try {
       if (size > EDIT_MAX_BYTES) throw new ToolError(`${file_path} is ${size} bytes, over the ${EDIT_MAX_BYTES} bytes Edit handles; use Bash (e.g. sed) instead`);
@@ -135,7 +148,7 @@ export const editTool = defineTool({
     if (count > 1 && !replace_all) throw new ToolError(`old_string occurs ${count} times in ${file_path}; add surrounding context to make it unique, or set replace_all`);
     const next = replace_all ? text.split(old_string).join(new_string) : text.replace(old_string, () => new_string);
     // Written through the same walk (the resolved path): a link planted meanwhile is not followed.
-    await withEntry(ctx, rel, {}, (e) => writeWhole(e, next));
+    await withEntry(ctx, rel, { write: true }, (e) => writeWhole(e, next));
     return `Edited ${rel}: ${replace_all ? count : 1} replacement(s)`;
   },
 });
