@@ -18,7 +18,7 @@ declare module '../../platform/lib/modules.js' {
 /** The runner of the users' computers (sandboxes): local or docker, observed by metrics and traces. */
 export const runnerModule = defineModule({
   name: 'runner',
-  needs: ['telemetry'],
+  needs: ['telemetry', 'egress'],
   async start(ctx) {
     const { config } = ctx;
     const created =
@@ -33,8 +33,9 @@ export const runnerModule = defineModule({
             pidsLimit: config.runner.pidsLimit,
             idleStopMs: config.runner.idleMs,
             network: config.runner.network,
+            egress: ctx.get('egress'),
           })
-        : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
+        : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, egress: ctx.get('egress'), allowUnconfined: config.runner.allowUnconfined });
     const { metrics, tracing } = ctx.get('telemetry');
     const runner = metrics.observeRunner(tracing ? tracing.runner(created) : created);
     const close = [{ phase: 'infrastructure' as const, name: 'runner', close: () => runner.close() }];
