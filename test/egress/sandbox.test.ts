@@ -141,16 +141,20 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
   });
 }
 
+/** Whether the runner gives commands network through the proxy here; CI must, elsewhere a skip says why. */
+async function ready(t: Test, runner: Runner): Promise<boolean> {
+  const check = await runner.check();
+  if (check.ok && !check.warning && /network only through the egress proxy/.test(check.summary ?? '')) return true;
+  const why = check.error ?? check.warning ?? check.summary;
+  if (CI) t.fail(`the ${runner.kind} runner with network cannot run: ${why}`);
+  else t.comment(`skipped: ${why}`);
+  return false;
+}
+
 t.test('local runner (bubblewrap + pasta)', async (t) => {
   const runner = createLocalRunner({ home, network: true, egress: proxy });
   t.teardown(() => runner.close());
-  const check = await runner.check();
-  if (!check.ok || check.warning) {
-    if (CI) t.fail(`the local runner with network cannot run: ${check.error ?? check.warning}`);
-    else t.comment(`skipped: ${check.error ?? check.warning}`);
-    return;
-  }
-  t.match(check.summary, /network only through the egress proxy/);
+  if (!(await ready(t, runner))) return;
   await scenarios(t, runner, {
     get: (url) => `curl -sS -f -m 10 ${url}`,
     tunnel: (url) => `curl -sS -f -m 10 --proxytunnel ${url}`,
@@ -171,12 +175,7 @@ t.test('docker runner (network none + pasta)', async (t) => {
   const docker = new Dockerode();
   const runner = createDockerRunner({ home, image: IMAGE, docker, network: true, egress: proxy, memoryBytes: 256 * 1024 * 1024 });
   t.teardown(() => runner.close());
-  const check = await runner.check();
-  if (!check.ok || check.warning) {
-    if (CI) t.fail(`the docker runner with network cannot run: ${check.error ?? check.warning}`);
-    else t.comment(`skipped: ${check.error ?? check.warning}`);
-    return;
-  }
+  if (!(await ready(t, runner))) return;
   t.teardown(() => runner.reset(USER));
   const c = await runner.acquire(USER);
   const { Id } = (await docker.listContainers({ all: true, filters: { label: [`agentsvc.user=${USER}`] } }))[0];
