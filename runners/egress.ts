@@ -19,6 +19,11 @@ export interface EgressLease {
   readonly port: number;
   /** Who later connections are for (a docker computer outlives one exec: the newest one's). */
   identify(who: EgressIdentity): void;
+  /**
+   * A credential for one exec of a shared computer: connections that present it (the proxy URL's
+   * user info, sent as Proxy-Authorization) are that exec's; `release` forgets it.
+   */
+  credential(who: EgressIdentity): { user: string; release(): void };
   /** Stop listening and end the lease's connections. */
   close(): void;
 }
@@ -27,9 +32,12 @@ export interface EgressPort {
   open(who: EgressIdentity): Promise<EgressLease>;
 }
 
-/** The variables that send a sandbox's HTTP clients through the proxy on `port` of its loopback. */
-export function proxyEnv(port: number): [string, string][] {
-  const url = `http://127.0.0.1:${port}`;
+/**
+ * The variables that send a sandbox's HTTP clients through the proxy on `port` of its loopback,
+ * with `user` (a lease's credential) as the URL's user info when given.
+ */
+export function proxyEnv(port: number, user?: string): [string, string][] {
+  const url = `http://${user ? `${user}@` : ''}127.0.0.1:${port}`;
   // The sandbox's own loopback is its own (servers it starts for itself): never through the proxy.
   const local = 'localhost,127.0.0.1,::1';
   return [

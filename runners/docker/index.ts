@@ -274,17 +274,23 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       // After a reset the next command gets a fresh computer (and workspace folder) again.
       const b = await box(userId);
       const cwd = await resolveCwd(b.hostRoot, ROOT, o.cwd);
+      let cred: { release(): void; user: string } | null = null;
       b.busy++;
       try {
         await ensureRunning(b, userId);
-        b.lease?.identify({ userId, sessionId: o.origin?.sessionId ?? null, toolCallId: o.origin?.toolCallId ?? null });
-        return await runExec(target(b), command, cwd.inner, o, b.lease ? proxyEnv(b.lease.port) : []);
+        // The computer's listener is shared: the exec's credential (in the proxy URL) names it
+        // exactly; clients that send none are taken for the newest exec.
+        const who = { userId, sessionId: o.origin?.sessionId ?? null, toolCallId: o.origin?.toolCallId ?? null };
+        b.lease?.identify(who);
+        cred = b.lease?.credential(who) ?? null;
+        return await runExec(target(b), command, cwd.inner, o, b.lease && cred ? proxyEnv(b.lease.port, cred.user) : []);
       } catch (e) {
         // Stopped or removed behind our back (docker stop/rm, daemon restart): recover once.
         if (attempt > 0 || (status(e) !== 409 && status(e) !== 404)) throw e;
         if (status(e) === 409) b.stopped = true;
         else boxes.delete(userId);
       } finally {
+        cred?.release();
         b.busy--;
         b.lastUsed = Date.now();
       }

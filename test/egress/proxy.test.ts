@@ -130,6 +130,32 @@ t.test('what the proxy does not serve gets a 400 naming why', async (t) => {
   t.same(parseAuthority('[2001:db8::1]:8443'), { host: '[2001:db8::1]', port: 8443 });
 });
 
+t.test("a shared lease: an exec's credential names it, else the newest exec", async (t) => {
+  const shared = await proxy.open({ userId: 'u3', sessionId: null, toolCallId: null });
+  const who: (string | null)[] = [];
+  proxy.bind(async (w) => {
+    who.push(w.toolCallId);
+    return { allow: true };
+  });
+  const first = shared.credential({ userId: 'u3', sessionId: 's3', toolCallId: 'tc_first' });
+  shared.identify({ userId: 'u3', sessionId: 's3', toolCallId: 'tc_newest' });
+  const ask = (auth?: string) =>
+    new Promise<number>((done, fail) => {
+      const headers: Record<string, string> = auth ? { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` } : {};
+      http.get({ host: '127.0.0.1', port: shared.port, path: `http://127.0.0.1:${PORT}/`, headers, agent: false }, (r) => r.resume().on('end', () => done(r.statusCode!))).on('error', fail);
+    });
+  t.equal(await ask(`${first.user}:`), 200);
+  t.equal(await ask(), 200);
+  t.equal(await ask('xforged:'), 200);
+  first.release();
+  t.equal(await ask(`${first.user}:`), 200);
+  t.same(who, ['tc_first', 'tc_newest', 'tc_newest', 'tc_newest'], 'a released or unknown credential falls back to the newest exec');
+  const elsewhere = lease.credential({ userId: 'u1', sessionId: 's1', toolCallId: 'tc_other_lease' });
+  t.equal(await ask(`${elsewhere.user}:`), 200);
+  t.equal(who.at(-1), 'tc_newest', "another lease's credential moves nothing");
+  shared.close();
+});
+
 t.test('a closed lease listens no more', async (t) => {
   const other = await proxy.open({ userId: 'u2', sessionId: null, toolCallId: null });
   const port = other.port;

@@ -10,8 +10,11 @@
  * connection goes to the first address checked.
  *
  * Identity comes from the listener a connection arrived on (a lease per exec or per computer,
- * each its own port on the host's loopback), never from anything the client sends.
+ * each its own port on the host's loopback). On a computer's shared lease, a request presenting one
+ * of that lease's exec credentials (Proxy-Authorization) is that exec's; a credential never moves
+ * a connection to another lease, so it can only narrow attribution within one user's computer.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -99,13 +102,17 @@ export class EgressProxy implements EgressPort {
     this.server.close();
   }
 
-  private who(socket: object): EgressIdentity | null {
-    return this.owner.get(socket)?.who ?? null;
+  private who(socket: object, auth: string | undefined): EgressIdentity | null {
+    const lease = this.owner.get(socket);
+    if (!lease) return null;
+    const m = /^basic\s+(\S+)$/i.exec(auth ?? '');
+    const user = m ? Buffer.from(m[1], 'base64').toString('utf8').split(':')[0] : '';
+    return lease.credentials.get(user) ?? lease.who;
   }
 
   /** Resolve once, decide, and answer the one address every byte will go to (or a refusal). */
-  private async judge(socket: object, host: string, port: number): Promise<{ address: string } | { status: number; message: string }> {
-    const who = this.who(socket);
+  private async judge(req: http.IncomingMessage, host: string, port: number): Promise<{ address: string } | { status: number; message: string }> {
+    const who = this.who(req.socket, req.headers['proxy-authorization']);
     if (!who) return { status: 403, message: 'connection from an unknown listener' };
     const bare = normalHost(host);
     let addresses: string[] = [];
@@ -126,7 +133,7 @@ export class EgressProxy implements EgressPort {
     client.on('error', () => {});
     const target = parseAuthority(req.url ?? '');
     if (!target) return void client.end(reply(400, `CONNECT needs host:port, got ${JSON.stringify((req.url ?? '').slice(0, 200))}`));
-    const j = await this.judge(req.socket, target.host, target.port);
+    const j = await this.judge(req, target.host, target.port);
     if ('status' in j) return void client.end(reply(j.status, j.message));
     const upstream = net.connect({ host: j.address, port: target.port, timeout: this.timeoutMs });
     upstream.once('timeout', () => upstream.destroy(new Error('connect timed out')));
@@ -159,7 +166,7 @@ export class EgressProxy implements EgressPort {
     }
     if (url.protocol !== 'http:') return fail(400, `only http:// is forwarded as plain HTTP (got ${url.protocol}); https goes through CONNECT`);
     const port = url.port ? Number(url.port) : 80;
-    const j = await this.judge(req.socket, url.hostname, port);
+    const j = await this.judge(req, url.hostname, port);
     if ('status' in j) return fail(j.status, j.message);
     const headers: http.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
@@ -182,6 +189,7 @@ export class EgressProxy implements EgressPort {
 class Lease implements EgressLease {
   port = 0;
   readonly sockets = new Set<net.Socket>();
+  readonly credentials = new Map<string, EgressIdentity>();
   private listener: net.Server | null = null;
   private onClose: () => void = () => {};
 
@@ -195,6 +203,12 @@ class Lease implements EgressLease {
 
   identify(who: EgressIdentity): void {
     this.who = who;
+  }
+
+  credential(who: EgressIdentity): { user: string; release(): void } {
+    const user = `x${randomBytes(12).toString('hex')}`;
+    this.credentials.set(user, who);
+    return { user, release: () => this.credentials.delete(user) };
   }
 
   close(): void {
