@@ -25,6 +25,7 @@ const proxy = new EgressProxy({
     lookups++;
     if (name === 'rebind.test') return [{ address: lookups === 1 ? '127.0.0.1' : '127.0.0.9', family: 4 }];
     if (name === 'two.test') return [{ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 }];
+    if (name === 'fallback.test') return [{ address: '127.0.0.9', family: 4 }, { address: '127.0.0.1', family: 4 }];
     throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
   },
 });
@@ -91,6 +92,9 @@ t.test('plain HTTP: one lookup, the checked address, hop headers dropped', async
   const two = await viaProxy(`http://two.test:${PORT}/`);
   t.equal(two.status, 403, 'refused on its second address');
   t.equal(two.body, 'no .2\n');
+  const fb = await viaProxy(`http://fallback.test:${PORT}/f`);
+  t.equal(fb.body, 'hello /f\n', 'the next judged address when the first does not answer');
+  t.same(asked.at(-1)?.addresses, ['127.0.0.9', '127.0.0.1'], 'both were judged');
   const nx = await viaProxy(`http://nowhere.test:${PORT}/`);
   t.equal(nx.status, 502);
   t.equal(nx.body, 'could not resolve host nowhere.test\n');

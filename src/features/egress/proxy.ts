@@ -110,8 +110,8 @@ export class EgressProxy implements EgressPort {
     return lease.credentials.get(user) ?? lease.who;
   }
 
-  /** Resolve once, decide, and answer the one address every byte will go to (or a refusal). */
-  private async judge(req: http.IncomingMessage, host: string, port: number): Promise<{ address: string } | { status: number; message: string }> {
+  /** Resolve once and decide; answers the addresses judged, the only ones ever connected to (or a refusal). */
+  private async judge(req: http.IncomingMessage, host: string, port: number): Promise<{ addresses: string[] } | { status: number; message: string }> {
     const who = this.who(req.socket, req.headers['proxy-authorization']);
     if (!who) return { status: 403, message: 'connection from an unknown listener' };
     const bare = normalHost(host);
@@ -126,7 +126,32 @@ export class EgressProxy implements EgressPort {
     const v = await this.decideFn(who, { host: bare, port, addresses }).catch((e: Error) => ({ allow: false as const, message: `the egress policy failed: ${e.message}` }));
     if (!v.allow) return { status: 403, message: v.message };
     if (!addresses.length) return { status: 502, message: `could not resolve host ${bare}` };
-    return { address: addresses[0] };
+    return { addresses };
+  }
+
+  /** A socket to the first of the checked addresses that answers (every one of them was judged). */
+  private async dial(addresses: string[], port: number): Promise<net.Socket> {
+    let last: Error = new Error('no address');
+    for (const host of addresses) {
+      try {
+        return await new Promise<net.Socket>((done, fail) => {
+          const s = net.connect({ host, port });
+          const timer = setTimeout(() => s.destroy(new Error('connect timed out')), this.timeoutMs);
+          s.once('connect', () => {
+            clearTimeout(timer);
+            s.removeListener('error', fail);
+            done(s);
+          });
+          s.once('error', (e) => {
+            clearTimeout(timer);
+            fail(e);
+          });
+        });
+      } catch (e) {
+        last = e as Error;
+      }
+    }
+    throw last;
   }
 
   private async tunnel(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
@@ -135,21 +160,21 @@ export class EgressProxy implements EgressPort {
     if (!target) return void client.end(reply(400, `CONNECT needs host:port, got ${JSON.stringify((req.url ?? '').slice(0, 200))}`));
     const j = await this.judge(req, target.host, target.port);
     if ('status' in j) return void client.end(reply(j.status, j.message));
-    const upstream = net.connect({ host: j.address, port: target.port, timeout: this.timeoutMs });
-    upstream.once('timeout', () => upstream.destroy(new Error('connect timed out')));
-    upstream.once('connect', () => {
-      upstream.setTimeout(0);
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.once('error', (e) => {
-      if (upstream.connecting || !upstream.remoteAddress) client.end(reply(502, `could not connect to ${target.host}:${target.port}: ${e.message}`));
-      else client.destroy();
-    });
+    if (client.destroyed) return;
+    let upstream: net.Socket;
+    try {
+      upstream = await this.dial(j.addresses, target.port);
+    } catch (e) {
+      return void client.end(reply(502, `could not connect to ${target.host}:${target.port}: ${(e as Error).message}`));
+    }
+    if (client.destroyed) return void upstream.destroy();
+    upstream.on('error', () => client.destroy());
     client.once('close', () => upstream.destroy());
     upstream.once('close', () => client.destroy());
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
   }
 
   private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -171,7 +196,14 @@ export class EgressProxy implements EgressPort {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
     headers.host = url.host;
-    const up = http.request({ host: j.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false, timeout: this.timeoutMs });
+    let socket: net.Socket;
+    try {
+      socket = await this.dial(j.addresses, port);
+    } catch (e) {
+      return fail(502, `could not reach ${url.host}: ${(e as Error).message}`);
+    }
+    // No agent: the request goes on the socket to the judged address, never pooled or reconnected.
+    const up = http.request({ createConnection: () => socket, method: req.method, path: `${url.pathname}${url.search}`, headers, timeout: this.timeoutMs });
     up.once('timeout', () => up.destroy(new Error('timed out')));
     up.once('response', (r) => {
       up.setTimeout(0);
