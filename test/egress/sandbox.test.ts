@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -178,8 +179,24 @@ t.test('docker runner (network none + pasta)', async (t) => {
   t.teardown(() => runner.close());
   if (!(await ready(t, runner))) return;
   t.teardown(() => runner.reset(USER));
+  // A computer made by an earlier version on the Docker bridge would route around the proxy: it is
+  // made again on no network (where the daemon has a bridge to make one on).
+  const bridge = (await docker.listNetworks()).some((n) => n.Name === 'bridge');
+  if (bridge) {
+    const homeTag = createHash('sha256').update(join(home, 'workspaces')).digest('hex').slice(0, 12);
+    const old = await docker.createContainer({
+      Image: IMAGE,
+      Entrypoint: ['sh', '-c'],
+      Cmd: ['while :; do sleep 3600; done'],
+      Labels: { 'agentsvc.managed': '1', 'agentsvc.user': USER, 'agentsvc.home': homeTag },
+      HostConfig: { NetworkMode: 'bridge' },
+    });
+    await old.start();
+  } else t.comment('the daemon has no bridge network: the upgrade of a bridged computer is not tried');
   const c = await runner.acquire(USER);
   const { Id } = (await docker.listContainers({ all: true, filters: { label: [`agentsvc.user=${USER}`] } }))[0];
+  const all = await docker.listContainers({ all: true, filters: { label: [`agentsvc.user=${USER}`] } });
+  t.equal(all.length, 1, 'one computer');
   t.equal((await docker.getContainer(Id).inspect()).HostConfig.NetworkMode, 'none', 'on no Docker network');
   t.ok(c);
   await scenarios(t, runner, {
