@@ -11,9 +11,9 @@ COPY web web
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-# bubblewrap confines every command, passt (pasta) gives it network when allowed, iproute2 fences
-# that network, util-linux has prlimit and nsenter, git keeps the checkpoints' snapshots.
-RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap passt iproute2 util-linux git ca-certificates && rm -rf /var/lib/apt/lists/*
+# bubblewrap confines every command, passt (pasta) forwards the egress proxy into it when network
+# is allowed, util-linux has prlimit, git keeps the checkpoints' snapshots.
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap passt util-linux git ca-certificates && rm -rf /var/lib/apt/lists/*
 # The service runs as an unprivileged user: sandboxed commands map to it, never to root.
 RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home agentsvc && mkdir -p /data && chown agentsvc:agentsvc /data && chmod 0700 /data
 WORKDIR /app

@@ -25,6 +25,8 @@ export interface ExecOptions {
    * with `onOutput` as its other half.
    */
   stdin?: string | Uint8Array | AsyncIterable<string | Uint8Array>;
+  /** Whom the command's network connections are for: the audit of refused ones (docs/policy-network.md). */
+  origin?: { sessionId: string; toolCallId?: string | null };
 }
 
 export interface ExecResult {

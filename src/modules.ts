@@ -20,6 +20,7 @@ import { eventsModule } from './core/events/module.js';
 import { compactionModule } from './features/compaction/module.js';
 import { computersModule } from './features/computers/module.js';
 import { diagnosticsModule } from './features/diagnostics/module.js';
+import { egressModule, egressPolicyModule } from './features/egress/module.js';
 import { filesModule, foldersModule } from './core/files/module.js';
 import { frontendConfigModule } from './features/frontend-config/module.js';
 import { gisModule } from './features/gis/module.js';
@@ -125,6 +126,7 @@ export const MODULES: readonly Module[] = [
   usersModule,
   telemetryModule,
   eventsModule,
+  egressModule,
   runnerModule,
   foldersModule,
   backgroundModule,
@@ -141,6 +143,7 @@ export const MODULES: readonly Module[] = [
   modelsModule,
   engineModule,
   policyModule,
+  egressPolicyModule,
   timetravelModule,
   compactionModule,
   chatModule,

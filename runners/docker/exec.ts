@@ -71,12 +71,13 @@ export async function quickExec(t: ExecTarget, cmd: string[], env?: string[]): P
   return { code: info.ExitCode, stdout: out.text('stdout') };
 }
 
-export async function runExec(t: ExecTarget, command: string, workingDir: string, o: ExecOptions): Promise<ExecResult> {
+export async function runExec(t: ExecTarget, command: string, workingDir: string, o: ExecOptions, proxy: [string, string][] = []): Promise<ExecResult> {
   const started = Date.now();
   const mark = randomBytes(8).toString('hex');
   // HOME in the workspace, as on the local runner: dotfiles (git config, pip --user) persist.
   // Exec Env only reaches processes in the container; the same names as on the local runner are refused.
-  const env = [['HOME', '/workspace'], ...checkUserEnv(o.env), [MARKER, mark]].map(([k, v]) => `${k}=${v}`);
+  // `proxy`: the egress proxy's variables (runners/egress.ts), after the user's so they hold.
+  const env = [['HOME', '/workspace'], ...checkUserEnv(o.env), ...proxy, [MARKER, mark]].map(([k, v]) => `${k}=${v}`);
   const exec = await t.api(
     t.container.exec({
       Cmd: ['sh', '-c', WRAPPER, command],

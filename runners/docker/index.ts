@@ -1,11 +1,17 @@
 /**
  * The docker runner: one long-lived container per user (found again by labels after a restart),
  * the user's workspace bind-mounted at /workspace, commands through the exec API. Containers are
- * limited (memory, CPU, pids), drop every capability, get no network unless allowed, and are
- * stopped when idle; the next command starts them again. Path denies are mounts of the container
- * (docs/policy-paths.md): when what they cover changes, the container is made again.
+ * limited (memory, CPU, pids), drop every capability, and are stopped when idle; the next command
+ * starts them again. Path denies are mounts of the container (docs/policy-paths.md): when what
+ * they cover changes, the container is made again. Containers never join a Docker network
+ * (NetworkMode none, whatever the daemon's bridge and iptables settings): with network allowed,
+ * pasta forwards one port of the container's loopback to the egress proxy on the host's
+ * (runners/local/net.ts, docs/policy-network.md), the only way out. That needs the daemon on this
+ * host and a root service; else commands get no network.
  */
 import { createHash } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -14,6 +20,9 @@ import { RunnerUnavailableError, type Computer, type ComputerVersion, type PathP
 import { type Covered, coveredNow, emptyNodes } from '../path-denies.js';
 import { removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, type Owner } from '../shared.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
+import { proxyEnv, type EgressLease, type EgressPort } from '../egress.js';
+import { attachNetwork } from '../local/net.js';
+import { addressOnlyEgress } from '../../src/features/egress/proxy.js';
 
 export interface DockerRunnerOptions {
   /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> on the daemon's host unless `workspaces` is given. */
@@ -31,8 +40,10 @@ export interface DockerRunnerOptions {
   pidsLimit?: number;
   /** Stop a container unused for this long (default 30 min). It restarts on the next command. */
   idleStopMs?: number;
-  /** Bridge network instead of none (default false). */
+  /** Network through the egress proxy (default false: none at all). */
   network?: boolean;
+  /** The egress proxy (src/features/egress); default one that applies only the private-address rule. */
+  egress?: EgressPort;
   /** Deadline of each control-plane API call (ping, list, create, start), default 5000 ms. */
   apiTimeoutMs?: number;
   /** Capabilities to add back after CapDrop ALL (default none). */
@@ -59,6 +70,9 @@ interface Box {
   stopped: boolean;
   /** Start/stop transitions, one after the other. */
   chain: Promise<void>;
+  /** With network: the proxy's listener for this computer, and the pasta forwarding it in. */
+  lease?: EgressLease;
+  pasta?: ChildProcess | null;
 }
 
 /**
@@ -104,6 +118,32 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   let sweeper: NodeJS.Timeout | null = null;
   const api = <T>(p: Promise<T>, what: string) => withTimeout(p, apiMs, what);
   const target = (box: Box): ExecTarget => ({ docker, container: box.container, api, running });
+  let ownEgress: ReturnType<typeof addressOnlyEgress> | null = null;
+  const egress = (): EgressPort => opts.egress ?? (ownEgress ??= addressOnlyEgress());
+  /** Why commands get no network although it is allowed; null when they reach the proxy. */
+  const netRefusal = !opts.network ? null : networkRefusal(docker);
+
+  /**
+   * With network: the computer's proxy listener (one per computer; each exec names who its
+   * connections are for) forwarded into the running container's namespace by pasta. Done after
+   * every start: a restarted container has a new namespace.
+   */
+  async function attach(b: Box, userId: string): Promise<void> {
+    if (!opts.network || netRefusal) return;
+    b.lease ??= await egress().open({ userId, sessionId: null, toolCallId: null });
+    b.pasta?.kill('SIGKILL');
+    b.pasta = null;
+    const info = await api(b.container.inspect(), 'inspect container');
+    if (!info.State?.Pid) throw new Error('the container has no process to attach the network to');
+    b.pasta = await attachNetwork({ pasta: onPath('pasta') ?? 'pasta' }, info.State.Pid, true, b.lease.port);
+  }
+
+  function detach(b: Box): void {
+    b.pasta?.kill('SIGKILL');
+    b.pasta = null;
+    b.lease?.close();
+    b.lease = undefined;
+  }
 
   async function reachable(): Promise<void> {
     try {
@@ -175,7 +215,8 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
             CapAdd: opts.capAdd ?? [],
             SecurityOpt: ['no-new-privileges'],
             Privileged: false,
-            NetworkMode: opts.network ? 'bridge' : 'none',
+            // Never a Docker network: the egress proxy's port is forwarded in by pasta (see attach).
+            NetworkMode: 'none',
             // tini as pid 1 reaps what killed commands leave behind.
             Init: true,
           },
@@ -218,6 +259,14 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       await chmod(root, 0o700);
       await mkdir(hostRoot, { recursive: true, mode: 0o700 });
       let found: Dockerode.ContainerInfo | undefined = (await findContainers(userId))[0];
+      if (found && found.HostConfig?.NetworkMode !== 'none') {
+        // Made by an earlier version on a Docker network: it would route around the proxy. Made
+        // again (the workspace is a bind mount and stays).
+        await api(docker.getContainer(found.Id).remove({ force: true }), 'remove container').catch((e) => {
+          if (status(e) !== 404 && status(e) !== 409) throw e;
+        });
+        found = undefined;
+      }
       let deny = await denied(userId, hostRoot);
       if (found && (found.Labels[LABEL_DENIES] ?? '') !== deny.tag) {
         // Its mounts cover other entries than the rules deny now: made again (see exec).
@@ -228,6 +277,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot, deny);
       await startIt(container);
       const b: Box = { id: container.id, container, hostRoot, denies: found ? (found.Labels[LABEL_DENIES] ?? '') : deny.tag, lastUsed: Date.now(), busy: 0, stopped: false, chain: Promise.resolve() };
+      await attach(b, userId);
       b.owner = await ownerOf(b);
       armSweeper();
       return b;
@@ -238,10 +288,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     return p;
   }
 
-  function ensureRunning(b: Box): Promise<void> {
+  function ensureRunning(b: Box, userId: string): Promise<void> {
     if (!b.stopped) return b.chain;
     b.stopped = false;
-    const started = b.chain.then(() => startIt(b.container));
+    const started = b.chain.then(() => startIt(b.container)).then(() => attach(b, userId));
     b.chain = started.catch(() => {
       b.stopped = true;
     });
@@ -256,7 +306,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
         const b = await p.catch(() => null);
         if (!b || b.stopped || b.busy > 0 || Date.now() - b.lastUsed < idleStopMs) continue;
         b.stopped = true;
-        b.chain = b.chain.then(() => api(b.container.stop({ t: 1 }), 'stop container').then(() => undefined, () => undefined));
+        b.chain = b.chain.then(() => api(b.container.stop({ t: 1 }), 'stop container').then(() => undefined, () => undefined)).then(() => {
+          b.pasta?.kill('SIGKILL');
+          b.pasta = null;
+        });
       }
     }, every);
     sweeper.unref();
@@ -288,16 +341,23 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       // After a reset the next command gets a fresh computer (and workspace folder) again.
       const b = await coveredBox(userId);
       const cwd = await resolveCwd(b.hostRoot, ROOT, o.cwd);
+      let cred: { release(): void; user: string } | null = null;
       b.busy++;
       try {
-        await ensureRunning(b);
-        return await runExec(target(b), command, cwd.inner, o);
+        await ensureRunning(b, userId);
+        // The computer's listener is shared: the exec's credential (in the proxy URL) names it
+        // exactly; clients that send none are taken for the newest exec.
+        const who = { userId, sessionId: o.origin?.sessionId ?? null, toolCallId: o.origin?.toolCallId ?? null };
+        b.lease?.identify(who);
+        cred = b.lease?.credential(who) ?? null;
+        return await runExec(target(b), command, cwd.inner, o, b.lease && cred ? proxyEnv(b.lease.port, cred.user) : []);
       } catch (e) {
         // Stopped or removed behind our back (docker stop/rm, daemon restart): recover once.
         if (attempt > 0 || (status(e) !== 409 && status(e) !== 404)) throw e;
         if (status(e) === 409) b.stopped = true;
         else boxes.delete(userId);
       } finally {
+        cred?.release();
         b.busy--;
         b.lastUsed = Date.now();
       }
@@ -305,7 +365,11 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   }
 
   async function removeAll(userId: string, forget = true): Promise<number> {
-    if (forget) boxes.delete(userId);
+    if (forget) {
+      const gone = boxes.get(userId);
+      boxes.delete(userId);
+      void gone?.then(detach, () => {});
+    }
     const list = await findContainers(userId);
     let removed = 0;
     for (const c of list) {
@@ -339,7 +403,8 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
         const why = status(e) === 404 ? 'not found' : e.message;
         return { ok: false, error: `image ${opts.image} ${why} on the docker daemon at ${where}: build it from runners/docker/Dockerfile` };
       }
-      return { ok: true };
+      if (netRefusal) return { ok: true, warning: `AGENTSVC_RUNNER_NETWORK: ${netRefusal}; commands get no network`, summary: 'containers without network' };
+      return { ok: true, summary: `containers with ${opts.network ? 'network only through the egress proxy' : 'no network'}` };
     },
     async acquire(userId): Promise<Computer> {
       const b = await box(userId);
@@ -379,8 +444,31 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       if (sweeper) clearInterval(sweeper);
       sweeper = null;
       await Promise.all([...running].map((kill) => kill()));
+      for (const p of boxes.values()) await p.then(detach, () => {});
+      ownEgress?.close();
     },
   };
   return runner;
 }
 
+
+function onPath(name: string): string | null {
+  for (const dir of ['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin']) {
+    try {
+      accessSync(`${dir}/${name}`, constants.X_OK);
+      return `${dir}/${name}`;
+    } catch {}
+  }
+  return null;
+}
+
+/**
+ * Why the proxy cannot be forwarded into containers: pasta must join a container's namespace,
+ * which takes a daemon on this host (a unix socket) and a root service. Then no network at all.
+ */
+function networkRefusal(docker: Dockerode): string | null {
+  if (process.getuid?.() !== 0) return 'the egress proxy is forwarded into containers only by a root service';
+  if (!(docker.modem as { socketPath?: unknown }).socketPath) return 'the egress proxy needs the docker daemon on this host (a unix socket)';
+  if (!onPath('pasta')) return 'the egress proxy needs pasta (package passt)';
+  return null;
+}

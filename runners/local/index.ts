@@ -27,14 +27,18 @@ import {
 import { grantTraverse } from '../../src/platform/lib/system-user.js';
 import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, SANDBOX_USER, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
 import { attachNetwork, type NetTools } from './net.js';
+import { proxyEnv, type EgressIdentity, type EgressLease, type EgressPort } from '../egress.js';
+import { addressOnlyEgress } from '../../src/features/egress/proxy.js';
 
 export interface LocalRunnerOptions {
   /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> unless `workspaces` is given. */
   home: string;
   /** The workspaces root (AGENTSVC_WORKSPACES), e.g. shared storage for several nodes. */
   workspaces?: string;
-  /** Give confined commands network access through pasta (default false). */
+  /** Give confined commands network access, through the egress proxy only (default false). */
   network?: boolean;
+  /** The egress proxy (src/features/egress); default one that applies only the private-address rule. */
+  egress?: EgressPort;
   /** bwrap binary; undefined = look it up on PATH, null = never confine. */
   bwrapPath?: string | null;
   /** Run commands unconfined where bubblewrap cannot run, instead of refusing them (default false). */
@@ -106,6 +110,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
   let probed: Promise<Probe> | null = null;
   let pathPolicy: PathPolicy | null = null;
   let empty: Promise<{ file: string; dir: string }> | null = null;
+  let ownEgress: ReturnType<typeof addressOnlyEgress> | null = null;
+  const egress = (): EgressPort => opts.egress ?? (ownEgress ??= addressOnlyEgress());
 
   function innerEnv(hostRoot: string, user: [string, string][]): [string, string][] {
     const base: Record<string, string> = { PATH: SANDBOX_PATH, HOME: hostRoot, USER: 'agent', LOGNAME: 'agent', SHELL: shell[0], LANG: 'C.UTF-8', TERM: 'dumb' };
@@ -144,13 +150,9 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       if (!prlimit) return fallback('prlimit (util-linux) not found, so no resource limits');
       let net: NetTools | undefined;
       if (network) {
-        const [pasta, nsenter, ip] = ['pasta', 'nsenter', 'ip'].map(onPath);
-        if (!pasta || !nsenter || !ip)
-          return fallback(
-            `AGENTSVC_RUNNER_NETWORK needs pasta (package passt), nsenter and ip; missing: ` +
-            `${[pasta ? '' : 'pasta', nsenter ? '' : 'nsenter', ip ? '' : 'ip'].filter(Boolean).join(', ')}`,
-          );
-        net = { pasta, nsenter, ip };
+        const pasta = onPath('pasta');
+        if (!pasta) return fallback('AGENTSVC_RUNNER_NETWORK needs pasta (package passt) to reach the egress proxy');
+        net = { pasta };
       }
       const p: Probe = { bwrap, root, net, check: { ok: true } };
       // Run the real thing once: bwrap may be installed yet refused (no user namespaces, seccomp).
@@ -158,7 +160,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
         const dir = join(ws, '.probe');
         await mkdir(dir, { recursive: true, mode: 0o700 });
         if (owner) await chown(dir, owner.uid, owner.gid);
-        const r = await spawnOne(p, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }).catch(
+        const r = await spawnOne(p, { userId: '.probe', sessionId: null, toolCallId: null }, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }).catch(
           (e) => ({ exitCode: null, signal: null, stderr: e.message }) as unknown as ExecResult,
         );
         await rm(dir, { recursive: true, force: true });
@@ -180,7 +182,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       p.check = {
         ok: true,
         summary: `commands confined by bubblewrap: no capabilities, uid 1000 in a user namespace${as}, only the workspace writable, ` +
-          `${network ? 'network through pasta (host services unreachable)' : 'no network'}`,
+          `${network ? 'network only through the egress proxy (host rules, private addresses refused)' : 'no network'}`,
       };
       return p;
     })();
@@ -248,8 +250,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     }
   }
 
-  /** With network: once bwrap reports its pid, fence and attach the namespace, then let it go on. */
-  async function connect(p: Probe, child: ChildProcess): Promise<ChildProcess> {
+  /** With network: once bwrap reports its pid, forward the proxy's port into it, then let it go on. */
+  async function connect(p: Probe, child: ChildProcess, port: number): Promise<ChildProcess> {
     const info = child.stdio[FD.info] as NodeJS.ReadableStream;
     const pid = await new Promise<number>((done, fail) => {
       let text = '';
@@ -262,7 +264,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       info.on('error', () => {});
       info.on('end', () => fail(new Error(`bubblewrap did not report its pid: ${text}`)));
     });
-    const pasta = await attachNetwork(p.net!, pid, id.root);
+    const pasta = await attachNetwork(p.net!, pid, id.root, port);
     const block = child.stdio[FD.block] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
     block.on('error', () => {});
     block.end('1');
@@ -271,6 +273,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
 
   async function spawnOne(
     p: Probe,
+    who: EgressIdentity,
     hostRoot: string,
     cwd: string,
     command: string,
@@ -280,10 +283,15 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     covered: Covered[] = [],
   ): Promise<ExecResult> {
     const started = Date.now();
+    // A listener of the proxy for this command alone: its connections are judged and audited as its.
+    const lease: EgressLease | null = p.net ? await egress().open(who) : null;
     const coverFds: number[] = [];
     let child: ChildProcess;
     try {
-      child = start(p, hostRoot, cwd, command, user, o.stdin !== undefined, await coverArgs(hostRoot, covered, coverFds), coverFds);
+      child = start(p, hostRoot, cwd, command, lease ? [...user, ...proxyEnv(lease.port)] : user, o.stdin !== undefined, await coverArgs(hostRoot, covered, coverFds), coverFds);
+    } catch (e) {
+      lease?.close();
+      throw e;
     } finally {
       // The child has its copies (spawn dup'ed them): ours are closed at once.
       for (const fd of coverFds) closeSync(fd);
@@ -310,7 +318,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
         child.once('close', (c, s) => done(exit ?? [c, s]));
       });
       if (p.net) {
-        pasta = await Promise.race([connect(p, child), exited.then(() => null)]).catch((e) => {
+        pasta = await Promise.race([connect(p, child, lease!.port), exited.then(() => null)]).catch((e) => {
           killGroup(child);
           throw e;
         });
@@ -321,6 +329,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       dog.dispose();
       clearTimeout(grace);
       pasta?.kill('SIGKILL');
+      lease?.close();
       track?.delete(child);
     }
   }
@@ -337,7 +346,8 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     if (covered.length && !p.bwrap) throw new SandboxRefusal('SANDBOX_UNAVAILABLE', `path rules deny ${covered.length} entries here, and commands run unconfined (no bubblewrap): commands are refused`);
     const mine = running.get(userId) ?? new Set();
     running.set(userId, mine);
-    return spawnOne(p, hostRoot, cwd.host, command, user, o, mine, covered);
+    const who = { userId, sessionId: o.origin?.sessionId ?? null, toolCallId: o.origin?.toolCallId ?? null };
+    return spawnOne(p, who, hostRoot, cwd.host, command, user, o, mine, covered);
   }
 
   /** The user's workspace: private (0700) and owned by the uid commands run as. */
@@ -380,6 +390,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     },
     async close() {
       for (const set of running.values()) for (const child of set) killGroup(child);
+      ownEgress?.close();
     },
   };
   return runner;

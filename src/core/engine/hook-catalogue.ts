@@ -5,6 +5,7 @@
  * no feature. docs/architecture.md is the guide for feature and plugin authors.
  */
 import type { EventBus } from '../../platform/infra/event-bus.js';
+import type { EgressPort } from '../../../runners/egress.js';
 import type { Runner } from '../../../runners/types.js';
 import type { SessionWorkspace, Tool } from '../tools/types.js';
 import type { ModelMessage } from '../models/port.js';
@@ -137,6 +138,11 @@ export interface HookWraps {
   runner: Runner;
   /** The bus that carries session events between nodes (src/core/events/module.ts). */
   'events.bus': EventBus;
+  /**
+   * The egress proxy the runner sends its computers' network through (features/egress, before the
+   * runner starts); none: a runner with network starts its own, which applies the address rule only.
+   */
+  egress: EgressPort | undefined;
 }
 
 export type HookKind = 'event' | 'gate' | 'step' | 'fields' | 'wrap';
@@ -165,4 +171,5 @@ export const HOOK_POINTS: Readonly<
   'session.unshared': 'event',
   runner: 'wrap',
   'events.bus': 'wrap',
+  egress: 'wrap',
 };

@@ -100,7 +100,7 @@ export class BackgroundTasks {
     sessionId: string,
     computer: Computer,
     command: string,
-    opts: { userId: string; cwd: string; env?: Record<string, string>; description?: string },
+    opts: { userId: string; cwd: string; env?: Record<string, string>; description?: string; toolCallId?: string },
   ): BackgroundTask {
     const mine = this.entries(opts.userId);
     const running = mine.filter((e) => e.task.status === 'running');
@@ -137,7 +137,7 @@ export class BackgroundTasks {
       if (out.totalBytes > OUTPUT_KILL_BYTES) kill(`wrote more than ${OUTPUT_KILL_BYTES} bytes of output`);
     };
     entry.done = computer
-      .exec(command, { cwd: opts.cwd, env: opts.env, signal: abort.signal, onOutput: (_s, c) => push(c), maxOutputBytes: 1024 })
+      .exec(command, { cwd: opts.cwd, env: opts.env, signal: abort.signal, onOutput: (_s, c) => push(c), maxOutputBytes: 1024, origin: { sessionId, toolCallId: opts.toolCallId ?? null } })
       .then(
         (r) => {
           task.exit_code = r.exitCode;

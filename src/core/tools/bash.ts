@@ -33,11 +33,11 @@ export function createBashTool(opts: BashOptions) {
       await ctx.workspace.files.mkdir('.');
       const cwd = ctx.workspace.computerDir;
       if (run_in_background) {
-        const task = opts.background.start(ctx.sessionId, computer, command, { userId: ctx.userId, cwd, env: ctx.env, description });
+        const task = opts.background.start(ctx.sessionId, computer, command, { userId: ctx.userId, cwd, env: ctx.env, description, toolCallId: ctx.callId });
         return `Started background task ${task.id}. It keeps running after this turn; its output is available under background-tasks/${task.id}.`;
       }
       const limit = timeout ?? opts.defaultTimeoutMs;
-      const r = await computer.exec(command, { cwd, env: ctx.env, timeoutMs: limit, signal: ctx.signal, maxOutputBytes: 256 * 1024 });
+      const r = await computer.exec(command, { cwd, env: ctx.env, timeoutMs: limit, signal: ctx.signal, maxOutputBytes: 256 * 1024, origin: { sessionId: ctx.sessionId, toolCallId: ctx.callId } });
       if (r.aborted && ctx.signal.aborted) throw ctx.signal.reason;
       let out = r.stdout;
       if (r.stderr) out += (out && !out.endsWith('\n') ? '\n' : '') + r.stderr;

@@ -1,4 +1,5 @@
 import { createRunner } from '../../../runners/index.js';
+import type { EgressPort } from '../../../runners/egress.js';
 import type { Runner, RunnerCheck } from '../../../runners/types.js';
 import type { Config } from '../../platform/config/index.js';
 import { defineModule } from '../../platform/lib/modules.js';
@@ -19,7 +20,7 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-function configuredRunner(config: Config): Runner {
+function configuredRunner(config: Config, egress: EgressPort | undefined): Runner {
   const r = config.runner;
   return r.kind === 'docker'
     ? createRunner('docker', {
@@ -32,8 +33,9 @@ function configuredRunner(config: Config): Runner {
         pidsLimit: r.pidsLimit,
         idleStopMs: r.idleMs,
         network: r.network,
+        egress,
       })
-    : createRunner('local', { home: config.home, workspaces: config.workspaces, network: r.network, allowUnconfined: r.allowUnconfined });
+    : createRunner('local', { home: config.home, workspaces: config.workspaces, network: r.network, egress, allowUnconfined: r.allowUnconfined });
 }
 
 /** The runner of the users' computers (sandboxes), local or docker, through the `runner` wraps of the hooks (metrics, traces). */
@@ -42,7 +44,7 @@ export const runnerModule = defineModule({
   needs: [],
   async start(ctx) {
     const { config } = ctx;
-    const runner = ctx.hooks.wrap('runner', configuredRunner(config));
+    const runner = ctx.hooks.wrap('runner', configuredRunner(config, ctx.hooks.wrap('egress', undefined)));
     const close = [{ phase: 'infrastructure' as const, name: 'runner', close: () => runner.close() }];
     const check = await runner.check().catch(async (e) => {
       await runner.close();

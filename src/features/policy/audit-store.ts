@@ -10,7 +10,8 @@ export interface AuditRecord {
   at: string;
   user_id: string;
   session_id: string;
-  tool_call_id: string;
+  /** Null for a connection the egress proxy refused when no tool call is known. */
+  tool_call_id: string | null;
   tool_name: string;
   /** The call's arguments as JSON text, secrets masked as in shares. */
   arguments: string;

@@ -40,7 +40,7 @@ export const AuditRecordSchema = z.object({
   at: z.string(),
   user_id: z.string(),
   session_id: z.string(),
-  tool_call_id: z.string(),
+  tool_call_id: z.string().nullable(),
   tool_name: z.string(),
   arguments: z.string(),
   action: z.enum(AUDIT_ACTIONS as [string, ...string[]]),

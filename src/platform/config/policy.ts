@@ -26,12 +26,14 @@ const InstallPolicySchema = z
     default: z.enum(['allow', 'ask', 'deny']).default('allow'),
     rules: z.array(RuleSchema).max(1000).default([]),
     unattended: z.enum(['allow', 'deny']).default('deny'),
+    /** What the egress proxy does with a host no `network`/`WebFetch` host rule names (docs/policy-network.md). */
+    network_default: z.enum(['allow', 'deny']).default('allow'),
   })
   .strict();
 
 export type InstallPolicy = z.output<typeof InstallPolicySchema>;
 
-export const NO_POLICY: InstallPolicy = { default: 'allow', rules: [], unattended: 'deny' };
+export const NO_POLICY: InstallPolicy = { default: 'allow', rules: [], unattended: 'deny', network_default: 'allow' };
 
 /** Parse the setting; throws naming the bad rule (`rules.2.action: ...`), and `up` stops with that line. */
 export function parseInstallPolicy(value: unknown): InstallPolicy {
