@@ -1,6 +1,7 @@
 import { createRunner } from '../../../runners/index.js';
 import type { Runner, RunnerCheck } from '../../../runners/types.js';
 import { defineModule } from '../../platform/lib/modules.js';
+import { recheckOnRefusal } from './recheck.js';
 import { computerRoutes } from './routes.js';
 
 export interface RunnerHandle {
@@ -34,7 +35,8 @@ export const runnerModule = defineModule({
             idleStopMs: config.runner.idleMs,
             network: config.runner.network,
           })
-        : createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined });
+        : // A refused sandbox is probed again on a later command: a folder fix needs no restart.
+          recheckOnRefusal(() => createRunner('local', { home: config.home, workspaces: config.workspaces, network: config.runner.network, allowUnconfined: config.runner.allowUnconfined }));
     const { metrics, tracing } = ctx.get('telemetry');
     const runner = metrics.observeRunner(tracing ? tracing.runner(created) : created);
     const close = [{ phase: 'infrastructure' as const, name: 'runner', close: () => runner.close() }];
