@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createLocalRunner } from '../../runners/local/index.js';
 import { SANDBOX_UID, SANDBOX_USER } from '../../runners/local/sandbox.js';
 import { homeAccessLines } from '../../src/cli/home-access.js';
@@ -20,7 +20,7 @@ import { waitFor } from '../helpers/wait.js';
 const skip = rootSandboxSkip('home access tests') || (hasCommand('setfacl') ? false : 'setfacl is not installed (package acl)');
 
 /** A home inside a 0700 folder of another user (like /home/alice): neither the group trick nor o+x applies. */
-function closedHome(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+function closedHome(t: Test) {
   const closed = mkdtempSync(join(tmpdir(), 'agentsvc-closed-'));
   t.teardown(() => rmSync(closed, { recursive: true, force: true }));
   chownSync(closed, 65534, 65534);
@@ -31,7 +31,7 @@ function closedHome(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
 }
 
 /** A setfacl that fails, as on a file system without ACLs. */
-function failingSetfacl(t: Parameters<Parameters<typeof t.test>[1]>[0]): { dir: string; path: string } {
+function failingSetfacl(t: Test): { dir: string; path: string } {
   const dir = mkdtempSync(join(tmpdir(), 'agentsvc-noacl-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'setfacl');

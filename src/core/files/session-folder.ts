@@ -1,4 +1,3 @@
-import { lstat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Computer, Runner } from '../../../runners/types.js';
 import { at, SessionFolder } from './confine.js';
@@ -78,9 +77,9 @@ export class Workspaces {
    */
   async owner(userId: string): Promise<Owner | undefined> {
     if (!runsAsRoot || !this.runner) return undefined;
-    const home = SessionFolder.home(this.root, userId).hostDir;
-    const st = await lstat(home).catch(() => null);
-    if (st?.isDirectory() && st.uid !== 0) return { uid: st.uid, gid: st.gid };
+    const home = await SessionFolder.home(this.root, userId).openUser().catch(() => null);
+    const st = home ? await home.user.stat().finally(() => home.close()) : null;
+    if (st && st.uid !== 0) return { uid: st.uid, gid: st.gid };
     return (await this.runner.acquire(userId).catch(() => null))?.owner;
   }
 
