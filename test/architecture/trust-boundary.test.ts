@@ -35,6 +35,7 @@ const OPERATOR: Record<string, string> = {
   'src/platform/config/index.ts': 'config.json',
   'src/platform/db/embedded.ts': 'the embedded PostgreSQL folder',
   'src/platform/lib/system-user.ts': 'lets the service\'s system users traverse to their folders (root installs)',
+  'src/cli/home-access.ts': 'the folders above AGENTSVC_HOME/workspaces: which exist, their modes (root installs)',
   'src/platform/db/pg-process.ts': 'PostgreSQL process files',
   'src/service.ts': 'the logs folder',
   'src/features/users/bootstrap.ts': 'admin.key',

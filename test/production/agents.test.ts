@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import t from 'tap';
 import { buildWithModel, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
@@ -133,4 +134,44 @@ t.test('instantiate runs init_script in the computer and installs skills; a star
   const refused = await app.api(`/api/prod_agents/${bad.record_id}/start-session`, { method: 'POST' });
   t.equal(refused.status, 409);
   t.equal((await refused.json()).code, 'AGENT_NOT_READY');
+});
+
+t.test("init_script goes through the user's tool policy: an admin's deny Bash stops it, an ask is a deny", async (t) => {
+  const { app } = await buildWithModel(t);
+  const bob = await app.newUser('bob');
+  const setRules = async (rules: unknown[]) => {
+    const r = await app.api(`/api/admin/users/${bob.userId}/policy`, { method: 'PUT', json: { rules } });
+    t.equal(r.status, 200, 'the admin sets bob\'s rules');
+  };
+  const instantiate = async (init_script: string) => {
+    const created = await (await app.api('/api/prod_agents', { method: 'POST', json: { ...base, init_script }, key: bob.key })).json();
+    const r = await app.api(`/api/prod_agents/${created.record_id}/instantiate`, { method: 'POST', key: bob.key });
+    t.equal(r.status, 200);
+    return { id: created.record_id as string, ...(await r.json()) };
+  };
+  const audit = async () => (await (await app.api(`/api/audit?user_id=${bob.userId}&limit=50`)).json()).items as { session_id: string; tool_name: string; action: string; decided_by: string; rule: unknown }[];
+  const made = (id: string) => existsSync(`${app.config.workspaces}/${bob.userId}/.prod_agents/${id}/ran-init`);
+
+  await setRules([{ tool: 'Bash', action: 'deny' }]);
+  const denied = await instantiate('touch ran-init; echo ran');
+  t.match(denied, { status: 'failed', exit_code: null });
+  t.match(denied.log, /init_script not run: denied by policy: .*Bash/, 'the log says why');
+  t.notMatch(denied.log, /\bran\b/, 'the script did not run');
+  t.equal(made(denied.id), false, 'nothing the script would make exists');
+  t.match(await audit(), [{ session_id: denied.id, tool_name: 'Bash', action: 'denied', decided_by: 'policy', rule: { tool: 'Bash', action: 'deny' } }], 'one audit record of the refusal');
+  const start = await app.api(`/api/prod_agents/${denied.id}/start-session`, { method: 'POST', key: bob.key });
+  t.equal(start.status, 409, 'a session of the agent is refused, with the reason');
+  t.match(await start.json(), { code: 'AGENT_NOT_READY', detail: /denied by policy/ });
+
+  await setRules([{ tool: 'Bash', pattern: 'rm *', action: 'ask' }]);
+  const asked = await instantiate('rm -f ran-init; touch ran-init');
+  t.match(asked, { status: 'failed', exit_code: null });
+  t.match(asked.log, /ask is deny/, 'nobody is there to answer: refused');
+  t.equal(made(asked.id), false);
+  t.match((await audit()).filter((r) => r.session_id === asked.id).map((r) => [r.action, r.decided_by]), [['denied', 'unattended'], ['asked', 'policy']]);
+
+  await setRules([{ tool: 'Bash', pattern: 'curl *', action: 'deny' }]);
+  const fine = await instantiate('touch ran-init; echo ran');
+  t.match(fine, { status: 'ready', exit_code: 0 }, 'a script the rules do not name runs');
+  t.equal(made(fine.id), true);
 });

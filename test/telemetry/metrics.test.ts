@@ -73,6 +73,20 @@ t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) 
   t.match(text, /^agentsvc_process_resident_memory_bytes \d/m, 'memory');
 });
 
+t.test('tool labels: only registered tools; names the model makes up are counted as other', async (t) => {
+  const { app, model } = await buildWithModel(t);
+  const sid = await createSession(app);
+  const madeUp = Array.from({ length: 30 }, (_, i) => ({ name: `made_up_tool_${i}`, args: {} }));
+  const { end, results } = await chat(app, model, sid, 'call them', { toolCalls: [...madeUp, { name: 'Write', args: { file_path: 'a.txt', content: 'hi' } }] }, { text: ['Done.'] });
+  t.equal(end.status, 'completed');
+  t.equal(results.filter((r) => r.status === 'error').length, 30, 'each made-up name was an unknown tool');
+  const text = await (await app.api('/metrics', { key: app.adminKey })).text();
+  const labels = new Set([...text.matchAll(/^agentsvc_tool_call[a-z_]*\{[^}]*tool="([^"]*)"/gm)].map((m) => m[1]));
+  t.same([...labels].sort(), ['Write', 'other'], 'the registered Write and other: no label value per made-up name');
+  t.equal(sample(text, 'agentsvc_tool_calls_total{tool="other",status="error"}'), 30, 'the 30 calls counted under other');
+  t.equal(sample(text, 'agentsvc_tool_calls_total{tool="Write",status="done"}'), 1);
+});
+
 t.test('sandbox start durations, event delivery lag, jobs waiting and active', async (t) => {
   const { app, model } = await buildWithModel(t);
   const sid = await createSession(app);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { io as connect } from 'socket.io-client';
 import t from 'tap';
 import { Hooks } from '../../src/core/engine/hooks.js';
-import { parseTraceparent, startTracing } from '../../src/features/telemetry/traces.js';
+import { executableName, parseTraceparent, startTracing } from '../../src/features/telemetry/traces.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
@@ -111,6 +111,44 @@ t.test('one trace from a chat:send to its last sandbox command, continuing the h
   t.notOk(JSON.stringify(exec).includes('a.txt'), 'the command line itself is not exported');
   const subscribeSpan = spans.find((s) => s.name === 'session:subscribe');
   t.equal(subscribeSpan?.traceId, CALLER_TRACE, 'every event of the connection continues the handshake\'s trace');
+});
+
+t.test('a sandbox command span carries the program name only, never a part of the line', async (t) => {
+  const { spans, until } = await receiver(t);
+  const { app, model } = await buildWithModel(t);
+  model.fallback = (body: any) =>
+    body.messages.some((m: any) => m.role === 'tool') ? { text: ['ran'] } : { toolCalls: [{ name: 'Bash', args: { command: 'TOKEN=secret curl x; "SECRET2" y' } }] };
+  const sid = await createSession(app);
+  const sock = connect(app.url, { auth: { token: app.adminKey }, transports: ['websocket'], reconnection: false, forceNew: true });
+  t.teardown(() => sock.disconnect());
+  await next(sock, 'connect', 30_000);
+  const seen = record(sock);
+  await subscribe(sock, sid);
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'run it' })).ok, true);
+  await untilEnd(seen, sid, 30_000);
+  await until('the sandbox exec span exported', () => spans.some((s) => s.name === 'sandbox exec'));
+  const exec = spans.find((s) => s.name === 'sandbox exec')!;
+  t.equal(attrs(exec)['process.executable.name'], 'curl', 'the program after the assignment');
+  t.notOk(JSON.stringify(spans).toLowerCase().includes('secret'), 'no span carries the assignment or any other word of the line');
+});
+
+t.test('executableName: a plain program name or nothing', async (t) => {
+  const cases: [string, string | undefined][] = [
+    ['TOKEN=secret curl x', 'curl'],
+    ['  A=1 B=two /usr/bin/git status', 'git'],
+    ['cat a.txt', 'cat'],
+    ['TOKEN="s e c" curl x', undefined],
+    ["TOKEN='secret' curl x", undefined],
+    ['TOKEN=a\\ b curl', undefined],
+    ['TOKEN=$(cat k) curl', undefined],
+    ['"secret" x', undefined],
+    ['$SECRET x', undefined],
+    ['secret;curl', undefined],
+    ['TOKEN=secret', undefined],
+    ['', undefined],
+    ['echo\nsecret', undefined],
+  ];
+  for (const [line, want] of cases) t.equal(executableName(line), want, JSON.stringify(line));
 });
 
 t.test('a REST request is a span named by its route, continuing a traceparent header', async (t) => {

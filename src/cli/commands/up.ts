@@ -3,6 +3,7 @@ import { modelScreen, nextSteps, upModelCheck } from '../terminal/first-run.js';
 import { forgetServiceUrl, recordServiceUrl } from '../terminal/options.js';
 import { styleFor } from '../terminal/style.js';
 import { BaseCommand } from '../base.js';
+import { homeAccessLines } from '../home-access.js';
 import { servingUrl } from '../served.js';
 import { serviceChecks } from '../../features/diagnostics/service-checks.js';
 import { startService } from '../../service.js';
@@ -34,6 +35,10 @@ export default class Up extends BaseCommand<typeof Up> {
       const r = await probe!.run({} as never);
       return { status: r.status, detail: r.message, fix: r.fix };
     });
+    // As root, the sandbox user must reach the workspaces: granted here, or the fix printed.
+    const access = homeAccessLines(this.cfg);
+    for (const l of access.info) this.log(`agentsvc: ${l}`);
+    for (const w of access.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
     const service = await startService(this.cfg).catch((e) => this.fail(e));
     // One line when the embedded database was left behind by a crash or an `up` that is gone.
     if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { lchown, lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { at, type Entry, type OpenSession } from './confine.js';
 import { storageQuota } from './quota.js';
 
@@ -195,11 +195,12 @@ export async function copyBytes(src: FileHandle, dest: FileHandle): Promise<void
   }
 }
 
-/** Copy one regular file to `dest` (which must not exist), mode and times kept. */
-async function copyFileTo(src: FileHandle, dest: string): Promise<void> {
+/** Copy one regular file to `dest` (which must not exist), mode and times kept, handed to `owner`. */
+async function copyFileTo(src: FileHandle, dest: string, owner?: Owner): Promise<void> {
   const st = await src.stat();
   const out = await open(dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, st.mode & 0o777);
   try {
+    if (owner) await out.chown(owner.uid, owner.gid);
     await copyBytes(src, out);
     await out.utimes(st.atime, st.mtime);
   } finally {
@@ -207,22 +208,29 @@ async function copyFileTo(src: FileHandle, dest: string): Promise<void> {
   }
 }
 
-/** Copy a folder tree through descriptors; links inside are copied as the same links, never followed. */
-async function copyTree(src: FileHandle, dest: string): Promise<void> {
+/**
+ * Copy a folder tree through descriptors; links inside are copied as the same links, never
+ * followed. Every entry made is handed to `owner` (a folder and a file through its descriptor, a
+ * link by lchown through its folder's descriptor).
+ */
+async function copyTree(src: FileHandle, dest: string, owner?: Owner): Promise<void> {
   const st = await src.stat();
   await mkdir(dest, { mode: st.mode & 0o777 });
   const out = await open(dest, DIR_FLAGS);
   try {
+    if (owner) await out.chown(owner.uid, owner.gid);
     for (const name of await readdir(at(src))) {
       const est = await lstat(at(src, name)).catch(() => null);
       if (!est) continue;
-      if (est.isSymbolicLink()) await symlink(await readlink(at(src, name)), at(out, name));
-      else if (est.isDirectory()) {
+      if (est.isSymbolicLink()) {
+        await symlink(await readlink(at(src, name)), at(out, name));
+        if (owner) await lchown(at(out, name), owner.uid, owner.gid);
+      } else if (est.isDirectory()) {
         const sub = await open(at(src, name), DIR_FLAGS);
-        await copyTree(sub, at(out, name)).finally(() => sub.close());
+        await copyTree(sub, at(out, name), owner).finally(() => sub.close());
       } else if (est.isFile()) {
         const f = await regularOnly(await open(at(src, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)).catch(() => null);
-        if (f) await copyFileTo(f, at(out, name)).finally(() => f.close());
+        if (f) await copyFileTo(f, at(out, name), owner).finally(() => f.close());
       } // FIFOs, sockets: not copied
     }
   } finally {
@@ -230,14 +238,14 @@ async function copyTree(src: FileHandle, dest: string): Promise<void> {
   }
 }
 
-/** Copy the walked (followed) entry `src` to `dest`, which must not exist (EEXIST otherwise). */
-export async function copyEntry(src: Entry, dest: string): Promise<void> {
+/** Copy the walked (followed) entry `src` to `dest`, which must not exist (EEXIST otherwise); the copy is `owner`'s. */
+export async function copyEntry(src: Entry, dest: string, owner?: Owner): Promise<void> {
   const st = await statEntry(src);
   if (st.isDirectory()) {
     const d = await openDir(src);
-    await copyTree(d.fh, dest).finally(() => d.close());
+    await copyTree(d.fh, dest, owner).finally(() => d.close());
     return;
   }
   const f = await openRead(src);
-  await copyFileTo(f, dest).finally(() => f.close());
+  await copyFileTo(f, dest, owner).finally(() => f.close());
 }

@@ -19,6 +19,6 @@ export const foldersModule = defineModule({
 /** The files routes of a session (CONTRACT 5). */
 export const filesModule = defineModule({
   name: 'files',
-  needs: ['sessions'],
-  start: (ctx) => ({ routes: [{ plugin: fileRoutes, opts: { config: ctx.config, sessions: ctx.get('sessions') } }] }),
+  needs: ['sessions', 'folders'],
+  start: (ctx) => ({ routes: [{ plugin: fileRoutes, opts: { config: ctx.config, sessions: ctx.get('sessions'), folders: ctx.get('folders') } }] }),
 });

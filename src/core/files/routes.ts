@@ -25,12 +25,15 @@ import {
   WriteBody,
 } from './schemas.js';
 import { copyBeside, FileErrors, fsError } from './session-files.js';
+import type { Workspaces } from './session-folder.js';
 import { receiveUpload } from './upload.js';
 import { zipFolder } from './zip.js';
 
 export interface FileRouteDeps {
   config: Config;
   sessions: SessionService;
+  /** Whom new entries belong to (the computer's user: Workspaces.owner). */
+  folders: Workspaces;
 }
 
 const rootRefused = (what: string) => Errors.invalid(['path'], `the workspace root cannot be ${what}`);
@@ -41,7 +44,7 @@ function attachment(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
-export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { config, sessions }) => {
+export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { config, sessions, folders }) => {
   const tags = ['files'];
   const limits = config.limits;
 
@@ -67,6 +70,8 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
     await sessions.getOwned(userId, req.params.session_id);
     return SessionFolder.of(config.workspaces, userId, req.params.session_id);
   };
+  /** The computer's user, to whom entries these routes make are handed (so the agent can use them). */
+  const ownerOf = (req: FastifyRequest) => folders.owner(me(req).id);
   /** Run `fn` on the verified session folder; every descriptor it opened is closed after. */
   const inSession = async <T>(req: FastifyRequest & { params: { session_id: string } }, fn: (s: OpenSession) => Promise<T>): Promise<T> =>
     (await folderOf(req)).with(fn);
@@ -123,10 +128,11 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
         const bytes = Buffer.byteLength(req.body.content, 'utf8');
         const folder = await folderOf(req);
         if (bytes > limits.file) throw Errors.tooLarge(`content is ${bytes} bytes, over the limit of ${limits.file}`);
+        const owner = await ownerOf(req);
         return folder.with(async (s) => {
-          const at = await s.walk(req.params['*'], { follow: true, mkdirs: true });
+          const at = await s.walk(req.params['*'], { follow: true, mkdirs: true, owner });
           try {
-            await writeWhole(at, req.body.content);
+            await writeWhole(at, req.body.content, { owner });
           } finally {
             await at.close();
           }
@@ -162,13 +168,14 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
       const [, path, action] = m;
       const parsed = action === 'rename' ? BareName.safeParse(req.body?.new_name) : null;
       if (parsed && !parsed.success) throw Errors.invalid(['body', 'new_name'], parsed.error.issues[0]?.message ?? 'invalid');
+      const owner = action === 'copy' ? await ownerOf(req) : undefined;
       return folder.with(async (s) => {
         const place = await s.walk(path);
         try {
           if (place.rel === '' || place.name === null) throw rootRefused(action === 'copy' ? 'copied' : 'renamed');
           if (action === 'copy') {
             const src = await s.walk(place.rel, { follow: true });
-            return { path: await copyBeside(src, place).finally(() => src.close()) };
+            return { path: await copyBeside(src, place, owner).finally(() => src.close()) };
           }
           const newName = parsed!.data as string;
           await statEntry(place);
@@ -199,7 +206,8 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
         }
         return dir.rel;
       });
-      return receiveUpload(req, folder, dirRel, join(config.home, 'tmp', 'uploads'), { file: limits.upload, files: limits.uploadFiles, total: limits.uploadTotal });
+      const limitsOf = { file: limits.upload, files: limits.uploadFiles, total: limits.uploadTotal };
+      return receiveUpload(req, folder, dirRel, join(config.home, 'tmp', 'uploads'), limitsOf, await ownerOf(req));
     });
   }
 

@@ -1,7 +1,7 @@
 import { extname, posix } from 'node:path';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import { at, PathEscapeError, WorkspaceFolderError, type Entry } from './confine.js';
-import { copyEntry, exists, statEntry } from './entry-ops.js';
+import { copyEntry, exists, type Owner, statEntry } from './entry-ops.js';
 
 /** The file endpoints' own errors, beside the catalog's. */
 export const FileErrors = {
@@ -54,9 +54,9 @@ export function copyName(name: string, isDir: boolean, n: number): string {
 
 /**
  * Copy `src` (walked, links followed) beside `place` (walked, not followed: the name the client
- * gave). Returns the copy's workspace-relative path.
+ * gave), handed to `owner`. Returns the copy's workspace-relative path.
  */
-export async function copyBeside(src: Entry, place: Entry): Promise<string> {
+export async function copyBeside(src: Entry, place: Entry, owner?: Owner): Promise<string> {
   if (place.name === null) throw Errors.invalid(['path'], 'the workspace root cannot be copied');
   const isDir = src.name === null || (await statEntry(src)).isDirectory();
   for (let n = 1; n < 10000; n++) {
@@ -64,7 +64,7 @@ export async function copyBeside(src: Entry, place: Entry): Promise<string> {
     const dest = at(place.dir, candidate);
     if (await exists(dest)) continue;
     try {
-      await copyEntry(src, dest);
+      await copyEntry(src, dest, owner);
     } catch (e) {
       // Another request took the name between the check and the copy: try the next one.
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;

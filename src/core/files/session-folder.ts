@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { Computer, Runner } from '../../../runners/types.js';
 import { at, SessionFolder } from './confine.js';
-import { removeEntry } from './entry-ops.js';
+import { type Owner, removeEntry } from './entry-ops.js';
 import { confinedFs, type WorkspaceFs } from './workspace-fs.js';
 
 export { PathEscapeError } from './confine.js';
@@ -38,6 +38,24 @@ export async function removeSessionFolder(root: string, userId: string, sessionI
   }
 }
 
+const runsAsRoot = process.getuid?.() === 0;
+
+/**
+ * The confined file layer with new entries handed to `owner()`, asked only by the operations that
+ * make entries (write, mkdir, rename's folders, copy); reads never wait for it.
+ */
+export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | undefined>): WorkspaceFs {
+  const plain = confinedFs(folder);
+  const owned = async () => confinedFs(folder, await owner());
+  return {
+    ...plain,
+    write: async (path, data, opts) => (await owned()).write(path, data, opts),
+    mkdir: async (path) => (await owned()).mkdir(path),
+    rename: async (from, to) => (await owned()).rename(from, to),
+    copy: async (from, to) => (await owned()).copy(from, to),
+  };
+}
+
 /** Session folders inside users' computers, under the workspaces root (config.workspaces). */
 export class Workspaces {
   constructor(
@@ -48,6 +66,21 @@ export class Workspaces {
   /** rm -rf of a session's folder (removeSessionFolder under this root). */
   removeSession(userId: string, sessionId: string): Promise<void> {
     return removeSessionFolder(this.root, userId, sessionId);
+  }
+
+  /**
+   * Whom entries the service makes in a user's tree (REST writes, uploads, copies) belong to: the
+   * computer's user (Computer.owner) when it is not the service's, so the agent can read and change
+   * them. Only a root service hands entries over. The home the runner handed over says it without
+   * starting anything; before that, the computer is acquired (the runner hands the home over then).
+   * Undefined when there is no runner or it cannot start: the entry stays the service's, as before.
+   */
+  async owner(userId: string): Promise<Owner | undefined> {
+    if (!runsAsRoot || !this.runner) return undefined;
+    const home = await SessionFolder.home(this.root, userId).openUser().catch(() => null);
+    const st = home ? await home.user.stat().finally(() => home.close()) : null;
+    if (st && st.uid !== 0) return { uid: st.uid, gid: st.gid };
+    return (await this.runner.acquire(userId).catch(() => null))?.owner;
   }
 
   /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
@@ -63,7 +96,8 @@ export class Workspaces {
       // Until the computer is acquired we do not know its root; the local runner's root is the host dir.
       computerDir: folder.hostDir,
       folder,
-      files: confinedFs(folder),
+      // New entries are the computer's user's: the one acquired, else the one it would have.
+      files: ownedFs(folder, async () => (computer ? (await computer.catch(() => null))?.owner : this.owner(userId))),
       computer: () => {
         if (!runner) return Promise.reject(new Error('no runner configured'));
         computer ??= runner.acquire(userId).then(async (c) => {

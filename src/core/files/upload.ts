@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { Errors } from '../../platform/server/errors.js';
 import type { Entry, SessionFolder } from './confine.js';
-import { copyBytes, replaceFile } from './entry-ops.js';
+import { copyBytes, type Owner, replaceFile } from './entry-ops.js';
 import { fsError } from './session-files.js';
 import { storageQuota } from './quota.js';
 
@@ -59,20 +59,30 @@ function parsePaths(raw: unknown, count: number): string[] | null {
   return value;
 }
 
+/** An uploaded file's mode: what a write in the computer makes (0666 less the usual umask 022). */
+const FILE_MODE = 0o644;
+
 /**
  * Move the temp file onto the walked entry (rename replaces a name, never follows it); the bytes
  * it adds are counted against the quota (a copy across file systems is counted by replaceFile).
+ * A new file gets the normal mode and the computer's user (`owner`); a replaced one keeps its
+ * mode and owner. The temp file is in the service's private folder: changed by path there.
  */
-async function moveInto(tmp: string, dest: Entry): Promise<void> {
+async function moveInto(tmp: string, dest: Entry, owner?: Owner): Promise<void> {
   const size = (await stat(tmp)).size;
-  const old = await lstat(dest.path).then((st) => (st.isFile() ? st.size : 0), () => 0);
+  const prev = await lstat(dest.path).catch(() => null);
+  const old = prev?.isFile() ? prev.size : 0;
+  const keep = prev?.isFile() ? { mode: prev.mode & 0o7777, uid: prev.uid, gid: prev.gid } : null;
+  await chmod(tmp, keep?.mode ?? FILE_MODE);
+  const to = keep && process.getuid?.() === 0 ? keep : owner;
+  if (to) await chown(tmp, to.uid, to.gid);
   try {
     await rename(tmp, dest.path);
     storageQuota.record(dest.account, size - old);
   } catch (e) {
     if (e.code !== 'EXDEV') throw e;
     const src = await open(tmp, 'r');
-    await replaceFile(dest, (fh) => copyBytes(src, fh)).finally(() => src.close());
+    await replaceFile(dest, (fh) => copyBytes(src, fh), { mode: FILE_MODE, owner }).finally(() => src.close());
     await unlink(tmp);
   }
 }
@@ -81,9 +91,10 @@ async function moveInto(tmp: string, dest: Entry): Promise<void> {
  * Receive a multipart upload into `dirRel` of the workspace. Every file is streamed to a private
  * temp file first; only when all of them arrived within the limits (bytes of one file, number of
  * files, bytes of all files) and every target path is confined are they moved into place, so a
- * refused upload leaves nothing behind.
+ * refused upload leaves nothing behind. Files and folders it makes are handed to `owner` (the
+ * computer's user), files with mode 0644.
  */
-export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, dirRel: string, tmpRoot: string, limits: UploadLimits): Promise<UploadOutcome> {
+export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, dirRel: string, tmpRoot: string, limits: UploadLimits, owner?: Owner): Promise<UploadOutcome> {
   const tmpDir = join(tmpRoot, randomUUID());
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const received: Received[] = [];
@@ -154,8 +165,8 @@ export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, 
       for (const t of targets) {
         try {
           // Walked again, making folders through descriptors: a link raced in is not followed.
-          const at = await s.walk(t.rel, { follow: true, mkdirs: true });
-          await moveInto(t.tmp, at).finally(() => at.close());
+          const at = await s.walk(t.rel, { follow: true, mkdirs: true, owner });
+          await moveInto(t.tmp, at, owner).finally(() => at.close());
           out.uploaded.push(at.rel);
         } catch (e) {
           const err = fsError(e);

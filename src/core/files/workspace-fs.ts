@@ -113,7 +113,7 @@ export function confinedFs(folder: SessionFolder, owner?: Owner): WorkspaceFs {
           return using(s, to, { mkdirs: true, owner }, (dest) => rename(src.path, dest.path));
         }),
       ),
-    copy: (from, to) => inFolder((s) => using(s, from, { follow: true }, (src) => using(s, to, { mkdirs: true, owner }, (dest) => copyEntry(src, dest.path)))),
+    copy: (from, to) => inFolder((s) => using(s, from, { follow: true }, (src) => using(s, to, { mkdirs: true, owner }, (dest) => copyEntry(src, dest.path, owner)))),
     remove: (path) =>
       inFolder(async (s) => {
         const e = await s.walk(path).catch((err) => {

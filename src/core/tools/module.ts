@@ -5,6 +5,7 @@ import type { Config } from '../../platform/config/index.js';
 import { defineModule } from '../../platform/lib/modules.js';
 import { BackgroundTasks } from './background.js';
 import { registerDefaultTools } from './defaults.js';
+import { recheckOnRefusal } from './runner-recheck.js';
 import { backgroundRoutes } from './routes.js';
 
 export interface RunnerHandle {
@@ -35,7 +36,8 @@ function configuredRunner(config: Config, egress: EgressPort | undefined): Runne
         network: r.network,
         egress,
       })
-    : createRunner('local', { home: config.home, workspaces: config.workspaces, network: r.network, egress, allowUnconfined: r.allowUnconfined });
+    : // A refused sandbox is probed again on a later command: a folder fix needs no restart.
+      recheckOnRefusal(() => createRunner('local', { home: config.home, workspaces: config.workspaces, network: r.network, egress, allowUnconfined: r.allowUnconfined }));
 }
 
 /** The runner of the users' computers (sandboxes), local or docker, through the `runner` wraps of the hooks (metrics, traces). */

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -48,6 +49,10 @@ export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => 
         const e = await s.walk(req.body.working_dir ?? '', { follow: true });
         try {
           if (!(await statEntry(e)).isDirectory()) throw Errors.invalid(['body', 'working_dir'], 'not a folder of the session workspace');
+          // The folder as named, not a link's target: publishing `site` when it is a link to the
+          // workspace root would make the whole session public.
+          const named = posix.normalize(s.components(req.body.working_dir ?? '').join('/') || '.').replace(/^\.$/, '');
+          if (e.rel !== named) throw Errors.invalid(['body', 'working_dir'], 'goes through a symbolic link; publish the folder itself');
           if (e.rel.split('/').some((p) => p.startsWith('.'))) throw Errors.invalid(['body', 'working_dir'], 'a hidden folder cannot be published');
           return e.rel;
         } finally {
@@ -76,11 +81,29 @@ export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => 
     return { session_id: req.params.session_id, unpublished: true };
   });
 
+  /**
+   * A request the service's own pages make (`Sec-Fetch-Site` same-origin or same-site) for anything
+   * but a navigation: a `<script>`, a module import, a worker, a stylesheet, a fetch. Refused: the
+   * console's `script-src 'self'` would run such a script with the console's origin. An app's own
+   * pages are unaffected (their CSP sandbox gives them an opaque origin, so their requests are
+   * cross-site), and so is opening an app in a tab or a frame (a navigation: sandboxed likewise).
+   */
+  const loadedByOwnPage = (req: FastifyRequest) => {
+    const site = req.headers['sec-fetch-site'];
+    return (site === 'same-origin' || site === 'same-site') && req.headers['sec-fetch-mode'] !== 'navigate';
+  };
+
   const notFound = (reply: FastifyReply) =>
     reply.code(404).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send('404 not found\n');
 
   async function serve(req: FastifyRequest, reply: FastifyReply, sessionId: string, path: string) {
     if (!SESSION_ID.test(sessionId) || path.length > 4096) return notFound(reply);
+    if (loadedByOwnPage(req))
+      return reply
+        .code(403)
+        .header('cache-control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send('403 a published app is not loaded by the service\'s own pages; open it as a page\n');
     const row = await apps.get(sessionId);
     if (!row) return notFound(reply);
     const got = await resolveAppFile(d.config.workspaces, row.user_id, sessionId, row.working_dir, path).catch((e) => {

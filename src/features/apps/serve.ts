@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
-import { type Entry, type OpenSession, SessionFolder } from '../../core/files/confine.js';
-import { openRead, statEntry } from '../../core/files/entry-ops.js';
+import { join } from 'node:path';
+import { type Entry, OpenSession, SessionFolder } from '../../core/files/confine.js';
+import { openDir, openRead, statEntry } from '../../core/files/entry-ops.js';
 
 /** What a request for a published app resolves to. */
 export type Served = { kind: 'file'; fh: FileHandle; rel: string } | { kind: 'slash' } | null;
@@ -8,16 +9,13 @@ export type Served = { kind: 'file'; fh: FileHandle; rel: string } | { kind: 'sl
 /** A path segment the public never reaches: `.`/`..`, hidden files (.env, .skills, .git), odd bytes. */
 const hidden = (seg: string) => seg.startsWith('.') || seg.includes('\0') || seg.includes('\\');
 
-/** Inside `dir` (workspace-relative, '' = the root), and no hidden segment on the way. */
-function within(rel: string, dir: string): boolean {
-  if (dir && rel !== dir && !rel.startsWith(`${dir}/`)) return false;
-  return !rel.split('/').some((s) => s !== '' && hidden(s));
-}
+/** No hidden segment on the way (`rel` is relative to the app's folder). */
+const visible = (rel: string) => !rel.split('/').some((s) => s !== '' && hidden(s));
 
-async function walkInside(s: OpenSession, path: string, dir: string): Promise<Entry | null> {
+async function walkInside(s: OpenSession, path: string): Promise<Entry | null> {
   const e = await s.walk(path, { follow: true }).catch(() => null);
   if (!e) return null;
-  if (!within(e.rel, dir)) {
+  if (!visible(e.rel)) {
     await e.close();
     return null;
   }
@@ -25,28 +23,58 @@ async function walkInside(s: OpenSession, path: string, dir: string): Promise<En
 }
 
 /**
+ * The published folder `dir` of the session, open as the root of a confined walk: the folder
+ * itself must be a real folder (a link put in its place is not followed), and every walk from it
+ * is the file layer's walk with this folder as its top, so a link inside that leads out of the
+ * folder (`..`, another folder of the session, an absolute path) is refused even when it would
+ * lead back in. Null when it is missing or not a folder.
+ */
+async function openAppFolder(folder: SessionFolder, dir: string): Promise<{ app: OpenSession; close(): Promise<void> } | null> {
+  const s = await folder.open(false).catch(() => null);
+  if (!s) return null;
+  try {
+    const top = await s.walk(dir);
+    const d = await openDir(top).finally(() => top.close());
+    // Absolute link targets map as for the session folder and are then walked from this folder:
+    // at worst a 404, never an entry outside it.
+    const app = new OpenSession(d.fh, join(s.real, dir), folder, []);
+    return {
+      app,
+      close: async () => {
+        await app.close();
+        await d.close();
+        await s.close();
+      },
+    };
+  } catch {
+    await s.close();
+    return null;
+  }
+}
+
+/**
  * Resolve `path` (the URL's rest, already decoded once by the router) inside the published folder
- * `dir` of the session. Confinement is the file endpoints' walk (component by component, O_NOFOLLOW,
- * links resolved by us and kept inside the session folder), then the canonical result must lie in
- * `dir` and name nothing hidden. Anything else, missing or odd is null (404); a folder is its
- * index.html, never a listing.
+ * `dir` of the session: the file layer's confined walk (component by component, O_NOFOLLOW, links
+ * resolved by us) rooted at that folder, so nothing outside it is reached; the result must name
+ * nothing hidden. Anything else, missing or odd is null (404); a folder is its index.html, never a
+ * listing.
  */
 export async function resolveAppFile(workspaces: string, userId: string, sessionId: string, dir: string, path: string): Promise<Served> {
   const segs = path.split('/');
   if (segs.some((s) => s !== '' && hidden(s))) return null;
-  const folder = SessionFolder.of(workspaces, userId, sessionId);
-  const s = await folder.open(false).catch(() => null);
-  if (!s) return null;
+  const opened = await openAppFolder(SessionFolder.of(workspaces, userId, sessionId), dir);
+  if (!opened) return null;
+  const s = opened.app;
   try {
-    const base = dir ? `${dir}/${path}` : path;
-    let e = await walkInside(s, base, dir);
+    let e = await walkInside(s, path);
     if (!e) return null;
     try {
       const st = await statEntry(e);
       if (st.isDirectory()) {
         if (path !== '' && !path.endsWith('/')) return { kind: 'slash' };
         await e.close();
-        e = await walkInside(s, `${base.replace(/\/+$/, '')}/index.html`, dir);
+        const folderPath = path.replace(/\/+$/, '');
+        e = await walkInside(s, folderPath ? `${folderPath}/index.html` : 'index.html');
         if (!e) return null;
       }
       const fh = await openRead(e).catch(() => null);
@@ -55,6 +83,6 @@ export async function resolveAppFile(workspaces: string, userId: string, session
       await e?.close();
     }
   } finally {
-    await s.close();
+    await opened.close();
   }
 }

@@ -1,5 +1,6 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { prodAgentRoutes } from './agents/routes.js';
+import { scriptCheck } from './agents/script-policy.js';
 import { ProdAgents } from './agents/service.js';
 import { SolutionAgents } from './solution-agents/service.js';
 import { Documents } from './solutions/documents.js';
@@ -22,13 +23,14 @@ declare module '../../platform/lib/modules.js' {
 /** Production agents, production solutions and their documents, production users (CONTRACT 13). */
 export const productionModule = defineModule({
   name: 'production',
-  needs: ['sessions', 'solutions', 'runner', 'users'],
+  needs: ['sessions', 'solutions', 'runner', 'users', 'policy'],
   start(ctx) {
     const { config, db } = ctx;
     const sessions = ctx.get('sessions');
     const { catalog, roles, admin } = ctx.get('solutions');
     const solutionAgents = new SolutionAgents(db, config);
-    const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions, runner: ctx.get('runner').runner, agentIds: (userId) => solutionAgents.ids(userId) });
+    const scriptPolicy = scriptCheck(ctx.get('policy'), () => ctx.tools.get('Bash'));
+    const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions, runner: ctx.get('runner').runner, agentIds: (userId) => solutionAgents.ids(userId), scriptPolicy });
     const prodSolutions = new ProdSolutions(db, sessions);
     const documents = new Documents(
       db,

@@ -20,6 +20,12 @@ export interface MetricsSources {
   pool?: () => { total: number; idle: number; waiting: number } | null;
   /** Scheduled jobs: due and not taken yet (install-wide), and being handled by this node. */
   jobs?: () => Promise<{ waiting: number; active: number } | null>;
+  /**
+   * Whether a tool name is one the service registered (the builtin and module tools). Only those
+   * become `tool` label values; any other name (a provider's, or one the model made up) is
+   * counted as `other`, so no model output can grow the series. Without it every name is `other`.
+   */
+  registeredTool?: (name: string) => boolean;
 }
 
 /** Event delivery lag: milliseconds matter (a socket's stream), so finer at the low end. */
@@ -221,9 +227,9 @@ export class ServiceMetrics {
         }
         if (kind === 'add_tool_call') {
           if (this.tools.size >= MAX_OPEN) this.tools.delete(this.tools.keys().next().value!);
-          this.tools.set(p.data.id, String(p.data.tool_name));
+          this.tools.set(p.data.id, this.toolLabel(p.data.tool_name));
         } else if (kind === 'tool_result') {
-          const tool = this.tools.get(p.data.tool_call_id) ?? 'unknown';
+          const tool = this.tools.get(p.data.tool_call_id) ?? 'other';
           this.tools.delete(p.data.tool_call_id);
           this.toolCalls.inc({ tool, status: String(p.data.status) });
           if (typeof p.data.duration_ms === 'number') this.toolDuration.observe({ tool }, p.data.duration_ms / 1000);
@@ -231,6 +237,11 @@ export class ServiceMetrics {
         return;
       }
     }
+  }
+
+  /** A tool's label value: its name when it is a registered tool, else `other` (bounded series). */
+  private toolLabel(name: unknown): string {
+    return typeof name === 'string' && this.sources.registeredTool?.(name) ? name : 'other';
   }
 
   /** The runner, with the time each acquire of a sandbox takes measured. */

@@ -36,7 +36,7 @@ export const telemetryModule = defineModule({
     const { config, hooks, logger, db } = ctx;
     const tracing = await startTracing(hooks, logger);
     const modelStates = new ModelStates(hooks);
-    const metrics = new ServiceMetrics({ pool: poolStats(db.orm.em.getConnection().getKnex()) });
+    const metrics = new ServiceMetrics({ pool: poolStats(db.orm.em.getConnection().getKnex()), registeredTool: (name) => ctx.tools.get(name) !== undefined });
     metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);
     return {
       provides: { metrics, tracing, modelStates, requestHook: { plugin: requestContext, opts: { inner: tracing ? { plugin: tracing.rest, opts: {} } : undefined } } },

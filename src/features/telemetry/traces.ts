@@ -154,9 +154,10 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
   const failed = (span: Span, e: unknown) => span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
   const traceComputer = (kind: string, c: Computer): Computer => {
     const exec: Computer['exec'] = async (command, opts) => {
-      // The program only: a command line may carry secrets.
-      const program = command.trim().split(/\s+/, 1)[0]?.slice(0, 100) ?? '';
-      const span = tracer.startSpan('sandbox exec', { attributes: { 'agentsvc.runner.kind': kind, 'process.executable.name': program, 'agentsvc.user.id': c.userId } }, context.active());
+      const program = executableName(command);
+      const attributes: Record<string, string> = { 'agentsvc.runner.kind': kind, 'agentsvc.user.id': c.userId };
+      if (program) attributes['process.executable.name'] = program;
+      const span = tracer.startSpan('sandbox exec', { attributes }, context.active());
       try {
         const r = await c.exec(command, opts);
         span.setAttributes({ 'process.exit.code': r.exitCode ?? -1, 'agentsvc.exec.timed_out': r.timedOut, 'agentsvc.exec.aborted': r.aborted });
@@ -244,4 +245,24 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
       context.disable();
     },
   };
+}
+
+/** A leading assignment whose value is plain text (no quoting, escapes or expansions). */
+const PLAIN_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9._,:/@%+-]*$/;
+/** A program: a plain word, or a path of plain words. */
+const PLAIN_PROGRAM = /^(?:[A-Za-z0-9._+-]*\/)*([A-Za-z0-9_][A-Za-z0-9._+-]{0,99})$/;
+
+/**
+ * The program a command line runs, for the `process.executable.name` attribute: the first word
+ * after leading plain assignments (`A=1 curl x` gives `curl`), when it is a plain word or path
+ * (its last part). Anything else (a quoted or escaped word, an expansion, an assignment whose value
+ * is not plain, `TOKEN="a b" curl`) gives undefined and the attribute is left out: a command line
+ * may carry secrets, so no part of it but a plain program name is ever exported.
+ */
+export function executableName(command: string): string | undefined {
+  const words = command.trim().split(/[ \t]+/);
+  let i = 0;
+  while (i < words.length && PLAIN_ASSIGNMENT.test(words[i])) i++;
+  const m = PLAIN_PROGRAM.exec(words[i] ?? '');
+  return m?.[1] || undefined;
 }

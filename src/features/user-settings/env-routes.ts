@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config, SettingItem } from '../../platform/config/index.js';
+import { maskSetting } from './credentials.js';
 
 export interface EnvDeps {
   config: Config;
@@ -30,13 +31,9 @@ const REMARKS: Record<string, string> = {
   plugins: 'tool providers loaded at start',
 };
 
-/** Keys, passwords and credentials in URLs are never shown. */
+/** Keys, passwords and credentials in values (URLs, query strings, `token=`) are never shown. */
 function mask(item: SettingItem): SettingItem {
-  const secret = /(_KEY|_PASSWORD|_TOKEN|_SECRET)$/.test(item.env_var);
-  // A URL's password runs from `//user:` to the last `@` of the URL: it may hold `/`, `:` or `@`
-  // unencoded (the host never holds `@`), so stopping at the first `/` showed the rest.
-  const m = (v: string) => (secret && v ? '****' : v.replace(/(\/\/[^/:@\s]*:)\S*@/g, '$1****@'));
-  return { ...item, value: m(item.value), default: m(item.default) };
+  return { ...item, value: maskSetting(item.env_var, item.value), default: maskSetting(item.env_var, item.default) };
 }
 
 /** GET /api/env: the settings by group, secrets masked (CONTRACT 10). The checks are in src/features/diagnostics. */

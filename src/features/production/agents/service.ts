@@ -11,6 +11,7 @@ import type { SolutionCatalog } from '../../solutions/catalog.js';
 import type { Roles } from '../../solutions/roles.js';
 import { runtimes } from '../runtimes.js';
 import type { AgentRecordT, CreateAgentInput, PatchAgentInput, RuntimeT } from './schemas.js';
+import type { ScriptCheck } from './script-policy.js';
 
 /** The PATH of commands in the computer, with the agent's own bin folder first. */
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -119,6 +120,8 @@ export class ProdAgents {
       agentIds: (userId: string) => Promise<Set<string>>;
       /** Seconds an init_script may run (AGENTSVC_AGENT_INIT_TIMEOUT_SECONDS). */
       initTimeoutMs?: number;
+      /** The tool policy's word on an init_script, as on a Bash call of the user (script-policy.ts). */
+      scriptPolicy?: ScriptCheck;
     },
   ) {}
 
@@ -256,7 +259,12 @@ export class ProdAgents {
     for (const n of a.skills) if (!this.skillFiles(a).some((s) => s.name === n)) lines.push(`skill ${n}: not found in skills_data or solution ${a.solution_id}; skipped`);
     let exitCode: number | null = 0;
     let ok = notInstalled === 0;
-    if (a.init_script.trim()) {
+    const refused = a.init_script.trim() ? await this.deps.scriptPolicy?.(userId, a.record_id, a.init_script) : null;
+    if (refused) {
+      lines.push(`init_script not run: ${refused}`);
+      exitCode = null;
+      ok = false;
+    } else if (a.init_script.trim()) {
       await files.write(posix.join(dir, 'init.sh'), a.init_script);
       lines.push('$ sh init.sh');
       const r = await computer.exec('sh ./init.sh', {
