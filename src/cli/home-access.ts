@@ -5,7 +5,7 @@
  * that it cannot traverse gets an ACL entry for that user only (`setfacl --modify u:<uid>:x`), so
  * no folder is opened to every local user. Without setfacl (or on a file system without ACLs) the
  * exact commands to run are given instead; the service re-checks a refused sandbox on the next
- * command (src/features/computers/recheck.ts), so running them needs no restart.
+ * command (src/core/tools/runner-recheck.ts), so running them needs no restart.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
