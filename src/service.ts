@@ -15,6 +15,7 @@ import { openLogStream } from './platform/lib/log-file.js';
 import { errField, keepServing, LateLogger } from './platform/lib/logger.js';
 import { type Kernel, startModules } from './platform/lib/modules.js';
 import { Shutdown } from './platform/lib/shutdown.js';
+import { running, until } from './platform/db/pg-process.js';
 import { type Collected, contribute, MODULES, PROMPT_ORDER, TOOL_ORDER } from './modules.js';
 import type { FirstParty } from './features/plugin-host/first-party.js';
 import type { PluginReport } from './features/plugin-host/loader.js';
@@ -65,6 +66,25 @@ export interface Service {
   /** The first-party plugins' own objects (skills library, MCP connections). */
   firstParty: FirstParty;
   close(): Promise<void>;
+  /**
+   * close(), bounded by `limitMs` (docs/operations.md, "Shutdown"): what is left near the limit is
+   * stopped hard (kill()), early enough (2 s, or a quarter of a shorter limit) that it is gone by
+   * the limit. Answers how it ended and, when hard, what it was still waiting on.
+   */
+  stop(limitMs: number): Promise<Stopped>;
+  /**
+   * Stops at once what would outlive this process: the runner's processes and the embedded
+   * PostgreSQL (SIGKILL to its process group); resolves when the database is gone (`waitMs` at most).
+   */
+  kill(waitMs?: number): Promise<void>;
+}
+
+/** How a bounded shutdown ended: `failed` when a closer threw (each is logged), `hard` past the limit. */
+export interface Stopped {
+  outcome: 'clean' | 'failed' | 'hard';
+  /** The closer (or `database`, `log`) still unfinished when the limit passed. */
+  waiting?: string;
+  failed: string[];
 }
 
 export interface StartOptions {
@@ -87,11 +107,15 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const shutdown = new Shutdown((name, e) => logger.error({ ...errField(e), closer: name }, 'closing failed'));
   let endLog = async () => {};
   const removeLastResort = keepServing(logger);
+  let stage: string | null = null;
   const closeAll = async () => {
     await shutdown.run();
+    stage = 'database';
     if (!opts.db) await db.close();
     removeLastResort();
+    stage = 'log';
     await endLog();
+    stage = null;
   };
   try {
     let started = false;
@@ -137,6 +161,26 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const { chat, runs } = get('chat');
     const plugins = get('plugins');
     let closing: Promise<void> | null = null;
+    const close = () => (closing ??= closeAll());
+    const kill = async (waitMs = 2000) => {
+      void get('runner')
+        .runner.close()
+        .catch(() => {});
+      const pid = opts.db ? 0 : (db.embedded?.kill() ?? 0);
+      if (pid) await until(() => !running(pid, 'postgres'), waitMs, 20);
+    };
+    const stop = async (limitMs: number): Promise<Stopped> => {
+      const grace = Math.min(2000, limitMs / 4);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), limitMs - grace)));
+      const done = await Promise.race([close().then(() => 'done' as const), late]);
+      clearTimeout(timer);
+      if (done === 'done') return { outcome: shutdown.failed.length ? 'failed' : 'clean', failed: [...shutdown.failed] };
+      const waiting = shutdown.current ?? stage ?? undefined;
+      logger.error({ waiting, limit_ms: limitMs }, 'shutdown passed its limit; stopping hard');
+      await kill(grace);
+      return { outcome: 'hard', waiting, failed: [...shutdown.failed] };
+    };
     return {
       app,
       io,
@@ -161,7 +205,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       warnings: kernel.warnings,
       plugins: plugins.report,
       firstParty: plugins.firstParty,
-      close: () => (closing ??= closeAll()),
+      close,
+      stop,
+      kill,
     };
   } catch (e) {
     await closeAll();

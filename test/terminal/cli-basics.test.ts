@@ -64,7 +64,7 @@ t.test('a second up on a served home refuses with one line and leaves run/url al
   const recorded = readFileSync(join(home, 'run', 'url'), 'utf8');
   const second = await cli(['up', '--port', '0', '--home', home], {}, { timeoutMs: 60_000 });
   t.equal(second.code, 1);
-  t.equal(second.stderr, `agentsvc: ${home} is already served by ${first.url}; stop that \`agentsvc up\` first, or pass another --home\n`);
+  t.equal(second.stderr, `agentsvc: ${home} is locked by agentsvc up (pid ${first.child.pid}, serving ${first.url}); stop that \`agentsvc up\` first, or pass another --home\n`);
   t.notMatch(second.stdout, /listening/);
   t.equal(readFileSync(join(home, 'run', 'url'), 'utf8'), recorded, 'run/url is the running one');
   t.equal((await fetch(`${first.url}/api/health`)).status, 200, 'the first is still serving');

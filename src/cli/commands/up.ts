@@ -4,15 +4,19 @@ import { forgetServiceUrl, recordServiceUrl } from '../terminal/options.js';
 import { styleFor } from '../terminal/style.js';
 import { BaseCommand } from '../base.js';
 import { homeAccessLines } from '../home-access.js';
-import { servingUrl } from '../served.js';
 import { serviceChecks } from '../../features/diagnostics/service-checks.js';
-import { startService } from '../../service.js';
+import { lockHome } from '../../platform/lib/home-lock.js';
+import type { Stopped } from '../../service.js';
+
+/** Exit codes of a stopped `up` (docs/operations.md, "Exit codes"); 1 is a start that failed. */
+export const EXIT = { clean: 0, failed: 4, hard: 3 } as const satisfies Record<Stopped['outcome'], number>;
 
 export default class Up extends BaseCommand<typeof Up> {
   static summary = 'Start the service (REST + Socket.IO) with embedded defaults';
   static description =
     'Starts agentsvc on http://127.0.0.1:8080. Without DATABASE_URL an embedded PostgreSQL runs in AGENTSVC_HOME. ' +
-    'On first start it creates user admin and writes its key to AGENTSVC_HOME/admin.key. SIGINT/SIGTERM stop it cleanly.';
+    'On first start it creates user admin and writes its key to AGENTSVC_HOME/admin.key. It holds a lock on AGENTSVC_HOME (a second `up` there is refused). ' +
+    'SIGINT/SIGTERM stop it within AGENTSVC_SHUTDOWN_SECONDS (exit 0); past that what is left is stopped hard (exit 3); a second signal stops it hard at once.';
   static examples = ['<%= config.bin %> up', '<%= config.bin %> up --port 0', 'DATABASE_URL=postgres://u:p@db/agentsvc <%= config.bin %> up --host 0.0.0.0'];
   static flags = {
     host: Flags.string({ description: 'address to listen on (env AGENTSVC_HOST)' }),
@@ -24,9 +28,12 @@ export default class Up extends BaseCommand<typeof Up> {
   }
 
   async run(): Promise<void> {
-    // A second `up` on a served home would share its database and, on stopping, take its run/url.
-    const serving = await servingUrl(this.cfg.home);
-    if (serving) this.fail(new Error(`${this.cfg.home} is already served by ${serving}; stop that \`agentsvc up\` first, or pass another --home`));
+    // A second `up` on a home would share its database and, on stopping, take its run/url: the
+    // lock is held from before the database starts until after it has stopped (the kernel lets go
+    // when this process ends, however it ends). Taken before the service's modules load (seconds
+    // on a busy machine), so a refusal is quick.
+    const lock = await lockHome(this.cfg.home).catch((e) => this.fail(e));
+    const { startService } = await import('../../service.js');
     // The default model's endpoint, checked once while the service starts (non-fatal): a first run
     // says what is missing here rather than at the first chat. The same check as `agentsvc doctor`.
     const model = this.cfg.model.entries.find((m) => m.id === this.cfg.model.default) ?? this.cfg.model;
@@ -49,27 +56,49 @@ export default class Up extends BaseCommand<typeof Up> {
     // Clients (`agentsvc chat`, `sessions`, `doctor`) find this service through AGENTSVC_HOME/run/url:
     // written before the listening line, so whoever waits for that line finds it.
     recordServiceUrl(this.cfg.home, service.url);
+    lock.update({ state: 'serving', url: service.url });
     this.log(`agentsvc listening on ${service.url}`);
     const s = styleFor(process.stdout);
     const check = await modelState;
     const lines = [...(check.status === 'ok' ? [] : ['', ...modelScreen(s, this.cfg, check)]), '', ...nextSteps(s, service.url)];
     for (const l of lines) this.log(l);
 
-    await new Promise<void>((resolve) => {
+    const limitMs = this.cfg.shutdownSeconds * 1000;
+    const stopped = await new Promise<Stopped>((resolve) => {
       let stopping = false;
       const stop = (signal: string) => {
-        if (stopping) return;
+        if (stopping) {
+          // A second signal: the operator will not wait; what is left is stopped hard now.
+          this.log(`agentsvc: ${signal} received again, stopping hard`);
+          service.kill().then(() => resolve({ outcome: 'hard', failed: [] }));
+          return;
+        }
         stopping = true;
-        this.log(`agentsvc: ${signal} received, shutting down`);
-        service.close().then(resolve, (e) => {
+        lock.update({ state: 'stopping' });
+        this.log(`agentsvc: ${signal} received, shutting down (at most ${this.cfg.shutdownSeconds}s)`);
+        service.stop(limitMs).then(resolve, (e) => {
           this.logToStderr(`agentsvc: shutdown error: ${(e as Error).message}`);
-          resolve();
+          resolve({ outcome: 'failed', failed: ['database'] });
         });
       };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      // Not `once`: a second signal would otherwise kill this process by default and leave the
+      // database (in its own process group) running.
+      process.on('SIGINT', () => stop('SIGINT'));
+      process.on('SIGTERM', () => stop('SIGTERM'));
     });
     forgetServiceUrl(this.cfg.home, service.url);
-    this.log('agentsvc: stopped');
+    lock.release();
+    const code = EXIT[stopped.outcome];
+    if (stopped.outcome === 'hard') {
+      const why = stopped.waiting ? `shutdown reached AGENTSVC_SHUTDOWN_SECONDS=${this.cfg.shutdownSeconds} while closing ${stopped.waiting}` : 'a second signal';
+      this.logToStderr(`agentsvc: stopped hard (exit ${code}): ${why}`);
+      // Whatever still runs in this process (the closer it waited on) must not keep it alive.
+      process.exit(code);
+    }
+    if (stopped.outcome === 'failed') this.logToStderr(`agentsvc: stopped, but closing failed for: ${stopped.failed.join(', ')} (see logs/agentsvc.log; exit ${code})`);
+    else this.log('agentsvc: stopped');
+    process.exitCode = code;
+    // Everything is closed: a handle some library left open must not keep the process alive.
+    setTimeout(() => process.exit(code), 2000).unref();
   }
 }

@@ -101,6 +101,7 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
   let finished = false;
   let usage = false;
   let sawDelta = false;
+  let chunks = 0;
   // Output kept only for an estimate when the server reports no usage (counted after the stream).
   const out: string[] = [];
   try {
@@ -108,6 +109,7 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
     const stream = await client.chat.completions.create(params, { signal: ctl.signal });
     for await (const chunk of stream as AsyncIterable<ProviderChunk>) {
       arm();
+      chunks++;
       const u = chunk.usage ?? chunk.x_groq?.usage;
       if (u) {
         usage = true;
@@ -160,6 +162,9 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
   // throws above; what ends without an error ended with the server's `[DONE]`: a clean end.
   if (req.signal.aborted) throw req.signal.reason ?? new Error('aborted');
   if (timedOut) throw timeout();
+  // 200 and a stream with no chunk at all (nothing, or only `[DONE]`) is no answer: a failed call
+  // (worth a retry, nothing was streamed), not an empty completed turn.
+  if (!chunks) throw new ModelError('MODEL_STREAM_BROKEN', `model endpoint ${endpointOf(client)} answered an empty stream (no chunk)`, { afterMs: null });
   if (!usage) yield estimate(req, out);
   if (!finished) yield { type: 'finish', reason: calls.count ? 'tool_calls' : 'stop' };
 }

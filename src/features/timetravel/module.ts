@@ -24,6 +24,7 @@ export const timetravelModule = defineModule({
       sessions: ctx.get('sessions'),
       logger,
       snapshots,
+      checkpointKeep: config.retention.checkpointKeep,
       beforeRestore: async (sessionId) => {
         const n = background.list(sessionId).length;
         await background.stopSession(sessionId);

@@ -17,6 +17,8 @@ export interface TimeTravelDeps {
   /** Stop the session's background tasks before its files change; how many were stopped. */
   beforeRestore(sessionId: string): Promise<number>;
   logger: Logger;
+  /** AGENTSVC_CHECKPOINT_KEEP: the newest checkpoints kept per branch (0: all). */
+  checkpointKeep?: number;
 }
 
 export type Position = 'before' | 'turn_end';
@@ -66,6 +68,9 @@ export class TimeTravel {
   async take(userId: string, sessionId: string, turn: Turn, text: string): Promise<void> {
     const s = await this.snap(userId, sessionId);
     await this.inserts.add({ id: newId('cp'), session_id: sessionId, turn_id: turn.turn_id, sequence: turn.sequence, label: text.slice(0, 80), files: s.files, tree: s.tree, skipped: s.skipped });
+    // The daily retention sweep applies the setting to every branch; the branch that grows, now.
+    const keep = this.d.checkpointKeep ?? 0;
+    if (keep > 0) await this.store.pruneActiveBranch(sessionId, keep);
   }
 
   async list(userId: string, sessionId: string) {

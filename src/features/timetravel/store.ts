@@ -48,6 +48,27 @@ export class TimeTravelStore {
     );
   }
 
+  /**
+   * AGENTSVC_CHECKPOINT_KEEP as checkpoints come: on the session's active branch, every checkpoint
+   * but the newest `keep` goes, except one a child branch was forked from (the newest at or before
+   * its fork point), which its branch still needs. Answers how many went.
+   */
+  async pruneActiveBranch(sessionId: string, keep: number): Promise<number> {
+    const rows = await this.sql<{ id: string }>(
+      `delete from checkpoints c
+        where c.session_id = ? and c.branch_id = (select active_branch from sessions where id = ?)
+          and c.id not in (select n.id from checkpoints n where n.session_id = c.session_id and n.branch_id = c.branch_id
+                            order by n.sequence desc, n.created_at desc limit ?)
+          and not exists (select 1 from session_branches b
+                           where b.session_id = c.session_id and b.parent_id = c.branch_id and c.sequence <= b.fork_sequence
+                             and not exists (select 1 from checkpoints k where k.session_id = c.session_id and k.branch_id = c.branch_id
+                                                and k.sequence > c.sequence and k.sequence <= b.fork_sequence))
+       returning c.id`,
+      [sessionId, sessionId, keep],
+    );
+    return rows.length;
+  }
+
   async checkpoint(sessionId: string, id: string): Promise<CheckpointRow | null> {
     return (await this.sql<CheckpointRow>('select * from checkpoints where id = ? and session_id = ?', [id, sessionId]))[0] ?? null;
   }

@@ -68,6 +68,7 @@ const settings = {
   AGENTSVC_PORT: int(0, 65535).default(8080),
   AGENTSVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AGENTSVC_LOG_MAX_BYTES: int(4096).default(50 * MiB),
+  AGENTSVC_SHUTDOWN_SECONDS: int(1, 3600).default(30),
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
   OPENAI_BASE_URL: url(['http:', 'https:']).default('https://api.openai.com/v1'),
@@ -246,6 +247,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     port: v.AGENTSVC_PORT,
     logLevel: v.AGENTSVC_LOG_LEVEL,
     logMaxBytes: v.AGENTSVC_LOG_MAX_BYTES,
+    shutdownSeconds: v.AGENTSVC_SHUTDOWN_SECONDS,
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     model: {

@@ -20,6 +20,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Size at which agentsvc.log is rotated (5 files kept). */
   logMaxBytes: number;
+  /** How long SIGTERM/SIGINT may take before what is left is stopped hard (docs/operations.md). */
+  shutdownSeconds: number;
   databaseUrl?: string;
   redisUrl?: string;
   model: {

@@ -25,6 +25,24 @@ export interface EmbeddedDb {
   /** One line saying what was recovered or adopted, when the last owner did not stop cleanly. */
   notice?: string;
   stop(): Promise<void>;
+  /**
+   * Stops the server at once, for a shutdown past its limit: SIGKILL to its process group (the
+   * postmaster and its backends; it was started detached, so it leads its own group). PostgreSQL
+   * replays its log on the next start. Answers the postmaster's pid, 0 when there is none of ours.
+   */
+  kill(): number;
+}
+
+function killGroup(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  return pid;
 }
 
 /** The database could not be started: not a wrong setting, so its own message (and the log to read). */
@@ -180,7 +198,7 @@ async function start(home: string, logFile: string, database: string, me: Owner)
     // Join the server of a live `up` (the key commands do); a live CLI's server is taken over by
     // an `up` (the CLI then leaves it running); a server nobody alive owns is adopted.
     if (ownerAlive(owner) && (owner!.role === 'up' || me.role === 'cli')) {
-      return { url: urlFor(port, database), owned: false, initialised: false, stop: async () => {} };
+      return { url: urlFor(port, database), owned: false, initialised: false, stop: async () => {}, kill: () => 0 };
     }
     writeOwner(base, me);
     const notice = ownerAlive(owner)
@@ -192,7 +210,8 @@ async function start(home: string, logFile: string, database: string, me: Owner)
       await stopPid(pid);
       releaseOwner(base, me);
     };
-    return { url: urlFor(port, database), owned: true, initialised: false, notice, stop };
+    const kill = () => (isOwner(base, me) ? killGroup(pid) : 0);
+    return { url: urlFor(port, database), owned: true, initialised: false, notice, stop, kill };
   }
 
   let notice: string | undefined;
@@ -271,5 +290,6 @@ async function start(home: string, logFile: string, database: string, me: Owner)
       });
       child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
     }));
-  return { url: urlFor(port, database), owned: true, initialised, notice, stop };
+  const kill = () => (child.exitCode === null && child.signalCode === null && isOwner(base, me) ? killGroup(child.pid) : 0);
+  return { url: urlFor(port, database), owned: true, initialised, notice, stop, kill };
 }

@@ -19,6 +19,10 @@ export type Phase = (typeof PHASES)[number];
 export class Shutdown {
   private readonly closers: { phase: Phase; name: string; close: () => Promise<unknown> }[] = [];
   private closing: Promise<void> | null = null;
+  /** The closer being waited on, while closing (what a shutdown past its limit names). */
+  current: string | null = null;
+  /** Closers that failed (reported through onError too). */
+  readonly failed: string[] = [];
 
   constructor(private readonly onError: (name: string, e: unknown) => void) {}
 
@@ -30,8 +34,15 @@ export class Shutdown {
   run(): Promise<void> {
     this.closing ??= (async () => {
       for (const phase of PHASES) {
-        for (const c of this.closers.filter((x) => x.phase === phase)) await c.close().catch((e) => this.onError(c.name, e));
+        for (const c of this.closers.filter((x) => x.phase === phase)) {
+          this.current = c.name;
+          await c.close().catch((e) => {
+            this.failed.push(c.name);
+            this.onError(c.name, e);
+          });
+        }
       }
+      this.current = null;
     })();
     return this.closing;
   }
