@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { alive, assertFreshBuild, postmasterPid, stop } from '../appliance/cli-helpers.js';
 import { waitFor } from '../helpers/wait.js';
 import { cli } from '../terminal/helpers.js';
-import { HomeLocked, lockFile, lockHome } from '../../src/platform/lib/home-lock.js';
+import { HomeLocked, lockFile, lockHome } from '../../src/platform/db/home-lock.js';
 import { exited, freshHome, refusal, slowUpload } from './helpers.js';
 
 // `agentsvc up` holds a lock on its home from before its database starts until after it has

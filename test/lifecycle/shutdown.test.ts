@@ -3,7 +3,7 @@ import { io, type Socket } from 'socket.io-client';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { alive, assertFreshBuild, postmasterPid, stop } from '../appliance/cli-helpers.js';
 import { waitFor } from '../helpers/wait.js';
-import { lockHome } from '../../src/platform/lib/home-lock.js';
+import { lockHome } from '../../src/platform/db/home-lock.js';
 import { exited, freshHome, slowUpload } from './helpers.js';
 
 // SIGTERM ends `agentsvc up` within AGENTSVC_SHUTDOWN_SECONDS: runs, then sockets, then the

@@ -5,7 +5,7 @@ import { styleFor } from '../terminal/style.js';
 import { BaseCommand } from '../base.js';
 import { homeAccessLines } from '../home-access.js';
 import { serviceChecks } from '../../features/diagnostics/service-checks.js';
-import { lockHome } from '../../platform/lib/home-lock.js';
+import { lockHome } from '../../platform/db/home-lock.js';
 import type { Stopped } from '../../service.js';
 
 /** Exit codes of a stopped `up` (docs/operations.md, "Exit codes"); 1 is a start that failed. */

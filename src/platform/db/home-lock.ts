@@ -1,7 +1,7 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { running } from '../db/pg-process.js';
+import { running } from './pg-process.js';
 
 /**
  * The lock `agentsvc up` holds on its home (docs/operations.md, "The home lock"): an exclusive
