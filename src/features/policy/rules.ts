@@ -129,7 +129,9 @@ function patternMatches(rule: Rule, target: string | null, kind: CallFacts['kind
     return target === null || matcher(rule.paths, 'path')(target);
   }
   if (rule.pattern === undefined) return true;
-  if (target === null) return true;
+  // A line the parser cannot split (docs/policy-commands.md) matches every deny and ask pattern and
+  // no allow pattern: `allow Bash git *` does not cover `git status; eval "$X"`.
+  if (target === null) return rule.action !== 'allow';
   return matcher(rule.pattern, kind)(target);
 }
 
