@@ -38,7 +38,73 @@ const ERROR_BODY = {
   },
 };
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const ERROR_RESPONSE = {
+  description: 'An error (CONTRACT 3): 400 unreadable body, 401 no or bad key, 403 not allowed, 404 unknown (also another user\'s), 409 busy or conflicting, 413 too large, 422 invalid field, 429 rate limited, 500 unexpected, 503 not ready, 507 disk full',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+/**
+ * Every status an operation may answer with an error body, each written out: generators such as
+ * orval turn a range key (`4XX`) into an identifier that does not compile. One shared response.
+ */
+const ERROR_STATUSES = ['400', '401', '403', '404', '409', '413', '422', '429', '500', '503', '507'];
+
+const BINARY = { schema: { type: 'string', format: 'binary' } };
+/**
+ * Answers that are not described by a route's JSON schema, by operation: a file is bytes of its own
+ * type, a folder or an export a ZIP, the checks an event stream. Without a media type, orval threw
+ * on the ZIP and swagger-typescript-api read `data: null`.
+ */
+const ANSWERS: Record<string, Json> = {
+  'get /api/sessions/{session_id}/files/{file_path}': { 'application/octet-stream': BINARY },
+  'get /api/solutions/{solution_id}/files/{file_path}': { 'application/octet-stream': BINARY },
+  'get /api/sessions/{session_id}/download-dir/{dir_path}': { 'application/zip': BINARY },
+  'get /api/sessions/{session_id}/download-dir': { 'application/zip': BINARY },
+  'get /api/sessions/{session_id}/export': { 'application/zip': BINARY },
+  'get /api/env/check': { 'text/event-stream': { schema: { type: 'string', description: 'events `check` (one per check), then `end`' } } },
+  'get /api/frontend_config/{file_path}': { 'application/json': { schema: { description: 'the stored JSON document' } } },
+  'put /api/frontend_config/{file_path}': { 'application/json': { schema: { description: 'the stored JSON document' } } },
+  'post /api/sessions/import': { 'application/json': { schema: { type: 'object', description: 'the new session (as GET /api/sessions/{session_id}) and its session_id', additionalProperties: true } } },
+  'post /api/sessions/preview-import': { 'application/json': { schema: { type: 'object', description: 'what the archive holds: format, version, intent, turns, files, total_bytes, warnings', additionalProperties: true } } },
+};
+/** The archive upload of the import routes (multipart, one file field and an optional name). */
+const ARCHIVE_UPLOAD = {
+  required: true,
+  content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, name: { type: 'string' } } } } },
+};
+
+/** A schema that only allows null (zod's `z.null()`: `{type: 'string', nullable: true, enum: [null]}`). */
+function nullOnly(s: unknown): boolean {
+  const o = s as Json | null;
+  return !!o && typeof o === 'object' && Array.isArray(o.enum) && o.enum.length === 1 && o.enum[0] === null;
+}
+
+/** What a null-only schema becomes: a type every generator can write, which admits null. */
+const NULL_ONLY = { type: 'object', nullable: true, description: 'null' };
+
+/**
+ * Null-only schemas out of the document, which generators turn into a type that does not compile
+ * (orval wrote `null` where a type belongs). In an `anyOf`/`oneOf` whose other members all carry a
+ * `type`, the null member goes and each of them becomes `nullable` (OpenAPI 3.0 wants `nullable`
+ * beside a `type`); elsewhere it becomes a nullable object. In place, over the whole tree.
+ */
+function withoutNullOnly(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) withoutNullOnly(n);
+    return;
+  }
+  const o = node as Json;
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const members = o[key];
+    if (!Array.isArray(members) || !members.some(nullOnly)) continue;
+    const rest = members.filter((m) => !nullOnly(m)) as Json[];
+    if (rest.length && rest.every((m) => typeof m.type === 'string')) o[key] = rest.map((m) => ({ ...m, nullable: true }));
+  }
+  for (const [k, v] of Object.entries(o)) {
+    if (nullOnly(v)) o[k] = { ...NULL_ONLY };
+    else withoutNullOnly(v);
+  }
+}
 
 const VERB: Record<string, string> = { get: 'Get', put: 'Replace', post: 'Create', patch: 'Update', delete: 'Delete' };
 
@@ -104,6 +170,10 @@ export function tidyDocument(doc: Json & { paths?: Record<string, PathItem> }): 
         continue;
       }
       put(path, method, op);
+      // Folder routes also serve the root without a folder (`.../ls`): documented as their own
+      // operations, since a path parameter cannot be empty.
+      const root = /^(\/api\/sessions\/\{session_id\}\/(ls|download-dir|upload))\/\{dir_path\}$/.exec(path);
+      if (root) put(root[1], method, { ...op, operationId: undefined, summary: `${op.summary ?? summaryOf(method, root[1])} (the session folder's root)`, parameters: op.parameters?.filter((p) => p.name !== 'dir_path') });
     }
   }
   for (const [path, item] of Object.entries(paths)) {
@@ -112,11 +182,43 @@ export function tidyDocument(doc: Json & { paths?: Record<string, PathItem> }): 
       if (!op) continue;
       op.operationId ??= operationIdOf(method, path);
       op.summary ??= summaryOf(method, path);
-      op.responses = { ...op.responses, '4XX': errorResponse('Client error (CONTRACT 3): 401 no or bad key, 403, 404 (also another user\'s), 409, 413, 422, 429'), '5XX': errorResponse('Server error: 507 INSUFFICIENT_STORAGE when the disk is full') };
+      const isPublic = Array.isArray(op.security) && op.security.length === 0;
+      const errors = Object.fromEntries(ERROR_STATUSES.filter((c) => !(isPublic && c === '401')).map((c) => [c, { $ref: '#/components/responses/Error' }]));
+      op.responses = { ...op.responses, ...errors };
+      tidyAnswers(`${method} ${path}`, op);
+      // A path parameter is always given: a default ('' for the wildcards) tells generators it may not be.
+      for (const p of op.parameters ?? []) if (p.in === 'path' && p.schema && typeof p.schema === 'object') delete (p.schema as Json).default;
     }
   }
+  withoutNullOnly(paths);
   const components = (doc.components ?? {}) as Json;
-  return { ...doc, paths, components: { ...components, schemas: { ...((components.schemas as Json) ?? {}), Error: ERROR_BODY } } };
+  withoutNullOnly(components.schemas);
+  return {
+    ...doc,
+    paths,
+    components: { ...components, schemas: { ...((components.schemas as Json) ?? {}), Error: ERROR_BODY }, responses: { ...((components.responses as Json) ?? {}), Error: ERROR_RESPONSE } },
+  };
+}
+
+/** One operation's bodies as the server takes and answers them (see ANSWERS, ARCHIVE_UPLOAD). */
+function tidyAnswers(key: string, op: Operation): void {
+  const responses = op.responses as Record<string, Json>;
+  const answer = ANSWERS[key];
+  if (answer) responses['200'] = { ...responses['200'], description: (responses['200']?.description as string) === 'Default Response' ? 'OK' : responses['200']?.description, content: answer };
+  // 204 has no body: a `null` schema there is a type generators cannot write.
+  for (const [status, r] of Object.entries(responses)) if (status === '204' && r && typeof r === 'object') delete r.content;
+  if (key === 'post /api/sessions/import' || key === 'post /api/sessions/preview-import') op.requestBody = ARCHIVE_UPLOAD;
+  const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: Json }> } | undefined;
+  const schema = body?.content?.['application/json']?.schema;
+  if (!body || !schema) return;
+  // A body the server fills in when absent (share's `{}`) is not required.
+  if (schema.default !== undefined) body.required = false;
+  // Rename: the server requires new_name (a bare name); the shared action schema had it optional.
+  if (key.endsWith('/rename')) {
+    body.required = true;
+    delete schema.nullable;
+    schema.required = ['new_name'];
+  }
 }
 
 /** Options of @fastify/swagger: zod schemas converted, public routes without the key requirement. */
