@@ -27,6 +27,8 @@ const LAYER: Record<string, string> = {
   'src/core/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
   'src/core/tools/files/grep-worker.mjs': 'reads kernel paths given by the walk, O_NOFOLLOW',
   'src/core/tools/files/index.ts': 'FileHandle type of entries opened by the layer',
+  'src/core/tools/files/guard.ts': 'FileHandle type of the entry a file tool opened (its policy check)',
+  'src/features/backup/staged-tree.ts': "a restore's entries, written through descriptors below a private staging folder (the layer's at())",
   'src/features/apps/serve.ts': 'FileHandle type of published files opened by the layer',
 };
 
@@ -37,6 +39,7 @@ const OPERATOR: Record<string, string> = {
   'src/platform/lib/system-user.ts': 'lets the service\'s system users traverse to their folders (root installs)',
   'src/cli/home-access.ts': 'the folders above AGENTSVC_HOME/workspaces: which exist, their modes (root installs)',
   'src/platform/db/pg-process.ts': 'PostgreSQL process files',
+  'src/platform/db/home-lock.ts': "the home's lock file (run/up.lock) that `up` holds",
   'src/service.ts': 'the logs folder',
   'src/features/users/bootstrap.ts': 'admin.key',
   'src/platform/lib/assets.ts': 'files shipped in the package',
@@ -76,6 +79,7 @@ const RUNNERS: Record<string, string> = {
   'runners/local/sandbox.ts': 'passwd/group files and the read-only host binds of bubblewrap',
   'runners/local/net.ts': "opens a sandbox's network namespace (/proc/<pid>/ns/net) for pasta",
   'runners/docker/index.ts': 'creates the bind-mount source folder',
+  'runners/path-denies.ts': 'lists the entries a path rule covers (a walk by descriptors, links never followed) and the empty nodes bound over them',
 };
 
 /** Known by-path access still to move onto the layer (each a tracked follow-up, never a new entry). */
