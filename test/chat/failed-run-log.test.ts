@@ -37,6 +37,6 @@ t.test('a run the model fails is logged at warn with who, what and why', async (
   // The id of the chat:send that started the run (src/features/telemetry/log-context.ts), and REST lines
   // keep fastify's ids.
   t.match(line?.reqId, /^ev-\d+$/, "with the request id of the run's chat:send");
-  const created = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.req?.url === '/api/sessions');
+  const created = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.url === '/api/sessions');
   t.match(created?.reqId, /^req-/, 'a REST request line has its own');
 });
