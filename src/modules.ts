@@ -33,6 +33,7 @@ import { productionModule } from './features/production/module.js';
 import { registryModule } from './features/registry/module.js';
 import { replayModule } from './features/replay/module.js';
 import { retentionModule } from './features/retention/module.js';
+import { runLimitsModule } from './features/run-limits/module.js';
 import { schedulingModule } from './features/scheduling/module.js';
 import { sessionsModule } from './core/sessions/module.js';
 import { settingsModule } from './features/user-settings/module.js';
@@ -140,6 +141,7 @@ export const MODULES: readonly Module[] = [
   memoriesModule,
   productionModule,
   usageModule,
+  runLimitsModule,
   modelsModule,
   engineModule,
   policyModule,

@@ -47,8 +47,12 @@ export interface HookEvents {
   };
   /** A model call's usage as recorded, with its cost from the price table (usage module; for metrics). */
   'model.usage': { run: RunInfo; model: string; input_tokens: number; output_tokens: number; cached_input_tokens: number; cost: number | null; estimated: boolean };
-  /** After each tool call that was offered to run (denied and paused ones included). */
-  'tool.call': { run: RunInfo; loopId: string; callId: string; tool: string; status: 'done' | 'error' | 'paused' | 'denied'; durationMs: number };
+  /**
+   * After each tool call that was offered to run (denied and paused ones included), with its parsed
+   * arguments and, for a call that ran (`done`/`error`), the result the model sees (else null): the
+   * loop detector compares them (src/features/run-limits).
+   */
+  'tool.call': { run: RunInfo; loopId: string; callId: string; tool: string; status: 'done' | 'error' | 'paused' | 'denied'; durationMs: number; args: unknown; result: string | null };
   /** After the session's row is deleted, before its folder is removed. */
   'session.deleted': { userId: string; sessionId: string };
   /** Sharing turned off: share links must go. */

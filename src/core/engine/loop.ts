@@ -235,7 +235,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     });
     const call = turn.tool_calls.find((c) => c.id === id)!;
     if (decision?.action === 'deny') error = decision.message;
-    if (decision) void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: id, tool: p.name, status: decision.action === 'deny' ? 'denied' : 'paused', durationMs: 0 });
+    if (decision) void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: id, tool: p.name, status: decision.action === 'deny' ? 'denied' : 'paused', durationMs: 0, args, result: null });
     if (error) run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: id, result: error, status: 'error', duration_ms: 0 } });
     else calls.push({ call, args });
   }
@@ -293,7 +293,7 @@ export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn
   };
   const r = await executeTool(deps.registry, spec.tools, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;
-  void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: call.id, tool: call.tool_name, status: r === 'paused' ? 'paused' : r.status, durationMs: performance.now() - t0 });
+  void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: call.id, tool: call.tool_name, status: r === 'paused' ? 'paused' : r.status, durationMs: performance.now() - t0, args, result: r === 'paused' ? null : r.output });
   if (r === 'paused') return 'paused';
   if (call.status !== 'pending') return 'done'; // closed meanwhile (e.g. cancelled)
   run.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: r.output, status: r.status, duration_ms: Math.round(performance.now() - t0) } });

@@ -107,10 +107,10 @@ export const SERVER_EVENTS = {
       })
       .passthrough(),
     '{status, result, finish_reason, usage}',
-    '`status` `completed`, `failed` or `interrupted`; `finish_reason` `stop`, `tool_question` (paused on AskUserQuestion), `tool_approval` (paused on an approval), `budget`, `interrupted`, `error`, `max_turns`; `usage {input_tokens, output_tokens, cost}` of the run\'s model calls (sub-agents included; `cost` null when the models have no price)',
+    '`status` `completed`, `failed` or `interrupted`; `finish_reason` `stop`, `tool_question` (paused on AskUserQuestion), `tool_approval` (paused on an approval), `budget`, `limit` (a ceiling on the run\'s seconds or tool calls), `loop` (the same tool call with the same result repeated), `interrupted`, `error`, `max_turns`; `usage {input_tokens, output_tokens, cost}` of the run\'s model calls (sub-agents included; `cost` null when the models have no price)',
   ),
   'system:error': entry(z.object({ code: z.string(), message: z.string() }), '{code, message}', 'a code and a plain message, never internals'),
-  'system:notice': entry(z.object({ code: z.string(), message: z.string() }).passthrough(), '{code, message, ...}', 'something to know that ends nothing; `BUDGET_WARNING` (a budget passed 80%, once per period) adds the budget with its use: `scope, period, max_tokens, max_cost, used_tokens, used_cost, resets_at`'),
+  'system:notice': entry(z.object({ code: z.string(), message: z.string() }).passthrough(), '{code, message, ...}', 'something to know that ends nothing by itself; `BUDGET_WARNING` (a budget passed 80%, once per period) adds the budget with its use: `scope, period, max_tokens, max_cost, used_tokens, used_cost, resets_at`; `RUN_LIMIT` (the run ends `finish_reason: limit`) adds `limit` (`seconds` or `tool_calls`), `max`, `value`; `LOOP_DETECTED` (the run ends `finish_reason: loop`) adds `tool_name`'),
 } as const satisfies Record<LoggedEventName, Entry<z.ZodTypeAny>>;
 
 /** Sent to one socket, outside the session's seq (not logged). */

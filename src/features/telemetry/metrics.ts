@@ -57,6 +57,7 @@ export class ServiceMetrics {
   private readonly toolDuration: Histogram<'tool'>;
   private readonly events: Counter<'event'>;
   private readonly approvals: Counter<'action'>;
+  private readonly runLimits: Counter<'limit'>;
   private readonly sandboxStart: Histogram<'runner' | 'outcome'>;
   private readonly deliveryLag: Histogram<'origin'>;
   private readonly lagLocal: Histogram.Internal<'origin'>;
@@ -137,6 +138,7 @@ export class ServiceMetrics {
     this.toolDuration = new Histogram({ name: 'agentsvc_tool_call_duration_seconds', help: 'Tool call duration', labelNames: ['tool'], buckets: SECONDS, registers });
     this.events = new Counter({ name: 'agentsvc_events_published_total', help: 'Session events published by this node', labelNames: ['event'], registers });
     this.approvals = new Counter({ name: 'agentsvc_approvals_total', help: 'Tool policy decisions by action (allowed, denied, asked, approved, rejected)', labelNames: ['action'], registers });
+    this.runLimits = new Counter({ name: 'agentsvc_run_limits_total', help: 'Runs ended by a ceiling or the loop detector (seconds, tool_calls, loop)', labelNames: ['limit'], registers });
   }
 
   /**
@@ -182,6 +184,11 @@ export class ServiceMetrics {
   /** One decision of the tool policy (CONTRACT 15). */
   approval(action: string): void {
     this.approvals.inc({ action });
+  }
+
+  /** A run ended by a ceiling or the loop detector (src/features/run-limits): three label values. */
+  runLimit(limit: 'seconds' | 'tool_calls' | 'loop'): void {
+    this.runLimits.inc({ limit });
   }
 
   /** One HTTP request answered: `route` is fastify's route template (`unmatched` for a 404 of no route). */

@@ -83,6 +83,9 @@ const settings = {
     .default(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'),
   AGENTSVC_CONTEXT_WINDOW: int(1024).default(128000),
   AGENTSVC_MAX_MODEL_CALLS: int(1, 1000).default(50),
+  AGENTSVC_RUN_MAX_SECONDS: int(1, 30 * 86400).default(3600),
+  AGENTSVC_RUN_MAX_TOOL_CALLS: int(1, 1_000_000).default(500),
+  AGENTSVC_LOOP_REPEATS: int(2, 1000).default(5),
   AGENTSVC_MODEL_TIMEOUT_MS: int(1000).default(300000),
   AGENTSVC_MAX_FORK_DEPTH: int(0, 10).default(2),
   AGENTSVC_RUNNER: z.enum(['local', 'docker']).default('local'),
@@ -261,6 +264,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       maxCallsPerRun: v.AGENTSVC_MAX_MODEL_CALLS,
       timeoutMs: v.AGENTSVC_MODEL_TIMEOUT_MS,
       maxForkDepth: v.AGENTSVC_MAX_FORK_DEPTH,
+    },
+    runLimits: {
+      maxSeconds: v.AGENTSVC_RUN_MAX_SECONDS,
+      maxToolCalls: v.AGENTSVC_RUN_MAX_TOOL_CALLS,
+      loopRepeats: v.AGENTSVC_LOOP_REPEATS,
     },
     runner: {
       kind: v.AGENTSVC_RUNNER,

@@ -38,6 +38,14 @@ export interface Config {
     timeoutMs: number;
     maxForkDepth: number;
   };
+  /** Ceilings on a run and its loop detector (src/features/run-limits, docs/run-limits.md). */
+  runLimits: {
+    /** Wall clock of a run, the waits for a question or an approval left out. */
+    maxSeconds: number;
+    maxToolCalls: number;
+    /** The same call with the same result this many times in a row ends the run. */
+    loopRepeats: number;
+  };
   runner: {
     kind: 'local' | 'docker';
     image: string;

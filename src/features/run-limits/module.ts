@@ -1,0 +1,20 @@
+import { defineModule } from '../../platform/lib/modules.js';
+import { RunLimits } from './limits.js';
+
+declare module '../../platform/lib/modules.js' {
+  interface Provides {
+    /** Ceilings on a run (wall clock, tool calls) and the loop detector: gates of the run hooks. */
+    runLimits: RunLimits;
+  }
+}
+
+/** AGENTSVC_RUN_MAX_SECONDS, AGENTSVC_RUN_MAX_TOOL_CALLS, AGENTSVC_LOOP_REPEATS (docs/run-limits.md). */
+export const runLimitsModule = defineModule({
+  name: 'runLimits',
+  needs: ['telemetry'],
+  async start(ctx) {
+    const { metrics } = ctx.get('telemetry');
+    const limits = new RunLimits(ctx.config.runLimits, ctx.logger, (l) => metrics.runLimit(l));
+    return { provides: limits, hooks: limits.hooks() };
+  },
+});
