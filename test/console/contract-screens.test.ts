@@ -1,3 +1,4 @@
+import { waitFor } from '../helpers/wait.js';
 import t from 'tap';
 import type { Page, Route } from 'playwright-core';
 import { buildWithModel, createSession } from '../helpers/chat.js';
@@ -138,7 +139,9 @@ t.test('console: usage, budgets, audit, policy and approvals', { timeout: 240_00
   t.match(await approval.textContent(), /wants to run Write.*Rule “ask Write \*\.sh” from install asks you first/, 'what would run and the rule that asks');
   t.match(await approval.locator('pre').textContent(), /"file_path": "deploy.sh"/, 'with its arguments');
   t.same(await approval.getByRole('button').allTextContents(), ['Allow once', 'Allow for this session', 'Deny'], 'the options as buttons');
-  t.equal((await (await app.api(`/api/sessions/${sid}`)).json()).status, 'waiting_for_input', 'the session waits for the answer');
+  // The approval event reaches the page as the run pauses; the session's status is stored with the pause.
+  const status = async () => (await (await app.api(`/api/sessions/${sid}`)).json()).status as string;
+  t.equal(await waitFor(async () => ((await status()) === 'waiting_for_input' ? 'waiting_for_input' : null), { what: 'the session waiting for input' }).catch(status), 'waiting_for_input', 'the session waits for the answer');
   await shot(page, '43-approval-desktop');
   a11y.push(...(await axe(page)).map((v) => `approval: ${v}`));
   await approval.getByLabel('Reason (optional)').fill('not on a Friday');

@@ -80,6 +80,7 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
 
   await t.test('the proxy variables are set, and nothing else routes out', async (t) => {
     const env = await run('env | grep -i _proxy= | sort');
+    t.equal(env.exitCode, 0, `env ran: exit ${env.exitCode}, stderr ${JSON.stringify(env.stderr.slice(0, 500))}`);
     // The docker runner's URL carries the exec's credential (its computer's listener is shared).
     const url = runner.kind === 'docker' ? 'http://x[0-9a-f]{24}@127\\.0\\.0\\.1:\\d+\n' : 'http://127\\.0\\.0\\.1:\\d+\n';
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) t.match(env.stdout, new RegExp(`^${name}=${url}`, 'm'), name);
