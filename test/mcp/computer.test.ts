@@ -140,6 +140,9 @@ t.test('a server that cannot start in one user\'s computer fails for that user o
   t.notMatch(String(model.requests[model.requests.length - 2].messages[0].content), /did not start/, 'B\'s run is told of no failure');
   const conns = app.service.firstParty.mcp().filter((c) => c.name === 'probe');
   t.equal(conns.length, 2, 'one connection per user, none on the host');
+  // A's process is restarted with backoff (1 s, 2 s, ...): on a loaded machine B's run can outlast
+  // the first delay, so the checks below are read while A's is between two attempts.
+  await until("A's server failed, between restarts", () => conns.some((c) => c.state === 'failed'), 30_000);
   t.same(conns.map((c) => c.state).sort(), ['failed', 'ready']);
 
   // Each user's /api/env/check shows their own process; A's stderr is A's and the admin's only.
