@@ -50,9 +50,9 @@ t.test('paste, queue, /help, markdown', { skip: !hasTmux && 'tmux not installed'
   // Typed while the answer streams: queued, shown under the spinner, sent when the run ends.
   await waitFor('in', /# Plan/);
   tmux('send-keys', '-t', 'in', 'second message', 'Enter');
-  text = await waitFor('in', /Ctrl-C to stop\nqueued › second message\n/);
+  text = await waitFor('in', /Esc to stop\nqueued › second message\n/);
   artifact('queued.txt', text);
-  t.match(text, /⠀|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (Thinking…|\w+…) \d+s · Ctrl-C to stop/, 'a spinner with the elapsed time');
+  t.match(text, /⠀|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (Thinking…|\w+…) \d+s · Esc to stop/, 'a spinner with the elapsed time');
   text = await waitFor('in', /Second answer\.\n10 in · 5 out tokens\n\n?─+\n.*\n─+$/);
   artifact('markdown.txt', text);
   t.same(userMessages(model), ['line one\nline two\nline three', 'second message'], 'the paste was one message of 3 lines, the queued text the next');

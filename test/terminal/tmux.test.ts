@@ -70,22 +70,23 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   tmux('send-keys', '-t', 'chat', 'count slowly', 'Enter');
   await waitFor('chat', /tick3 /);
   tmux('send-keys', '-t', 'chat', 'C-c');
-  text = await waitFor('chat', idle('\\[stopping… Ctrl-C again to exit\\][\\s\\S]*\\[chat interrupted: interrupted\\]'));
+  text = await waitFor('chat', idle('\\[stopping…\\][\\s\\S]*\\[chat interrupted: interrupted\\]'));
   t.notMatch(text, /tick59/, 'the answer was cut short');
   artifact('ctrl-c.txt', text);
   const session = await (await app.api(`/api/sessions/${sid}`)).json();
   t.equal(session.status, 'interrupted');
 
-  // 4. At the prompt: the first Ctrl-C warns, the second exits.
+  // 4. At the prompt: the first Ctrl-C shows a hint above the editor, the second (within a second) exits
+  // and the client says how to resume.
   tmux('send-keys', '-t', 'chat', 'C-c');
-  await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]/);
+  await waitFor('chat', /\nPress Ctrl-C again to exit\n─+\n\n─+$/);
   tmux('send-keys', '-t', 'chat', 'C-c');
-  text = await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]\n─+\n\n─+\n\[exit 130\]$/);
+  text = await waitFor('chat', new RegExp(`\\nresume with: agentsvc chat ${sid}\\n\\[exit 130\\]$`));
   artifact('exit.txt', text);
 
   // 5. Continuing the session shows its history, rendered the same way.
   start('again', env, ['chat', sid]);
-  text = await waitFor('again', idle('session sess_\\w+ · /help · Ctrl-C stops an answer, twice exits'));
+  text = await waitFor('again', idle('session sess_\\w+ · /help · Esc stops an answer · Ctrl-C twice exits'));
   t.match(text, /> run echo\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n/);
   t.match(text, /> ask me\nOne question first\.\n● AskUserQuestion\(Which color\?\)\n {2}└ done · The user answered:\n/, 'the answered question, done');
   t.match(text, /> count slowly\ntick0 tick1 tick2 tick3 .*\n\[turn interrupted\]/);
