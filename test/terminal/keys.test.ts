@@ -7,7 +7,7 @@ import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
  * docs/terminal-keys.md): Esc stops a run and puts the queued messages back in the editor unsent;
  * Ctrl-C clears a draft, stops a run on an empty editor, and exits on a second press within a
  * second on an empty, idle one; Ctrl-D during a run exits printing what was queued and how to
- * resume. Screens in test/artifacts/terminal/keys-*.txt (each test prints its capture as comments).
+ * resume; Ctrl-O shows the last folded tool output whole. Screens in test/artifacts/terminal/keys-*.txt (each test prints its capture as comments).
  */
 
 const CI = process.env.CI === 'true';
@@ -136,4 +136,27 @@ t.test('Ctrl-D during a run exits, printing the unsent queue and how to resume',
   show(t, 'keys-ctrl-d.txt', text);
   const sid = /session (sess_\w+) \(new\)/.exec(text)![1];
   t.match(text, new RegExp(`\\n─+\\n\\nnot sent: then do this\\nthe answer goes on in the service; resume with: agentsvc chat ${sid}\\n\\[exit 0\\]$`));
+});
+
+t.test('Ctrl-O shows the last folded tool output whole', async (t) => {
+  if (!needTmux(t)) return;
+  const { app, model } = await started(t, 'co');
+  app.service.tools.register({
+    name: 'Rows',
+    description: 'Ten rows.',
+    provider: 'builtin',
+    parameters: { type: 'object', properties: {} },
+    execute: async () => Array.from({ length: 10 }, (_, i) => `row ${i + 1}`).join('\n'),
+  });
+  tmux('send-keys', '-t', 'co', 'C-o');
+  await waitFor('co', new RegExp(`\\n\\[no folded tool output to expand\\]${IDLE}`));
+  model.script({ toolCalls: [{ name: 'Rows', args: {} }] }, { text: ['Ten rows.'] });
+  tmux('send-keys', '-t', 'co', 'rows please', 'Enter');
+  await waitFor('co', new RegExp(`Ten rows\\.\\n[\\d,]+ in · [\\d,]+ out tokens${IDLE}`));
+  tmux('send-keys', '-t', 'co', 'C-o');
+  const rows = Array.from({ length: 10 }, (_, i) => ` {4}row ${i + 1}`).join('\\n');
+  const text = await waitFor('co', new RegExp(`\\n {2}Rows output, all 10 lines:\\n${rows}${IDLE}`));
+  show(t, 'keys-expand.txt', text);
+  t.match(text, /└ done( \d+ms)? · row 1\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines \(Ctrl-O expands\)\n/, 'folded first, with the key named');
+  tmux('send-keys', '-t', 'co', '/exit', 'Enter');
 });

@@ -39,7 +39,7 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   model.script({ reasoning: ['Planning the call.'], text: ['Running echo.'], toolCalls: [{ name: 'Echo', args: { text: 'hi' } }] }, { text: ['Echo ', 'said ', 'hi.'] });
   tmux('send-keys', '-t', 'chat', 'run echo', 'Enter');
   text = await waitFor('chat', idle(`Echo said hi\\.${TOKENS}`));
-  t.match(text, /› run echo\nsession sess_\w+ \(new\)\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines\nEcho said hi\./);
+  t.match(text, /› run echo\nsession sess_\w+ \(new\)\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines \(Ctrl-O expands\)\nEcho said hi\./);
   const sid = /session (sess_\w+)/.exec(text)![1];
   artifact('tool-call.txt', text);
 

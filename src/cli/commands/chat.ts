@@ -13,7 +13,7 @@ export default class Chat extends ClientCommand<typeof Chat> {
     'On a terminal: a multi-line editor (Alt-Enter or a trailing \\ adds a line, pastes keep every line, ↑ recalls), answers rendered as markdown, ' +
     'tool calls on one line each, questions as numbered menus, slash commands (/help lists them); text typed while an answer streams is sent when it ends. ' +
     'Esc stops the running answer and puts the messages queued during it back in the editor, unsent; Ctrl-C clears a draft, on an empty editor stops the answer, ' +
-    'and twice within a second on an empty, idle editor exits; Ctrl-D on an empty editor exits, printing what was queued and unsent; on exit it prints how to resume the session. ' +
+    'and twice within a second on an empty, idle editor exits; Ctrl-D on an empty editor exits, printing what was queued and unsent; on exit it prints how to resume the session; Ctrl-O shows the last folded tool output whole. ' +
     'With -m, or a message piped on stdin, it sends that one message and exits with: 0 the run completed; 3 the run waits for an answer (a question or an approval: ' +
     'one line on stderr says which and how to answer); 1 anything else (failed, interrupted, an error). ' +
     'With --json it then prints the chat:end payload with `text` (the answer), `usage` and, when waiting, `waiting` ("question" or "approval") (interactive --json prints every event as one JSON line).';

@@ -5,7 +5,7 @@ import { modelCheck, modelScreen } from './first-run.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { askApproval } from './approval.js';
 import { Renderer } from './render.js';
-import { ChatScreen } from './screen.js';
+import { ChatScreen, EXPAND_KEY } from './screen.js';
 import { parseSlash, runSlash, SLASH_COMMANDS, type SlashContext } from './slash.js';
 import type { ServerEvent, StreamOptions } from './stream.js';
 import { clean, type Output, styleFor } from './style.js';
@@ -71,9 +71,9 @@ export class ChatClient {
         () => this.renderer.pendingMarkdown.replace(/\n+$/, '').split('\n').filter((l, i, a) => l || i < a.length - 1),
         () => this.queue.map((q) => s.gray(`queued › ${clean(q).split('\n')[0]}${q.includes('\n') ? ` (+${q.split('\n').length - 1} lines)` : ''}`)),
         SLASH_COMMANDS.map((c) => ({ name: c.name, description: c.description })),
-        { submit: (t) => this.submit(t), interrupt: () => this.interrupt(), escape: () => this.escape(), eof: () => this.end() },
+        { submit: (t) => this.submit(t), interrupt: () => this.interrupt(), escape: () => this.escape(), eof: () => this.end(), expand: () => this.expand() },
       );
-      this.renderer = new Renderer(this.screen.transcript);
+      this.renderer = new Renderer(this.screen.transcript, { expandHint: `${EXPAND_KEY} expands` });
     } else this.renderer = new Renderer(o.out);
   }
 
@@ -142,6 +142,11 @@ export class ChatClient {
       this.note(s.gray('[Ctrl-C again within a second to exit, or type /exit]'));
       setTimeout(disarm, EXIT_WINDOW_MS).unref();
     }
+  }
+
+  /** The expand key: the last folded tool output, whole, in the conversation. */
+  expand() {
+    if (!this.renderer.expandLast()) this.note(this.renderer.s.gray('[no folded tool output to expand]'));
   }
 
   /** Esc: stops a run (true); otherwise not ours (false). */

@@ -99,7 +99,12 @@ export interface ScreenHandlers {
   escape(): boolean;
   /** Ctrl-D on an empty editor. */
   eof(): void;
+  /** Ctrl-O: show the last folded tool output whole. */
+  expand(): void;
 }
+
+/** The key that expands folded tool output (Claude Code's). */
+export const EXPAND_KEY = 'Ctrl-O';
 
 export class ChatScreen {
   readonly tui: TUI;
@@ -144,6 +149,10 @@ export class ChatScreen {
           this.editor.setText('');
           this.tui.requestRender();
         } else this.on.interrupt();
+        return { consume: true };
+      }
+      if (matchesKey(data, 'ctrl+o')) {
+        this.on.expand();
         return { consume: true };
       }
       if (matchesKey(data, 'escape') && !this.editor.isShowingAutocomplete() && this.on.escape()) return { consume: true };
