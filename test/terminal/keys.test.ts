@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { buildWithModel } from '../helpers/chat.js';
+import { buildWithModel, echoTool } from '../helpers/chat.js';
 import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
 
 /**
@@ -7,7 +7,7 @@ import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
  * docs/terminal-keys.md): Esc stops a run and puts the queued messages back in the editor unsent;
  * Ctrl-C clears a draft, stops a run on an empty editor, and exits on a second press within a
  * second on an empty, idle one; Ctrl-D during a run exits printing what was queued and how to
- * resume; Ctrl-O shows the last folded tool output whole. Screens in test/artifacts/terminal/keys-*.txt (each test prints its capture as comments).
+ * resume; an approval is an arrow-key picker; Ctrl-O shows the last folded tool output whole. Screens in test/artifacts/terminal/keys-*.txt (each test prints its capture as comments).
  */
 
 const CI = process.env.CI === 'true';
@@ -30,8 +30,8 @@ const show = (t: Test, name: string, text: string) => {
   for (const l of text.split('\n')) t.comment(`| ${l}`);
 };
 
-async function started(t: Test, name: string) {
-  const { app, model } = await buildWithModel(t);
+async function started(t: Test, name: string, env: Record<string, string> = {}) {
+  const { app, model } = await buildWithModel(t, env);
   startCli(tmux, name, { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url, NO_COLOR: '1' }, ['chat'], { columns: 100, rows: 30 });
   await waitFor(name, new RegExp(`new session \\(made by your first message\\)[^\\n]*${IDLE}`));
   return { app, model };
@@ -159,4 +159,32 @@ t.test('Ctrl-O shows the last folded tool output whole', async (t) => {
   show(t, 'keys-expand.txt', text);
   t.match(text, /└ done( \d+ms)? · row 1\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines \(Ctrl-O expands\)\n/, 'folded first, with the key named');
   tmux('send-keys', '-t', 'co', '/exit', 'Enter');
+});
+
+t.test('an approval is an arrow-key picker: Down/Up move it, Enter picks', async (t) => {
+  if (!needTmux(t)) return;
+  const { app, model } = await started(t, 'pk', { AGENTSVC_POLICY: JSON.stringify({ default: 'ask', rules: [] }) });
+  const ran: string[] = [];
+  app.service.tools.register(echoTool(ran));
+  model.script({ toolCalls: [{ name: 'Echo', args: { say: 'hi' } }] }, { text: ['Said it.'] });
+  tmux('send-keys', '-t', 'pk', 'say hi', 'Enter');
+  const PICK = (line: string) => new RegExp(`\\n {2}choose 1-3[^\\n]*\\n❯ ${line} {2}↑↓ to choose, Enter to pick \\(or type\\)${IDLE}`);
+  let text = await waitFor('pk', PICK('1\\. Allow once'));
+  show(t, 'keys-picker.txt', text);
+  tmux('send-keys', '-t', 'pk', 'Down');
+  await waitFor('pk', PICK('2\\. Allow for this session'));
+  tmux('send-keys', '-t', 'pk', 'Down');
+  await waitFor('pk', PICK('3\\. Deny'));
+  tmux('send-keys', '-t', 'pk', 'Down');
+  await waitFor('pk', PICK('1\\. Allow once'));
+  tmux('send-keys', '-t', 'pk', 'Up');
+  await waitFor('pk', PICK('3\\. Deny'));
+  tmux('send-keys', '-t', 'pk', 'Up');
+  await waitFor('pk', PICK('2\\. Allow for this session'));
+  tmux('send-keys', '-t', 'pk', 'Enter');
+  text = await waitFor('pk', new RegExp(`\\n› 2\\n[\\s\\S]*Said it\\.\\n[\\d,]+ in · [\\d,]+ out tokens${IDLE}`));
+  show(t, 'keys-picked.txt', text);
+  t.same(ran, ['hi'], 'the call ran: "Allow for this session" was picked');
+  t.notMatch(text, /❯/, 'the picker is gone once answered');
+  tmux('send-keys', '-t', 'pk', '/exit', 'Enter');
 });

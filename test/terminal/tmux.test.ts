@@ -10,7 +10,8 @@ import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
 
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-test-${process.pid}`);
 /** The empty editor at the bottom of the screen: the client waits for input. */
-const IDLE = '\\n─+\\n\\n─+$';
+// The arrow-key picker's line (a question or an approval waiting) may sit above the editor.
+const IDLE = '(\\n❯ [^\\n]*)?\\n─+\\n\\n─+$';
 const idle = (before: string) => new RegExp(`${before}${IDLE}`, 's');
 /** The line after each answer: the run's tokens. */
 const TOKENS = '\\n[\\d,]+ in · [\\d,]+ out tokens';

@@ -295,9 +295,11 @@ export class ChatClient {
   }
 
   /** The next submitted line, echoed (null when the input ends). */
-  private ask(): Promise<string | null> {
+  private ask(choices?: string[]): Promise<string | null> {
+    if (choices?.length) this.screen?.pick(choices);
     return new Promise<string | null>((resolve) => {
       this.asking = (reply) => {
+        this.screen?.pick(null);
         if (reply !== null) this.echo(reply);
         resolve(reply);
       };
@@ -327,7 +329,7 @@ export class ChatClient {
 
   private async answerQuestion(): Promise<boolean> {
     const { toolCallId, arguments: args, approval } = this.chat.pending as NonNullable<ChatSession['pending']>;
-    const io = { ask: () => this.ask(), print: (l: string) => this.note(l) };
+    const io = { ask: (_: string, choices?: string[]) => this.ask(choices), print: (l: string) => this.note(l) };
     const answer = approval ? await askApproval(toolCallId, approval, io, this.renderer.s) : await askQuestions(toolCallId, parseQuestions(args), io, this.renderer.s);
     if (!answer) return false;
     await this.run(() => this.chat.send('', answer));

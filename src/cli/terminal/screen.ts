@@ -138,6 +138,7 @@ export class ChatScreen {
     this.tui.addChild(this.spinner);
     this.tui.addChild(new Lines(queued));
     this.tui.addChild(new Lines(() => (this.hintText ? [this.hintText] : [])));
+    this.tui.addChild(new Lines(() => (this.picker ? [`${s.cyan('❯')} ${this.picker.index + 1}. ${this.picker.choices[this.picker.index]}  ${s.gray('↑↓ to choose, Enter to pick (or type)')}`] : [])));
     this.tui.addChild(this.editor);
     this.tui.setFocus(this.editor);
     // Raw mode: Ctrl-C and Ctrl-D arrive as keys, not signals.
@@ -150,6 +151,20 @@ export class ChatScreen {
           this.tui.requestRender();
         } else this.on.interrupt();
         return { consume: true };
+      }
+      // A picker: the arrows move it and Enter picks while the editor is empty (typing still answers).
+      if (this.picker && !this.editor.getText()) {
+        const p = this.picker;
+        const step = matchesKey(data, 'up') ? -1 : matchesKey(data, 'down') ? 1 : 0;
+        if (step) {
+          p.index = (p.index + step + p.choices.length) % p.choices.length;
+          this.tui.requestRender();
+          return { consume: true };
+        }
+        if (matchesKey(data, 'enter')) {
+          this.on.submit(String(p.index + 1));
+          return { consume: true };
+        }
       }
       if (matchesKey(data, 'ctrl+o')) {
         this.on.expand();
@@ -189,6 +204,14 @@ export class ChatScreen {
   }
 
   private hintText = '';
+  private picker: { choices: string[]; index: number } | null = null;
+
+  /** Arrow-key choice among `choices` (numbered from 1) for the next answer; null removes it. */
+  pick(choices: string[] | null) {
+    this.picker = choices ? { choices, index: 0 } : null;
+    this.tui.requestRender();
+  }
+
   private hintTimer: NodeJS.Timeout | null = null;
 
   /** A line above the editor for `ms` (a Ctrl-C exit hint); `onEnd` runs when it goes. */
