@@ -22,7 +22,7 @@ function start(name: string, env: Record<string, string>, args: string[]) {
   tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', `env ${vars} '${process.execPath}' '${BIN}' ${args.join(' ')}; echo "[exit $?]"; sleep 120`);
 }
 
-t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   app.service.tools.register({
