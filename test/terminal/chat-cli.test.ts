@@ -98,9 +98,9 @@ t.test('chat -m: a failed run exits 1; a question is left for the interactive ch
 
   model.script({ toolCalls: [{ name: 'AskUserQuestion', args: { questions: [{ question: 'Which color?', options: [{ label: 'red' }, { label: 'blue' }] }] } }] });
   const q = await cli(['chat', '-m', 'pick'], env);
-  t.equal(q.code, 0, 'chat:end is completed when paused on a question (CONTRACT 5)');
+  t.equal(q.code, 3, 'paused on a question: exit 3 (waiting), though chat:end is completed');
   t.match(q.stdout, /\? AskUserQuestion\(Which color\?\)/);
-  t.match(q.stderr, /the agent asks a question; answer it with: agentsvc chat sess_/);
+  t.match(q.stderr, /the agent asks "Which color\?"; answer it with: agentsvc chat sess_/);
 });
 
 t.test('sessions list, show, delete', async (t) => {

@@ -21,7 +21,7 @@ function start(name: string, env: Record<string, string>, args: string[]) {
 
 const userMessages = (model: { requests: any[] }) => model.requests.map((r) => r.messages.filter((m: { role: string }) => m.role === 'user').at(-1)?.content);
 
-t.test('paste, queue, /help, markdown', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('paste, queue, /help, markdown', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   // Colours on (the test runner may set NO_COLOR), to see the highlighting.
@@ -50,9 +50,9 @@ t.test('paste, queue, /help, markdown', { skip: !hasTmux && 'tmux not installed'
   // Typed while the answer streams: queued, shown under the spinner, sent when the run ends.
   await waitFor('in', /# Plan/);
   tmux('send-keys', '-t', 'in', 'second message', 'Enter');
-  text = await waitFor('in', /Ctrl-C to stop\nqueued › second message\n/);
+  text = await waitFor('in', /Esc to stop\nqueued › second message\n/);
   artifact('queued.txt', text);
-  t.match(text, /⠀|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (Thinking…|\w+…) \d+s · Ctrl-C to stop/, 'a spinner with the elapsed time');
+  t.match(text, /⠀|[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (Thinking…|\w+…) \d+s · Esc to stop/, 'a spinner with the elapsed time');
   text = await waitFor('in', /Second answer\.\n10 in · 5 out tokens\n\n?─+\n.*\n─+$/);
   artifact('markdown.txt', text);
   t.same(userMessages(model), ['line one\nline two\nline three', 'second message'], 'the paste was one message of 3 lines, the queued text the next');
@@ -99,7 +99,7 @@ t.test('paste, queue, /help, markdown', { skip: !hasTmux && 'tmux not installed'
   await waitFor('in', /\[exit 0\]/);
 });
 
-t.test('opening chat and quitting leaves no session behind', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('opening chat and quitting leaves no session behind', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app } = await buildWithModel(t);
   t.teardown(kill);
   start('empty', { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, ['chat']);
@@ -109,7 +109,7 @@ t.test('opening chat and quitting leaves no session behind', { skip: !hasTmux &&
   t.equal((await (await app.api('/api/sessions')).json()).total, 0);
 });
 
-t.test('typing while 500 deltas/s stream: every key arrives, the message is sent after the run', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('typing while 500 deltas/s stream: every key arrives, the message is sent after the run', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   start('fast', { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, ['chat']);
@@ -127,7 +127,7 @@ t.test('typing while 500 deltas/s stream: every key arrives, the message is sent
   t.match(text, /w1499\n/, 'the answer streamed to its end');
 });
 
-t.test('stdout to a file, typing on the terminal: the file gets the conversation, the terminal the prompt', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('stdout to a file, typing on the terminal: the file gets the conversation, the terminal the prompt', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   const dir = mkdtempSync(join(tmpdir(), 'agentsvc-lines-'));
@@ -157,7 +157,7 @@ function router(body: any) {
   return { toolCalls: ['alpha', 'beta'].map((p) => ({ name: 'Agent', args: { description: `look at ${p}`, prompt: p } })) };
 }
 
-t.test('parallel sub-agents print as separate blocks labelled by their description', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('parallel sub-agents print as separate blocks labelled by their description', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   model.script(...Array.from({ length: 6 }, () => router));

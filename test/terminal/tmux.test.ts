@@ -10,7 +10,8 @@ import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
 
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-test-${process.pid}`);
 /** The empty editor at the bottom of the screen: the client waits for input. */
-const IDLE = '\\n─+\\n\\n─+$';
+// The arrow-key picker's line (a question or an approval waiting) may sit above the editor.
+const IDLE = '(\\n❯ [^\\n]*)?\\n─+\\n\\n─+$';
 const idle = (before: string) => new RegExp(`${before}${IDLE}`, 's');
 /** The line after each answer: the run's tokens. */
 const TOKENS = '\\n[\\d,]+ in · [\\d,]+ out tokens';
@@ -21,7 +22,7 @@ function start(name: string, env: Record<string, string>, args: string[]) {
   tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', `env ${vars} '${process.execPath}' '${BIN}' ${args.join(' ')}; echo "[exit $?]"; sleep 120`);
 }
 
-t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && 'tmux not installed' }, async (t) => {
+t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   app.service.tools.register({
@@ -39,7 +40,7 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   model.script({ reasoning: ['Planning the call.'], text: ['Running echo.'], toolCalls: [{ name: 'Echo', args: { text: 'hi' } }] }, { text: ['Echo ', 'said ', 'hi.'] });
   tmux('send-keys', '-t', 'chat', 'run echo', 'Enter');
   text = await waitFor('chat', idle(`Echo said hi\\.${TOKENS}`));
-  t.match(text, /› run echo\nsession sess_\w+ \(new\)\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines\nEcho said hi\./);
+  t.match(text, /› run echo\nsession sess_\w+ \(new\)\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n {2}└ done( \d+ms)? · echo: hi\n {4}row 2\n {4}row 3\n {4}row 4\n {4}… \+6 lines \(Ctrl-O expands\)\nEcho said hi\./);
   const sid = /session (sess_\w+)/.exec(text)![1];
   artifact('tool-call.txt', text);
 
@@ -70,22 +71,23 @@ t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, doub
   tmux('send-keys', '-t', 'chat', 'count slowly', 'Enter');
   await waitFor('chat', /tick3 /);
   tmux('send-keys', '-t', 'chat', 'C-c');
-  text = await waitFor('chat', idle('\\[stopping… Ctrl-C again to exit\\][\\s\\S]*\\[chat interrupted: interrupted\\]'));
+  text = await waitFor('chat', idle('\\[stopping…\\][\\s\\S]*\\[chat interrupted: interrupted\\]'));
   t.notMatch(text, /tick59/, 'the answer was cut short');
   artifact('ctrl-c.txt', text);
   const session = await (await app.api(`/api/sessions/${sid}`)).json();
   t.equal(session.status, 'interrupted');
 
-  // 4. At the prompt: the first Ctrl-C warns, the second exits.
+  // 4. At the prompt: the first Ctrl-C shows a hint above the editor, the second (within a second) exits
+  // and the client says how to resume.
   tmux('send-keys', '-t', 'chat', 'C-c');
-  await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]/);
+  await waitFor('chat', /\nPress Ctrl-C again to exit\n─+\n\n─+$/);
   tmux('send-keys', '-t', 'chat', 'C-c');
-  text = await waitFor('chat', /\[Ctrl-C again to exit, or type \/exit\]\n─+\n\n─+\n\[exit 130\]$/);
+  text = await waitFor('chat', new RegExp(`\\nresume with: agentsvc chat ${sid}\\n\\[exit 130\\]$`));
   artifact('exit.txt', text);
 
   // 5. Continuing the session shows its history, rendered the same way.
   start('again', env, ['chat', sid]);
-  text = await waitFor('again', idle('session sess_\\w+ · /help · Ctrl-C stops an answer, twice exits'));
+  text = await waitFor('again', idle('session sess_\\w+ · /help · Esc stops an answer · Ctrl-C twice exits'));
   t.match(text, /> run echo\nPlanning the call\.\nRunning echo\.\n● Echo\(hi\)\n/);
   t.match(text, /> ask me\nOne question first\.\n● AskUserQuestion\(Which color\?\)\n {2}└ done · The user answered:\n/, 'the answered question, done');
   t.match(text, /> count slowly\ntick0 tick1 tick2 tick3 .*\n\[turn interrupted\]/);

@@ -1,17 +1,22 @@
 import { Args, Flags } from '@oclif/core';
 import { ClientError } from '../terminal/api.js';
+import type { ChatEnd, Pending } from '../terminal/chat.js';
 import { ClientCommand } from '../terminal/command.js';
 import { modelCheck, modelScreen, serviceDownScreen } from '../terminal/first-run.js';
 import { ChatClient } from '../terminal/interactive.js';
-import { styleFor } from '../terminal/style.js';
+import { parseQuestions } from '../terminal/question.js';
+import { clean, styleFor } from '../terminal/style.js';
 
 export default class Chat extends ClientCommand<typeof Chat> {
   static summary = 'Chat with the agent in a session (a new one, made by the first message, unless SESSION_ID is given)';
   static description =
     'On a terminal: a multi-line editor (Alt-Enter or a trailing \\ adds a line, pastes keep every line, ↑ recalls), answers rendered as markdown, ' +
     'tool calls on one line each, questions as numbered menus, slash commands (/help lists them); text typed while an answer streams is sent when it ends. ' +
-    'Ctrl-C stops the running answer; a second Ctrl-C exits. With -m, or a message piped on stdin, it sends that one message and exits 0 when the run completed, 1 otherwise; ' +
-    'with --json it then prints the chat:end payload with `text` (the answer) and `usage` (interactive --json prints every event as one JSON line).';
+    'Esc stops the running answer and puts the messages queued during it back in the editor, unsent; Ctrl-C clears a draft, on an empty editor stops the answer, ' +
+    'and twice within a second on an empty, idle editor exits; Ctrl-D on an empty editor exits, printing what was queued and unsent; on exit it prints how to resume the session; Ctrl-O shows the last folded tool output whole. ' +
+    'With -m, or a message piped on stdin, it sends that one message and exits with: 0 the run completed; 3 the run waits for an answer (a question or an approval: ' +
+    'one line on stderr says which and how to answer); 1 anything else (failed, interrupted, an error). ' +
+    'With --json it then prints the chat:end payload with `text` (the answer), `usage` and, when waiting, `waiting` ("question" or "approval") (interactive --json prints every event as one JSON line).';
   static examples = [
     '<%= config.bin %> chat',
     '<%= config.bin %> chat sess_abc',
@@ -54,17 +59,17 @@ export default class Chat extends ClientCommand<typeof Chat> {
       });
       if (oneShot) {
         const end = await client.oneShot(message);
-        if (json) this.json({ ...end, text: client.chat.answer, usage: end.usage ?? client.chat.usage, ...(client.chat.pending?.approval ? { approval: client.chat.pending.approval } : {}) });
-        else if (end.finish_reason === 'tool_approval') this.logToStderr(`agentsvc: a tool call waits for your approval; answer it with: agentsvc chat ${end.session_id}`);
-        else if (end.finish_reason === 'tool_question') this.logToStderr(`agentsvc: the agent asks a question; answer it with: agentsvc chat ${end.session_id}`);
-        this.exit(end.status === 'completed' ? 0 : 1);
+        const waiting = waitingOn(end, client.chat.pending);
+        if (json) this.json({ ...end, text: client.chat.answer, usage: end.usage ?? client.chat.usage, ...(waiting ? { waiting: waiting.kind } : {}), ...(client.chat.pending?.approval ? { approval: client.chat.pending.approval } : {}) });
+        else if (waiting) this.logToStderr(`agentsvc: ${waiting.what}; answer it with: agentsvc chat ${end.session_id}`);
+        this.exit(exitCode(end, waiting));
       }
       if (check && check.status !== 'ok') {
         for (const l of [...modelScreen(client.renderer.s, this.target, check), '']) client.note(l);
       }
       if (!json) {
         const id = client.chat.sessionId;
-        client.note(client.renderer.s.gray(`${id ? `session ${id}` : 'new session (made by your first message)'} · /help · Ctrl-C stops an answer, twice exits`));
+        client.note(client.renderer.s.gray(`${id ? `session ${id}` : 'new session (made by your first message)'} · /help · Esc stops an answer · Ctrl-C twice exits`));
       }
       await client.repl();
     } finally {
@@ -79,6 +84,24 @@ export default class Chat extends ClientCommand<typeof Chat> {
     for (const l of serviceDownScreen(styleFor(process.stderr), this.target, e.reason ?? 'no answer')) this.logToStderr(l);
     this.exit(1);
   }
+}
+
+/** What a one-shot run ended waiting on: a question or an approval (finish_reason, else a pending call). */
+export function waitingOn(end: ChatEnd, pending: Pending | null): { kind: 'question' | 'approval'; what: string } | null {
+  if (end.status !== 'completed') return null;
+  const approval = pending?.approval;
+  if (end.finish_reason === 'tool_approval' || approval) return { kind: 'approval', what: `a call of ${approval?.tool_name ?? 'a tool'} waits for your approval` };
+  if (end.finish_reason === 'tool_question' || pending) {
+    const q = pending ? parseQuestions(pending.arguments)[0] : undefined;
+    return { kind: 'question', what: q ? `the agent asks "${clean(q.question).replace(/\s+/g, ' ')}"` : 'the agent asks a question' };
+  }
+  return null;
+}
+
+/** Exit codes of a one-shot chat: 0 completed, 3 waiting for an answer, 1 otherwise. */
+export function exitCode(end: ChatEnd, waiting: unknown): number {
+  if (end.status !== 'completed') return 1;
+  return waiting ? 3 : 0;
 }
 
 async function readAll(input: NodeJS.ReadableStream): Promise<string> {

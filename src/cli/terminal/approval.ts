@@ -61,10 +61,10 @@ export function parseApprovalReply(reply: string): { choice: number; reason: str
 }
 
 /** Ask one approval through `ask`; resolves with the chat:send askuser_answer, or null when the input ended. */
-export async function askApproval(toolCallId: string, a: Approval, io: { ask(prompt: string): Promise<string | null>; print(line: string): void }, s: Style): Promise<Answer | null> {
+export async function askApproval(toolCallId: string, a: Approval, io: { ask(prompt: string, choices?: string[]): Promise<string | null>; print(line: string): void }, s: Style): Promise<Answer | null> {
   for (const l of approvalMenu(a, s)) io.print(l);
   for (;;) {
-    const reply = await io.ask(`${s.cyan('›')} `);
+    const reply = await io.ask(`${s.cyan('›')} `, a.options?.length === 3 ? a.options : OPTIONS);
     if (reply === null) return null;
     const r = parseApprovalReply(reply);
     if ('error' in r) {

@@ -5,7 +5,7 @@ import { modelCheck, modelScreen } from './first-run.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { askApproval } from './approval.js';
 import { Renderer } from './render.js';
-import { ChatScreen } from './screen.js';
+import { ChatScreen, EXPAND_KEY } from './screen.js';
 import { parseSlash, runSlash, SLASH_COMMANDS, type SlashContext } from './slash.js';
 import type { ServerEvent, StreamOptions } from './stream.js';
 import { clean, type Output, styleFor } from './style.js';
@@ -15,8 +15,14 @@ import { clean, type Output, styleFor } from './style.js';
  * screen editor on a terminal (ChatScreen), or a plain line loop when only stdin is a terminal.
  * Whatever is typed goes through one queue: messages typed while an answer streams wait there and
  * are sent, in order, when it ends; slash commands run from it too (`/help` and `/exit` at once).
- * Ctrl-C: the first sends chat:stop when a run is going (else warns), the second exits.
+ * Interrupting follows Claude Code (docs/terminal-keys.md): Esc or Ctrl-C on an empty editor stops
+ * a run and puts the queued messages back in the editor, unsent; Ctrl-C clears a draft; two Ctrl-C
+ * on an empty, idle editor within a second exit; Ctrl-D exits printing what was left unsent; on
+ * exit the client prints how to resume the session.
  */
+
+/** Two Ctrl-C on an idle, empty editor exit when this close (ms). */
+export const EXIT_WINDOW_MS = 1000;
 
 export interface ChatOptions {
   api: Api;
@@ -37,7 +43,12 @@ export interface ChatOptions {
 export class ChatClient {
   renderer: Renderer;
   chat!: ChatSession;
-  private interrupts = 0;
+  /** The first Ctrl-C on an idle, empty editor: a second one within EXIT_WINDOW_MS exits. */
+  private exitArmed = false;
+  /** chat:stop was sent for the current run. */
+  private stopping = false;
+  /** The editor ran (not one-shot): print the resume hint on exit. */
+  private interactive = false;
   /** Live events held until the stored conversation has been printed. */
   private held: ServerEvent[] | null = [];
   private readonly screen: ChatScreen | null = null;
@@ -60,9 +71,9 @@ export class ChatClient {
         () => this.renderer.pendingMarkdown.replace(/\n+$/, '').split('\n').filter((l, i, a) => l || i < a.length - 1),
         () => this.queue.map((q) => s.gray(`queued › ${clean(q).split('\n')[0]}${q.includes('\n') ? ` (+${q.split('\n').length - 1} lines)` : ''}`)),
         SLASH_COMMANDS.map((c) => ({ name: c.name, description: c.description })),
-        { submit: (t) => this.submit(t), interrupt: () => this.interrupt(), eof: () => this.end() },
+        { submit: (t) => this.submit(t), interrupt: () => this.interrupt(), escape: () => this.escape(), eof: () => this.end(), expand: () => this.expand() },
       );
-      this.renderer = new Renderer(this.screen.transcript);
+      this.renderer = new Renderer(this.screen.transcript, { expandHint: `${EXPAND_KEY} expands` });
     } else this.renderer = new Renderer(o.out);
   }
 
@@ -113,18 +124,59 @@ export class ChatClient {
     this.renderer.line(text);
   }
 
-  /** Ctrl-C: stop the run if one is going, exit on the second. */
+  /**
+   * Ctrl-C on an empty editor (the screen clears a draft itself): stop the run if one is going (a
+   * second press while it stops exits); idle, the first press arms exit for a second, the second exits.
+   */
   interrupt() {
-    this.interrupts++;
-    if (this.interrupts >= 2) {
-      this.renderer.newline();
-      this.close();
-      return this.o.exit(130);
-    }
+    const s = this.renderer.s;
     if (this.chat?.running) {
-      this.note(this.renderer.s.yellow('[stopping… Ctrl-C again to exit]'));
-      this.chat.stop().catch((e) => this.note(this.renderer.s.red((e as Error).message)));
-    } else this.note(this.renderer.s.gray('[Ctrl-C again to exit, or type /exit]'));
+      if (!this.stopping) return this.stopRun();
+      return this.exitNow(130);
+    }
+    if (this.exitArmed) return this.exitNow(130);
+    this.exitArmed = true;
+    const disarm = () => (this.exitArmed = false);
+    if (this.screen) this.screen.hint(s.gray('Press Ctrl-C again to exit'), EXIT_WINDOW_MS, disarm);
+    else {
+      this.note(s.gray('[Ctrl-C again within a second to exit, or type /exit]'));
+      setTimeout(disarm, EXIT_WINDOW_MS).unref();
+    }
+  }
+
+  /** The expand key: the last folded tool output, whole, in the conversation. */
+  expand() {
+    if (!this.renderer.expandLast()) this.note(this.renderer.s.gray('[no folded tool output to expand]'));
+  }
+
+  /** Esc: stops a run (true); otherwise not ours (false). */
+  escape(): boolean {
+    if (!this.chat?.running || this.stopping) return false;
+    this.stopRun();
+    return true;
+  }
+
+  /**
+   * chat:stop, and the queue back to the editor (or, without the screen, printed as not sent):
+   * an interrupt never sends what was typed during the run as new runs.
+   */
+  private stopRun() {
+    const s = this.renderer.s;
+    this.stopping = true;
+    const queued = this.queue.splice(0);
+    this.note(s.yellow(queued.length ? `[stopping… ${queued.length} queued message${queued.length > 1 ? 's' : ''} back in the editor]` : '[stopping…]'));
+    if (queued.length) {
+      if (this.screen) this.screen.restore(queued.join('\n'));
+      else for (const q of queued) this.note(s.gray(`not sent: ${q}`));
+    }
+    this.screen?.refresh();
+    this.chat.stop().catch((e) => this.note(s.red((e as Error).message)));
+  }
+
+  private exitNow(code: number) {
+    this.renderer.newline();
+    this.close();
+    this.o.exit(code);
   }
 
   /** One message, no prompt: resolves with its chat:end. */
@@ -145,6 +197,7 @@ export class ChatClient {
 
   /** Interactive until /exit, Ctrl-D or the end of the input. */
   async repl(): Promise<void> {
+    this.interactive = true;
     if (!this.screen) return this.lineLoop();
     this.screen.start();
     const done = new Promise<void>((resolve) => (this.quit = resolve));
@@ -242,9 +295,11 @@ export class ChatClient {
   }
 
   /** The next submitted line, echoed (null when the input ends). */
-  private ask(): Promise<string | null> {
+  private ask(choices?: string[]): Promise<string | null> {
+    if (choices?.length) this.screen?.pick(choices);
     return new Promise<string | null>((resolve) => {
       this.asking = (reply) => {
+        this.screen?.pick(null);
         if (reply !== null) this.echo(reply);
         resolve(reply);
       };
@@ -274,7 +329,7 @@ export class ChatClient {
 
   private async answerQuestion(): Promise<boolean> {
     const { toolCallId, arguments: args, approval } = this.chat.pending as NonNullable<ChatSession['pending']>;
-    const io = { ask: () => this.ask(), print: (l: string) => this.note(l) };
+    const io = { ask: (_: string, choices?: string[]) => this.ask(choices), print: (l: string) => this.note(l) };
     const answer = approval ? await askApproval(toolCallId, approval, io, this.renderer.s) : await askQuestions(toolCallId, parseQuestions(args), io, this.renderer.s);
     if (!answer) return false;
     await this.run(() => this.chat.send('', answer));
@@ -321,7 +376,7 @@ export class ChatClient {
   }
 
   private async run(send: () => Promise<ChatEnd>) {
-    this.interrupts = 0;
+    this.stopping = false;
     this.tool = null;
     this.modelFailed = false;
     this.screen?.working(() => this.working());
@@ -334,14 +389,27 @@ export class ChatClient {
     }
     this.screen?.working(null);
     if (this.modelFailed) for (const l of await this.modelHelp()) this.note(l);
-    // The run is over (stopped or not): back at the prompt, Ctrl-C starts counting again.
-    this.interrupts = 0;
+    this.stopping = false;
     this.renderer.newline();
   }
 
+  /**
+   * Leave: the screen stops, then (interactive, text) what was queued and never sent is printed
+   * whole (it is in the editor's history too, but that ends with the process) and how to resume.
+   */
   close() {
+    if (this.closed) return;
     this.closed = true;
+    const running = this.chat?.running;
     this.screen?.stop();
     this.chat?.close();
+    if (!this.interactive || this.o.print !== 'text') return;
+    // Like the prompt: stdout redirected to a file keeps the conversation alone, the notes go to the terminal.
+    const to = this.screen || this.o.out.isTTY ? this.o.out : this.o.err;
+    const s = styleFor(to);
+    const out = (l: string) => to.write(`${l}\n`);
+    for (const q of this.queue) out(s.yellow(`not sent: ${q}`));
+    const id = this.chat?.sessionId;
+    if (id) out(s.gray(`${running ? 'the answer goes on in the service; ' : ''}resume with: agentsvc chat ${id}`));
   }
 }

@@ -54,14 +54,15 @@ export function parseReply(q: Question, reply: string): { selections: number[] }
 export async function askQuestions(
   toolCallId: string,
   questions: Question[],
-  io: { ask(prompt: string): Promise<string | null>; print(line: string): void },
+  io: { ask(prompt: string, choices?: string[]): Promise<string | null>; print(line: string): void },
   s: Style,
 ): Promise<Answer | null> {
   const answer: Answer = { tool_call_id: toolCallId, selections: {}, custom: {} };
   for (const [i, q] of questions.entries()) {
     for (const l of menu(q, i, questions.length, s)) io.print(l);
     for (;;) {
-      const reply = await io.ask(`${s.cyan('›')} `);
+      // A single choice can be picked with the arrow keys too (multi-select is typed: "1,3").
+      const reply = await io.ask(`${s.cyan('›')} `, q.multiSelect ? undefined : q.options.map((o) => o.label));
       if (reply === null) return null;
       const r = parseReply(q, reply);
       if ('error' in r) {

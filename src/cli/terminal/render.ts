@@ -27,6 +27,8 @@ export interface RendererOptions {
   color?: boolean;
   /** Render answers as markdown (default: when the output is a terminal). */
   markdown?: boolean;
+  /** Said after a fold's "… +N lines" (the full-screen client's expand key). */
+  expandHint?: string;
 }
 
 /** Where each turn and call of a run is printed, shared by a renderer and its sub-agent blocks. */
@@ -35,6 +37,8 @@ interface Routes {
   calls: Map<string, Renderer>;
   /** Sub-agent blocks by their fork call, not yet printed (in the order they started). */
   forks: Map<string, { block: Renderer; sink: Buffered; owner: Renderer; label: string }>;
+  /** The last tool result printed folded: its tool and every line, for the expand key. */
+  folded?: { tool: string; lines: string[] };
 }
 
 class Buffered implements Output {
@@ -272,13 +276,25 @@ export class Renderer {
     const change = status === 'done' && call ? fileChange(call.name, call.args, this.s, width, this.fold * 3) : null;
     this.line(`  ${this.s.gray('└')} ${head}${shown.length ? ` ${this.s.gray('·')} ${shown[0]}` : ''}${change ? ` ${this.s.gray('·')} ${change.summary}` : ''}`);
     for (const l of shown.slice(1)) this.line(`    ${l}`);
-    if (more > 0 && shown.length) this.line(this.s.gray(`    … +${more} line${more === 1 ? '' : 's'}`));
+    if (more > 0 && shown.length) {
+      this.routes.folded = { tool: call?.name ?? 'the tool', lines };
+      this.line(this.s.gray(`    … +${more} line${more === 1 ? '' : 's'}${this.opts.expandHint ? ` (${this.opts.expandHint})` : ''}`));
+    }
     for (const l of change?.lines ?? []) this.line(`    ${l}`);
   }
 
   private userTurn(turn: Turn) {
     const text = turn.blocks.filter((b) => b.type === 'text').map((b) => b.content).join('');
     if (text) this.line(`${this.s.bold(this.s.cyan('>'))} ${clean(text).replace(/\n/g, '\n  ')}`);
+  }
+
+  /** The last folded tool result, whole (the expand key); null when none was folded. */
+  expandLast(): boolean {
+    const f = this.routes.folded;
+    if (!f) return false;
+    this.line(this.s.gray(`  ${f.tool} output, all ${f.lines.length} lines:`));
+    for (const l of f.lines) this.line(`    ${clean(l)}`);
+    return true;
   }
 
   /** Render stored turns (GET .../messages) the way their events were rendered live. */

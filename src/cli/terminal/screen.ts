@@ -93,10 +93,18 @@ class Spinner implements Component {
 
 export interface ScreenHandlers {
   submit(text: string): void;
+  /** Ctrl-C (the editor is emptied first when it holds a draft: that press is not passed on). */
   interrupt(): void;
+  /** Esc; true when it was used (a run stopped), false to let the editor have it. */
+  escape(): boolean;
   /** Ctrl-D on an empty editor. */
   eof(): void;
+  /** Ctrl-O: show the last folded tool output whole. */
+  expand(): void;
 }
+
+/** The key that expands folded tool output (Claude Code's). */
+export const EXPAND_KEY = 'Ctrl-O';
 
 export class ChatScreen {
   readonly tui: TUI;
@@ -129,14 +137,40 @@ export class ChatScreen {
     this.tui.addChild(new Lines(live));
     this.tui.addChild(this.spinner);
     this.tui.addChild(new Lines(queued));
+    this.tui.addChild(new Lines(() => (this.hintText ? [this.hintText] : [])));
+    this.tui.addChild(new Lines(() => (this.picker ? [`${s.cyan('❯')} ${this.picker.index + 1}. ${this.picker.choices[this.picker.index]}  ${s.gray('↑↓ to choose, Enter to pick (or type)')}`] : [])));
     this.tui.addChild(this.editor);
     this.tui.setFocus(this.editor);
     // Raw mode: Ctrl-C and Ctrl-D arrive as keys, not signals.
     this.tui.addInputListener((data) => {
       if (matchesKey(data, 'ctrl+c')) {
-        this.on.interrupt();
+        // A draft is cleared (kept in the history, so ↑ brings it back); only an empty editor stops or exits.
+        if (this.editor.getText()) {
+          this.editor.addToHistory(this.editor.getText());
+          this.editor.setText('');
+          this.tui.requestRender();
+        } else this.on.interrupt();
         return { consume: true };
       }
+      // A picker: the arrows move it and Enter picks while the editor is empty (typing still answers).
+      if (this.picker && !this.editor.getText()) {
+        const p = this.picker;
+        const step = matchesKey(data, 'up') ? -1 : matchesKey(data, 'down') ? 1 : 0;
+        if (step) {
+          p.index = (p.index + step + p.choices.length) % p.choices.length;
+          this.tui.requestRender();
+          return { consume: true };
+        }
+        if (matchesKey(data, 'enter')) {
+          this.on.submit(String(p.index + 1));
+          return { consume: true };
+        }
+      }
+      if (matchesKey(data, 'ctrl+o')) {
+        this.on.expand();
+        return { consume: true };
+      }
+      if (matchesKey(data, 'escape') && !this.editor.isShowingAutocomplete() && this.on.escape()) return { consume: true };
       if (matchesKey(data, 'ctrl+d') && !this.editor.getText()) {
         this.on.eof();
         return { consume: true };
@@ -156,7 +190,7 @@ export class ChatScreen {
     this.spinner.text = null;
     if (what) {
       const since = Date.now();
-      this.spinner.text = () => `${what()} ${Math.floor((Date.now() - since) / 1000)}s · Ctrl-C to stop`;
+      this.spinner.text = () => `${what()} ${Math.floor((Date.now() - since) / 1000)}s · Esc to stop`;
       this.ticker = setInterval(() => {
         this.spinner.frame++;
         this.tui.requestRender();
@@ -169,6 +203,37 @@ export class ChatScreen {
     this.tui.requestRender();
   }
 
+  private hintText = '';
+  private picker: { choices: string[]; index: number } | null = null;
+
+  /** Arrow-key choice among `choices` (numbered from 1) for the next answer; null removes it. */
+  pick(choices: string[] | null) {
+    this.picker = choices ? { choices, index: 0 } : null;
+    this.tui.requestRender();
+  }
+
+  private hintTimer: NodeJS.Timeout | null = null;
+
+  /** A line above the editor for `ms` (a Ctrl-C exit hint); `onEnd` runs when it goes. */
+  hint(text: string, ms: number, onEnd: () => void) {
+    if (this.hintTimer) clearTimeout(this.hintTimer);
+    this.hintText = text;
+    this.hintTimer = setTimeout(() => {
+      this.hintTimer = null;
+      this.hintText = '';
+      onEnd();
+      this.tui.requestRender();
+    }, ms);
+    this.tui.requestRender();
+  }
+
+  /** Put text in the editor, after what is there (queued messages an interrupt did not send). */
+  restore(text: string) {
+    const now = this.editor.getText();
+    this.editor.setText(now ? `${now}\n${text}` : text);
+    this.tui.requestRender();
+  }
+
   /** Empty the conversation and redraw the screen from the top. */
   clear() {
     this.transcript.clear();
@@ -177,6 +242,7 @@ export class ChatScreen {
   }
 
   stop() {
+    if (this.hintTimer) clearTimeout(this.hintTimer);
     this.working(null);
     this.tui.stop();
   }

@@ -62,7 +62,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
     immediate: true,
     run(ctx) {
       for (const c of SLASH_COMMANDS) ctx.print(`  ${ctx.s.cyan(`/${c.name}`)}${c.args ? ` ${c.args}` : ''}${ctx.s.gray(` - ${c.description}`)}`);
-      ctx.print(ctx.s.gray('  Enter sends · Alt-Enter or a trailing \\ adds a line · ↑ history · Ctrl-C stops an answer, twice exits'));
+      ctx.print(ctx.s.gray('  Enter sends · Alt-Enter or a trailing \\ adds a line · ↑ history · Esc stops an answer · Ctrl-C clears the editor, twice exits · Ctrl-O expands folded output'));
       ctx.print(ctx.s.gray('  text sent while an answer streams waits in a queue and goes when it ends'));
     },
   },
