@@ -177,6 +177,10 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
           return fallback(`the sandbox user cannot reach ${root}: ${(e as Error).message}`);
         }
       }
+      // bubblewrap's own loopback set-up in a new network namespace fails now and then on some
+      // kernels (gVisor answers RTM_NEWADDR with ECHILD under load): once more before the verdict,
+      // which is kept for the runner's life.
+      if (r.exitCode !== 0 && /loopback: Failed/.test(r.stderr)) r = await tryIt();
       if (r.exitCode !== 0) return fallback(`bubblewrap not usable (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
       const as = owner ? ` (${SANDBOX_USER}, uid ${owner.uid}, on the host)` : '';
       p.check = {
