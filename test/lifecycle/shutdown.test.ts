@@ -29,6 +29,9 @@ t.test('a shutdown past AGENTSVC_SHUTDOWN_SECONDS stops what is left hard: exit 
   t.equal(await stop(next.child, 'SIGTERM'), 0);
 });
 
+/** The fields of a chat:end this test reads. */
+type Ended = { session_id: string; status: string; finish_reason: string };
+
 t.test('SIGTERM with 50 clients streaming: every run ends interrupted with its chat:end, within the limit', async (t) => {
   const model = await startFakeModel();
   t.teardown(() => model.close());
@@ -38,14 +41,14 @@ t.test('SIGTERM with 50 clients streaming: every run ends interrupted with its c
   const run = await up(t, { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: 'test', AGENTSVC_MODEL: 'fake-model', AGENTSVC_SHUTDOWN_SECONDS: String(limit) });
   const pg = postmasterPid(dataDir);
   const key = adminKey();
-  const clients: { sock: Socket; sid: string; ends: any[]; deltas: number }[] = [];
+  const clients: { sock: Socket; sid: string; ends: Ended[]; deltas: number }[] = [];
   t.teardown(() => clients.forEach((c) => c.sock.disconnect()));
   for (let i = 0; i < 50; i++) {
     const res = await fetch(`${run.url}/api/sessions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' });
     t.equal(res.status, 200);
     const sid = ((await res.json()) as { session_id: string }).session_id;
     const sock = io(run.url, { auth: { token: key }, transports: ['websocket'], reconnection: false, forceNew: true });
-    const c = { sock, sid, ends: [] as any[], deltas: 0 };
+    const c = { sock, sid, ends: [] as Ended[], deltas: 0 };
     sock.on('chat:end', (p) => p.session_id === sid && c.ends.push(p));
     sock.on('turn:patch', (p) => p.session_id === sid && p.patch_type === 'add_content' && c.deltas++);
     clients.push(c);

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { buildWithModel, echoTool } from '../helpers/chat.js';
+import { waitFor as waitUntil } from '../helpers/wait.js';
 import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
 
 /**
@@ -37,16 +38,15 @@ async function started(t: Test, name: string, env: Record<string, string> = {}) 
   return { app, model };
 }
 
-/** Wait until the screen no longer matches. */
-async function waitGone(name: string, re: RegExp, timeoutMs = 10_000): Promise<string> {
-  const t0 = Date.now();
-  for (;;) {
-    const text = screen(name);
-    if (!re.test(text)) return text;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`screen still matches ${re}:\n${text}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Wait until the screen no longer matches; the screen then. */
+const waitGone = (name: string, re: RegExp, timeoutMs = 10_000): Promise<string> =>
+  waitUntil(
+    () => {
+      const text = screen(name);
+      return re.test(text) ? null : text;
+    },
+    { timeoutMs, everyMs: 50, what: `the screen of ${name} to stop matching ${re}` },
+  );
 
 t.test('Esc during a run stops it and returns the queued messages to the editor, unsent', async (t) => {
   if (!needTmux(t)) return;
