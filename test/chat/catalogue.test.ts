@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { CLIENT_EVENTS, clientTable, parseServerEvent, protocolTables, SERVER_EVENTS } from '../../src/core/events/catalogue.js';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
@@ -34,10 +35,13 @@ t.test('docs/socket-protocol.md carries the tables generated from the catalogue 
 });
 
 t.test('the sockets handle exactly the client events of the catalogue', async (t) => {
-  // The chat handlers (core/engine/socket.ts), and a feature's own command through socketCommands
-  // (chat:compact in features/compaction/module.ts).
-  const chat = readFileSync(new URL('../../src/core/engine/socket.ts', import.meta.url), 'utf8');
-  const compaction = readFileSync(new URL('../../src/features/compaction/module.ts', import.meta.url), 'utf8');
-  const handled = [...chat.matchAll(/handle\('([a-z]+:[a-z]+)'/g), ...compaction.matchAll(/socketCommands\([^)]*\)\('([a-z]+:[a-z]+)'/g)].map((m) => m[1]).sort();
-  t.same(handled, Object.keys(CLIENT_EVENTS).sort());
+  // The chat handlers (core/engine/socket.ts `handle`), and any module's own command through
+  // socketCommands (chat:compact in features/compaction/module.ts).
+  const files = readdirSync(new URL('../../src', import.meta.url), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const handled = files.flatMap((f) => {
+    const src = readFileSync(new URL(`../../src/${f}`, import.meta.url), 'utf8');
+    const own = f === join('core', 'engine', 'socket.ts') ? [...src.matchAll(/handle\('([a-z]+:[a-z]+)'/g)] : [];
+    return [...own, ...src.matchAll(/socketCommands\([^)]*\)\('([a-z]+:[a-z]+)'/g)].map((m) => m[1]);
+  });
+  t.same(handled.sort(), Object.keys(CLIENT_EVENTS).sort());
 });
