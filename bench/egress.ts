@@ -17,22 +17,16 @@ import { createDockerRunner } from '../runners/docker/index.js';
 import { createLocalRunner } from '../runners/local/index.js';
 import type { Runner } from '../runners/types.js';
 import { EgressProxy } from '../src/features/egress/proxy.js';
+import { pct, timed } from './lib/timing.js';
 
 const REQ_N = Number(process.env.BENCH_REQ_N ?? 300);
 const EXEC_N = Number(process.env.BENCH_EXEC_N ?? 30);
 const FIRST_N = Number(process.env.BENCH_FIRST_N ?? 3);
 const IMAGE = process.env.AGENTSVC_TEST_IMAGE ?? 'agentsvc-test:latest';
 
-const pct = (s: number[], p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 async function measure(what: string, n: number, once: () => Promise<unknown>): Promise<void> {
   await once();
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await once();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
+  const times = await timed(n, once);
   console.log(`${what.padEnd(52)} n=${String(n).padStart(4)}  p50 ${pct(times, 50).toFixed(2).padStart(8)} ms  p99 ${pct(times, 99).toFixed(2).padStart(8)} ms`);
 }
 

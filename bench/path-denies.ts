@@ -15,6 +15,7 @@ import { deniedEntries } from '../runners/path-denies.js';
 import { workspacesRoot } from '../runners/shared.js';
 import type { PathDenySet, Runner } from '../runners/types.js';
 import { homeFs } from '../src/core/files/workspace-fs.js';
+import { pct, timed } from './lib/timing.js';
 
 const N = Number(process.env.BENCH_N ?? 60);
 const IMAGE = process.env.AGENTSVC_TEST_IMAGE ?? 'agentsvc-test:latest';
@@ -27,16 +28,8 @@ const SET: PathDenySet = {
   sessions: {},
 };
 
-const pct = (s: number[], p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-
 async function times(n: number, once: () => Promise<unknown>): Promise<string> {
-  const t: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await once();
-    t.push(performance.now() - t0);
-  }
-  t.sort((a, b) => a - b);
+  const t = await timed(n, once);
   return `p50 ${pct(t, 50).toFixed(1)} ms, p99 ${pct(t, 99).toFixed(1)} ms (n=${n})`;
 }
 
