@@ -73,6 +73,24 @@ t.test('metrics: access, run, model and tool figures, HTTP by route', async (t) 
   t.match(text, /^agentsvc_process_resident_memory_bytes \d/m, 'memory');
 });
 
+t.test('the scrape stays small once every GET route of the API has answered', async (t) => {
+  const { app } = await buildWithModel(t);
+  const doc = await (await app.api('/api/openapi.json', { key: app.adminKey })).json();
+  const gets = Object.entries(doc.paths as Record<string, Record<string, unknown>>).filter(([, ops]) => ops.get).map(([p]) => p.replace(/\{[^}]+\}/g, 'nope'));
+  t.ok(gets.length > 50, `${gets.length} GET routes called`);
+  for (const path of gets) await app.api(path, { key: app.adminKey });
+  const text = await (await app.api('/metrics', { key: app.adminKey })).text();
+  const routes = new Set([...text.matchAll(/^agentsvc_http_requests_total\{method="[A-Z]+",route="([^"]*)"/gm)].map((m) => m[1]));
+  const areas = new Set([...text.matchAll(/^agentsvc_http_request_duration_seconds_count\{area="([^"]*)"\}/gm)].map((m) => m[1]));
+  t.ok(routes.size > 50, `requests counted per route template (${routes.size})`);
+  t.ok(areas.has('sessions') && areas.has('admin') && !areas.has('api'), `durations by area (${[...areas].join(', ')})`);
+  const buckets = text.split('\n').filter((l) => l.startsWith('agentsvc_http_request_duration_seconds_bucket{')).length;
+  t.equal(buckets, areas.size * 7, 'seven bucket lines per area (six bounds and +Inf)');
+  const kib = Buffer.byteLength(text) / 1024;
+  t.comment(`scrape: ${kib.toFixed(1)} KiB, ${text.split('\n').length} lines, ${routes.size} route templates, ${areas.size} areas`);
+  t.ok(kib < 48, `the scrape is ${kib.toFixed(1)} KiB (docs/monitoring.md says under 48 KiB)`);
+});
+
 t.test('tool labels: only registered tools; names the model makes up are counted as other', async (t) => {
   const { app, model } = await buildWithModel(t);
   const sid = await createSession(app);

@@ -99,7 +99,11 @@ t.test('one trace from a chat:send to its last sandbox command, continuing the h
     ['chat fake-model', 'chat fake-model', 'chat fake-model', 'execute_tool Bash', 'execute_tool Write', 'sandbox exec'].sort(),
     'three model calls, both tool calls and the sandbox command under the run',
   );
-  const calls = spans.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat ')).map(attrs);
+  const modelSpans = spans.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat '));
+  // OTLP's SPAN_KIND_CLIENT is 3: a call to a remote model server, as the GenAI conventions say.
+  t.same(modelSpans.map((s: any) => s.kind), [3, 3, 3], 'model calls are CLIENT spans');
+  const calls = modelSpans.map(attrs);
+  t.same(calls.map((c) => c['gen_ai.provider.name']), ['openai', 'openai', 'openai'], 'the provider of an OpenAI-compatible endpoint');
   t.match(calls, [
     { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'fake-model', 'gen_ai.response.model': 'fake-model', 'gen_ai.usage.input_tokens': '30', 'gen_ai.usage.output_tokens': '7' },
     { 'gen_ai.usage.input_tokens': '35', 'gen_ai.usage.output_tokens': '5' },

@@ -30,6 +30,20 @@ export interface MetricsSources {
 
 /** Event delivery lag: milliseconds matter (a socket's stream), so finer at the low end. */
 const LAG_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/**
+ * HTTP durations by area (the route template's first segment under /api), with a handful of
+ * buckets: a histogram per route template was 84 KiB of a 102 KiB scrape once ~95 routes had
+ * answered (docs/monitoring.md). Counts stay per route template.
+ */
+const HTTP_SECONDS = [0.005, 0.025, 0.1, 0.5, 2.5, 10];
+/** Notice codes that are label values; any other counts as `other` (docs/socket-protocol.md). */
+const NOTICE_CODES = new Set(['BUDGET_WARNING', 'RUN_LIMIT', 'LOOP_DETECTED']);
+/** `/api/sessions/:id/files` -> `sessions`; `/metrics` -> `metrics`; no route -> `unmatched`. */
+export function httpArea(route: string | undefined): string {
+  if (!route) return 'unmatched';
+  const parts = route.split('/').filter(Boolean);
+  return (parts[0] === 'api' ? parts[1] : parts[0]) ?? 'root';
+}
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 /** Bounds on what is remembered between two events of a run (runs and tool calls in flight). */
 const MAX_OPEN = 10_000;
@@ -43,7 +57,8 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly contentType = this.registry.contentType;
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  private readonly httpDuration: Histogram<'method' | 'route'>;
+  private readonly httpDuration: Histogram<'area'>;
+  private readonly notices: Counter<'code'>;
   private readonly runsStarted: Counter<'mode'>;
   private readonly runsEnded: Counter<'status' | 'finish_reason'>;
   private readonly runDuration: Histogram<'status'>;
@@ -83,7 +98,7 @@ export class ServiceMetrics {
       this.registry.removeSingleMetric(`agentsvc_nodejs_${name}_total`);
     }
     this.httpRequests = new Counter({ name: 'agentsvc_http_requests_total', help: 'HTTP requests by route template and status', labelNames: ['method', 'route', 'status'], registers });
-    this.httpDuration = new Histogram({ name: 'agentsvc_http_request_duration_seconds', help: 'HTTP request duration', labelNames: ['method', 'route'], buckets: SECONDS, registers });
+    this.httpDuration = new Histogram({ name: 'agentsvc_http_request_duration_seconds', help: 'HTTP request duration by area: the first segment of the route template under /api (sessions, files, admin, ...)', labelNames: ['area'], buckets: HTTP_SECONDS, registers });
     new Gauge({
       name: 'agentsvc_sockets_open',
       help: 'Open Socket.IO connections',
@@ -123,6 +138,15 @@ export class ServiceMetrics {
     this.deliveryLag = new Histogram({ name: 'agentsvc_event_delivery_lag_seconds', help: "From a session event's emission on the node running the session to its delivery to this node's subscribers, by origin (local, remote: another node through Redis)", labelNames: ['origin'], buckets: LAG_SECONDS, registers });
     this.lagLocal = this.deliveryLag.labels('local');
     this.lagRemote = this.deliveryLag.labels('remote');
+    const runs = this.runs;
+    new Gauge({
+      name: 'agentsvc_runs_active',
+      help: 'Runs of this node between chat:start and chat:end',
+      registers,
+      collect() {
+        this.set(runs.size);
+      },
+    });
     this.runsStarted = new Counter({ name: 'agentsvc_runs_started_total', help: 'Runs started (chat:start)', labelNames: ['mode'], registers });
     this.runsEnded = new Counter({ name: 'agentsvc_runs_ended_total', help: 'Runs ended (chat:end) by status and finish_reason', labelNames: ['status', 'finish_reason'], registers });
     this.runDuration = new Histogram({ name: 'agentsvc_run_duration_seconds', help: 'From chat:start to chat:end', labelNames: ['status'], buckets: SECONDS, registers });
@@ -138,6 +162,7 @@ export class ServiceMetrics {
     this.toolDuration = new Histogram({ name: 'agentsvc_tool_call_duration_seconds', help: 'Tool call duration', labelNames: ['tool'], buckets: SECONDS, registers });
     this.events = new Counter({ name: 'agentsvc_events_published_total', help: 'Session events published by this node', labelNames: ['event'], registers });
     this.approvals = new Counter({ name: 'agentsvc_approvals_total', help: 'Tool policy decisions by action (allowed, denied, asked, approved, rejected)', labelNames: ['action'], registers });
+    this.notices = new Counter({ name: 'agentsvc_notices_total', help: 'system:notice events by code (BUDGET_WARNING: a budget passed 80%; RUN_LIMIT; LOOP_DETECTED; other)', labelNames: ['code'], registers });
     this.runLimits = new Counter({ name: 'agentsvc_run_limits_total', help: 'Runs ended by a ceiling or the loop detector (seconds, tool_calls, loop)', labelNames: ['limit'], registers });
   }
 
@@ -195,7 +220,7 @@ export class ServiceMetrics {
   http(method: string, route: string | undefined, status: number, seconds: number): void {
     const r = route ?? 'unmatched';
     this.httpRequests.inc({ method, route: r, status: String(status) });
-    this.httpDuration.observe({ method, route: r }, seconds);
+    this.httpDuration.observe({ area: httpArea(route) }, seconds);
   }
 
   /** One session event published by this node. */
@@ -217,6 +242,11 @@ export class ServiceMetrics {
         this.runs.set(sid, { started: now, firstDelta: false });
         this.runsStarted.inc({ mode: String(p.mode ?? 'executing') });
         return;
+      case 'system:notice': {
+        const code = String((ev.payload as { code?: unknown }).code);
+        this.notices.inc({ code: NOTICE_CODES.has(code) ? code : 'other' });
+        return;
+      }
       case 'chat:end': {
         const status = String(p.status);
         this.runsEnded.inc({ status, finish_reason: String(p.finish_reason ?? 'none') });

@@ -5,7 +5,8 @@ import { ModelStates } from './health.js';
 import { requestContext, socketContext } from './log-context.js';
 import { poolStats, ServiceMetrics } from './metrics.js';
 import { metricsRoutes } from './routes.js';
-import { startTracing, type Tracing } from './traces.js';
+import { providerName, startTracing, type Tracing } from './traces.js';
+import { modelEntry } from '../../platform/config/models.js';
 
 export interface Telemetry {
   metrics: ServiceMetrics;
@@ -34,7 +35,7 @@ export const telemetryModule = defineModule({
   before: ['runner', 'events'],
   async start(ctx) {
     const { config, hooks, logger, db } = ctx;
-    const tracing = await startTracing(hooks, logger);
+    const tracing = await startTracing(hooks, logger, process.env, (model) => providerName(modelEntry(config.model, model).baseUrl));
     const modelStates = new ModelStates(hooks);
     const metrics = new ServiceMetrics({ pool: poolStats(db.orm.em.getConnection().getKnex()), registeredTool: (name) => ctx.tools.get(name) !== undefined });
     metrics.observeModels(hooks, [...config.model.models, ...config.model.entries.map((e) => e.id)]);

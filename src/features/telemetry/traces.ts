@@ -76,7 +76,38 @@ const runAttributes = (run: RunInfo) => ({
   'agentsvc.run.origin': run.origin,
 });
 
-export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<Tracing | null> {
+/**
+ * `gen_ai.provider.name` of a model endpoint (OpenTelemetry GenAI conventions): the well-known
+ * value for a known host, else `openai`: every endpoint is spoken to with the OpenAI API, which is
+ * what OpenAI client instrumentations report whatever their base URL.
+ */
+export function providerName(baseUrl: string): string {
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname.toLowerCase();
+  } catch {
+    return 'openai';
+  }
+  for (const [suffix, name] of PROVIDER_HOSTS) if (host === suffix || host.endsWith(`.${suffix}`)) return name;
+  return 'openai';
+}
+
+const PROVIDER_HOSTS: [string, string][] = [
+  ['openai.azure.com', 'azure.ai.openai'],
+  ['services.ai.azure.com', 'azure.ai.inference'],
+  ['api.openai.com', 'openai'],
+  ['api.anthropic.com', 'anthropic'],
+  ['api.deepseek.com', 'deepseek'],
+  ['api.groq.com', 'groq'],
+  ['api.mistral.ai', 'mistral_ai'],
+  ['api.perplexity.ai', 'perplexity'],
+  ['api.x.ai', 'x_ai'],
+  ['generativelanguage.googleapis.com', 'gcp.gemini'],
+  ['aiplatform.googleapis.com', 'gcp.vertex_ai'],
+  ['api.cohere.com', 'cohere'],
+];
+
+export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.ProcessEnv = process.env, provider: (model: string) => string = () => 'openai'): Promise<Tracing | null> {
   if (!(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) || env.OTEL_SDK_DISABLED === 'true') return null;
   const [{ trace, context, SpanKind, SpanStatusCode, ROOT_CONTEXT }, { BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/api'),
@@ -84,11 +115,11 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
   ]);
-  const provider = new BasicTracerProvider({
+  const tracerProvider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'agentsvc' }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
-  const tracer = provider.getTracer('agentsvc');
+  const tracer = tracerProvider.getTracer('agentsvc');
   const contexts = new AlsContextManager(ROOT_CONTEXT);
   context.setGlobalContextManager(contexts);
   /** The context a caller's traceparent names (remote parent), or the root. */
@@ -113,9 +144,12 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
       const span = tracer.startSpan(
         `chat ${c.model}`,
         {
+          // A call to a remote model server: CLIENT, as the GenAI conventions say.
+          kind: SpanKind.CLIENT,
           startTime: c.startedAt,
           attributes: {
             'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': provider(c.model),
             'gen_ai.request.model': c.run.model,
             'gen_ai.response.model': c.model,
             'gen_ai.usage.input_tokens': c.usage.input_tokens,
@@ -241,7 +275,7 @@ export async function startTracing(hooks: Hooks, logger: Logger, env: NodeJS.Pro
       for (const span of runs.values()) span.end();
       runs.clear();
       // Flushes what is batched, bounded: a collector that is away must not hold up shutdown.
-      await Promise.race([provider.shutdown(), new Promise((r) => setTimeout(r, 5000).unref())]);
+      await Promise.race([tracerProvider.shutdown(), new Promise((r) => setTimeout(r, 5000).unref())]);
       context.disable();
     },
   };
