@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentsvcPlugin, Tool, ToolResult } from '../../src/features/plugin-host/api.js';
 import { ToolError } from '../../src/features/plugin-host/api.js';
 import { isStdio, type McpServers } from './config.js';
 import { exposedName } from './names.js';
+import { NpxShelf, npxPackage } from './npx.js';
 import { PerUserServer } from './per-user.js';
 import { McpServerConnection } from './server.js';
 
@@ -34,6 +36,11 @@ export interface McpPluginOptions {
   timeoutMs: number;
   /** How long `up` waits for the servers' first start before going on without them (they keep starting). */
   startWaitMs?: number;
+  /**
+   * AGENTSVC_HOME: npx packages of servers in computers are fetched on the host into
+   * `<home>/shared/npm` (the local runner shows `<home>/shared` in computers at /opt/agentsvc).
+   */
+  home?: string;
 }
 
 /**
@@ -50,6 +57,8 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
     description: 'Model Context Protocol servers (stdio and streamable HTTP) as tools mcp__<server>__<tool>',
     version: '1.0.0',
     async register(api) {
+      const home = opts.home;
+      const shelf = home ? new NpxShelf(join(home, 'shared'), join(home, 'cache', 'npm'), (m) => api.log(m)) : null;
       for (const [name, config] of Object.entries(opts.servers)) {
         if (config.disabled) continue;
         const connOpts = {
@@ -58,7 +67,12 @@ export function createMcpPlugin(opts: McpPluginOptions): { plugin: AgentsvcPlugi
           onToolsChanged: () => api.toolsChanged(),
           log: (m: string) => api.log(m),
         };
-        if (isStdio(config) && config.run_in === 'computer') perUser.push(new PerUserServer(name, config, api, connOpts));
+        if (isStdio(config) && config.run_in === 'computer') {
+          // An npx launcher's package is fetched on the host now, so a first run rarely waits for it.
+          const pkg = npxPackage(config.command, config.args);
+          if (pkg && shelf) void shelf.prepare(pkg);
+          perUser.push(new PerUserServer(name, config, api, connOpts, pkg && shelf ? { shelf, pkg } : undefined));
+        }
         else conns.push(new McpServerConnection(name, config, connOpts));
       }
       api.onClose(async () => {

@@ -46,6 +46,9 @@ export interface LocalRunnerOptions {
   limits?: Partial<SandboxLimits>;
 }
 
+/** Where `<home>/shared` appears in every confined command (read-only). */
+export const SHARED_MOUNT = '/opt/agentsvc';
+
 /** After a kill, how long to wait for stragglers (e.g. a setsid'd child) to let go of the pipes. */
 const KILL_GRACE_MS = 2000;
 /** Child fds of a confined command (stdio 0-2 first); read-only binds of write denies follow from `denies`. */
@@ -235,10 +238,15 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
     }
     // The workspace goes in as an open fd: bwrap (nobody, for a root service) needs no path to it.
     const ws = openSync(hostRoot, constants.O_RDONLY | constants.O_DIRECTORY);
+    // <home>/shared, when there, read-only at /opt/agentsvc: what the service fetched on the host
+    // for every computer (npm packages of MCP servers' npx launchers, docs/mcp-servers.md).
+    const shared = openShared();
     try {
       const extra = p.net ? ['--info-fd', String(FD.info), '--block-fd', String(FD.block)] : [];
-      const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra, covers });
-      const stdio = [stdin, 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : coverFds.length ? ['ignore', 'ignore'] : []), ...coverFds] as ('ignore' | 'pipe' | number)[];
+      const share = shared === null ? [] : ['--ro-bind-fd', String(FD.denies + coverFds.length), SHARED_MOUNT];
+      const args = confineArgs({ root: hostRoot, cwd, limits, fds: FD, env, extra, covers: [...covers, ...share] });
+      const tail = shared === null ? coverFds : [...coverFds, shared];
+      const stdio = [stdin, 'pipe', 'pipe', 'pipe', 'pipe', ws, ...(p.net ? ['pipe', 'pipe'] : tail.length ? ['ignore', 'ignore'] : []), ...tail] as ('ignore' | 'pipe' | number)[];
       const child = spawn(p.bwrap, [...args, ...inner(command)], { cwd: '/', env: BWRAP_ENV, detached: true, stdio, ...spawnId });
       for (const [fd, text] of [
         [FD.passwd, passwdFile(hostRoot)],
@@ -251,6 +259,15 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       return child;
     } finally {
       closeSync(ws);
+      if (shared !== null) closeSync(shared);
+    }
+  }
+
+  function openShared(): number | null {
+    try {
+      return openSync(join(opts.home, 'shared'), constants.O_RDONLY | constants.O_DIRECTORY);
+    } catch {
+      return null;
     }
   }
 

@@ -68,8 +68,9 @@ t.test('a question pauses the run durably and is answered after a server restart
   t.same(ack, { ok: true, turn_id: null });
   await untilEnd(seen, sid);
   const shape = seen.map((e) => (e.name === 'turn:patch' ? `patch:${e.payload.patch_type}` : e.name));
-  t.same(shape.slice(0, 3), ['chat:start', 'patch:tool_result', 'turn:start']);
+  t.same(shape.slice(0, 4), ['chat:start', 'patch:tool_result', 'turn:end', 'turn:start']);
   t.equal(seen[1].payload.turn_id, turnEnd.payload.turn_id, 'the result lands on the paused turn');
+  t.match(seen[2].payload, { turn_id: turnEnd.payload.turn_id, status: 'completed', turn: { status: 'completed' } }, 'which ends again, completed');
   t.match(seen[1].payload.data, { tool_call_id: add.id, status: 'done' });
   t.match(seen.at(-1)!.payload, { status: 'completed', finish_reason: 'stop' });
   const toolMsg = model.requests.at(-1).messages.find((m: any) => m.role === 'tool' && m.tool_call_id === add.id);

@@ -45,3 +45,13 @@ t.test('the sockets handle exactly the client events of the catalogue', async (t
   });
   t.same(handled.sort(), Object.keys(CLIENT_EVENTS).sort());
 });
+
+t.test("the document's Shapes part is current, and each of its examples passes its schema", async (t) => {
+  const { shapes, shapesDoc, EXAMPLES } = await import('../../src/core/events/protocol-shapes.js');
+  const doc = readFileSync(new URL('../../docs/socket-protocol.md', import.meta.url), 'utf8');
+  t.ok(doc.includes(shapesDoc()), 'the shapes part is current (npm run docs:protocol)');
+  for (const s of shapes()) {
+    const r = s.schema.safeParse(EXAMPLES[s.id]);
+    t.ok(r.success, `the example of ${s.id} passes its schema${r.success ? '' : `: ${r.error.message}`}`);
+  }
+});

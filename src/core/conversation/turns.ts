@@ -75,7 +75,8 @@ export type Patch =
   /** `progress`: a note from a long tool (e.g. "Fetching <url>") for clients; not part of the projection. */
   | { patch_type: 'update_tool_call'; data: { id: string; status: ToolCallStatus; progress?: string } }
   | { patch_type: 'tool_result'; data: { tool_call_id: string; result: string; status: ToolCallStatus; duration_ms: number } }
-  | { patch_type: 'usage'; data: Usage };
+  /** `estimated`: counted by our tokenizer because the provider sent no usage (e.g. a stream stopped early). */
+  | { patch_type: 'usage'; data: Usage & { estimated?: boolean } };
 
 export const COMPACTION_FIELDS = {
   compaction_id: null,

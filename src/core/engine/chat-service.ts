@@ -206,8 +206,14 @@ export class ChatService {
           // Allowed: the call runs once the run's body starts (announced as running meanwhile).
           state.patch(turn, { patch_type: 'update_tool_call', data: { id: call.id, status: 'pending' } });
           opts.approved = call;
-        } else state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: approval ? 'error' : 'done', duration_ms: 0 } });
-        if (!hasOpenCalls(turn)) turn.status = 'completed';
+        } else {
+          state.patch(turn, { patch_type: 'tool_result', data: { tool_call_id: call.id, result: text, status: approval ? 'error' : 'done', duration_ms: 0 } });
+          // The paused turn's status after the answer (completed, or paused while another of its
+          // calls waits), as a turn:end: a client keeps each turn as its last turn:end says.
+          if (!hasOpenCalls(turn)) turn.status = 'completed';
+          await state.endTurn(turn, turn.status);
+          return { turn_id: null };
+        }
         await this.deps.turns.update(turn);
         return { turn_id: null };
       },

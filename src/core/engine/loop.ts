@@ -177,7 +177,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
       case 'usage':
         meta.cached = d.cached_input_tokens ?? 0;
         meta.estimated = !!d.estimated;
-        run.patch(turn, { patch_type: 'usage', data: { input_tokens: d.input_tokens, output_tokens: d.output_tokens } });
+        run.patch(turn, { patch_type: 'usage', data: { input_tokens: d.input_tokens, output_tokens: d.output_tokens, ...(d.estimated ? { estimated: true } : {}) } });
         break;
       case 'model':
         // The model that answers (a fallback's, maybe): the turn says so (CONTRACT 16).

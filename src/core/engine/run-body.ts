@@ -131,7 +131,8 @@ export class RunBody {
       const result = forkResult(out);
       state.patch(parent, { patch_type: 'tool_result', data: { tool_call_id: turn.parent_fork_tool_call_id!, result, status: 'done', duration_ms: 0 } });
       if (!hasOpenCalls(parent)) parent.status = 'completed';
-      await this.deps.turns.update(parent);
+      // The parent turn, paused until now, ends again with its status (docs/socket-protocol.md).
+      await state.endTurn(parent, parent.status);
       turn = parent;
     }
   }
@@ -149,7 +150,8 @@ export class RunBody {
       throw e;
     } finally {
       if (!hasOpenCalls(turn)) turn.status = 'completed';
-      await this.deps.turns.update(turn);
+      // Its turn:end again, with the status the call left it in (docs/socket-protocol.md).
+      await state.endTurn(turn, turn.status);
     }
   }
 

@@ -143,7 +143,12 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
       }
     }
   } catch (e) {
-    if (req.signal.aborted) throw req.signal.reason ?? e;
+    if (req.signal.aborted) {
+      // Stopped mid-answer: what streamed was generated (and is billed); the provider's usage
+      // comes only at the end, so it is counted here.
+      if (!usage && sawDelta) yield estimate(req, out);
+      throw req.signal.reason ?? e;
+    }
     if (timedOut) throw timeout();
     if (e instanceof OpenAI.APIError && e.status) {
       const again = RETRYABLE.has(e.status) || e.status >= 500;
@@ -160,7 +165,10 @@ export async function* streamOnce(client: OpenAI, model: string, req: ModelReque
   }
   // The SDK's stream ends quietly when aborted mid-body: say why it ended. A cut connection
   // throws above; what ends without an error ended with the server's `[DONE]`: a clean end.
-  if (req.signal.aborted) throw req.signal.reason ?? new Error('aborted');
+  if (req.signal.aborted) {
+    if (!usage && sawDelta) yield estimate(req, out);
+    throw req.signal.reason ?? new Error('aborted');
+  }
   if (timedOut) throw timeout();
   // 200 and a stream with no chunk at all (nothing, or only `[DONE]`) is no answer: a failed call
   // (worth a retry, nothing was streamed), not an empty completed turn.

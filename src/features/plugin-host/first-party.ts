@@ -50,7 +50,7 @@ export function firstPartySettings(config: Config): FirstPartySettings {
 export function firstPartyPlugins(config: Config): FirstParty {
   const skills = createSkillsPlugin({ promptTokens: config.skills.promptTokens });
   const settings = firstPartySettings(config);
-  const mcp = createMcpPlugin({ servers: settings.mcp, timeoutMs: config.mcp.timeoutMs });
+  const mcp = createMcpPlugin({ servers: settings.mcp, timeoutMs: config.mcp.timeoutMs, home: config.home });
   return {
     entries: [
       { spec: 'plugins/skills', plugin: skills.plugin },
