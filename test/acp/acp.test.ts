@@ -5,6 +5,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import t from 'tap';
 import { buildWithModel, echoTool } from '../helpers/chat.js';
 import { BIN, cleanEnv, kill } from '../helpers/cli.js';
+import { next, request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
@@ -275,6 +276,20 @@ t.test('session/load replays the stored conversation as updates before it answer
   model.script({ text: ['Still here.'] });
   t.same(await prompt(e, firstSession, 'are you there?'), { stopReason: 'end_turn' });
   t.equal(texts(e, 'agent_message_chunk'), 'Let me check.Done: said hi.Still here.');
+
+  // A run started through another door (a Socket.IO client here) shows live in the editor.
+  const seen = e.updates.length;
+  model.script({ text: ['From the console.'] });
+  const sock = app.socket();
+  if (!sock.connected) await next(sock, 'connect');
+  const ack = await request(sock, 'chat:send', { session_id: firstSession, message: 'hello from elsewhere' });
+  t.equal(ack.ok, true);
+  const live = () => e.updates.slice(seen).map((n) => [n.update.sessionUpdate, (n.update as { content?: { text?: string } }).content?.text]);
+  await waitFor(() => live().some(([, text]) => text === 'From the console.'), { what: 'the other door’s answer in the editor' });
+  t.same(live(), [
+    ['user_message_chunk', 'hello from elsewhere'],
+    ['agent_message_chunk', 'From the console.'],
+  ]);
   t.equal(await e.end(), 0, 'the agent exits 0 when the editor closes its stdin');
 });
 

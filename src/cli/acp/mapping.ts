@@ -29,7 +29,7 @@ export function promptMessage(prompt: ContentBlock[]): Message {
   };
   for (const b of prompt) {
     if (b.type === 'text') text(b.text);
-    else if (b.type === 'image') parts.push({ type: 'image_url', image_url: { url: b.uri && /^https?:\/\//.test(b.uri) && !b.data ? b.uri : `data:${b.mimeType};base64,${b.data}` } });
+    else if (b.type === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${b.mimeType};base64,${b.data}` } });
     else if (b.type === 'resource_link') text(`[${b.title ?? b.name}](${b.uri})`);
     else if (b.type === 'resource') {
       const r = b.resource;
