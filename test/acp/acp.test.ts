@@ -218,6 +218,16 @@ t.test('an approval is a permission request: Allow once runs the call, Deny does
   t.same(ran, ['git push', 'later']);
   t.equal(e.permissions.at(-1)?.toolCall.toolCallId, of(e, 'tool_call').at(-1)?.toolCallId);
   t.match(JSON.stringify(model.requests.at(-1)), /hello/, 'the message went to the model after the approval');
+
+  // Two calls of one turn that need approval: asked one after the other, in the order announced.
+  e.permissions.length = 0;
+  model.script({ toolCalls: [{ name: 'Echo', args: { say: 'one' } }, { name: 'Echo', args: { say: 'two' } }] }, { text: ['Both.'] });
+  t.same(await prompt(e, sid, 'both'), { stopReason: 'end_turn' });
+  t.same(
+    e.permissions.map((p) => p.toolCall.rawInput),
+    [{ say: 'one' }, { say: 'two' }],
+  );
+  t.same(ran, ['git push', 'later', 'one', 'two']);
 });
 
 t.test('a question is a permission request whose options are its choices; the pick is the answer', async (t) => {

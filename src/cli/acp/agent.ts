@@ -280,6 +280,8 @@ class AcpSession {
       }
       if (this.cancelled) return { stopReason: 'cancelled' };
       const paused = end.status === 'completed' && (end.finish_reason === 'tool_question' || end.finish_reason === 'tool_approval');
+      // The next approval of the same turn was announced in an earlier run: read it from the session.
+      if (paused && !this.chat.pending) this.chat.pendingFrom(await this.api.messages(this.id));
       if (paused && this.chat.pending) {
         const a = await this.ask(this.chat.pending);
         if (a === null) return { stopReason: 'cancelled' };
