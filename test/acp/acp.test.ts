@@ -303,7 +303,7 @@ t.test('session/load replays the stored conversation as updates before it answer
   t.equal(await e.end(), 0, 'the agent exits 0 when the editor closes its stdin');
 });
 
-t.test('unknown sessions, another user’s session and a service that is down are JSON-RPC errors', async (t) => {
+t.test('unknown sessions, another user’s session, a failed run, a service that is down and a refused key are JSON-RPC errors', async (t) => {
   const e = fresh();
   let err = await rpcError(e.agent.request(acp.methods.agent.session.load, { sessionId: 'sess_nope', cwd: '/tmp', mcpServers: [] }));
   t.equal(err.code, -32002);
@@ -320,6 +320,16 @@ t.test('unknown sessions, another user’s session and a service that is down ar
   t.equal(err.code, -32002, 'another user’s session is not found (its existence is not revealed)');
   err = await rpcError(e.agent.request(acp.methods.agent.session.setMode, { sessionId: mine, modeId: 'yolo' }));
   t.equal(err.code, -32602);
+
+  // A run that fails on the model: a JSON-RPC error with the run's system:error, and the session
+  // takes the next prompt.
+  model.script({ status: 400 });
+  err = await rpcError(prompt(e, mine, 'fail please'));
+  t.equal(err.code, -32603);
+  t.match(err.message, /^the run failed: /);
+  t.match((err as { data?: unknown }).data, { finish_reason: 'error' });
+  model.script({ text: ['fine again'] });
+  t.same(await prompt(e, mine, 'again'), { stopReason: 'end_turn' });
 
   // A port nothing listens on.
   const port = await new Promise<number>((r) => {
