@@ -21,6 +21,8 @@ type T = { teardown(fn: () => unknown): void };
 interface Editor {
   agent: acp.ClientContext;
   updates: acp.SessionNotification[];
+  /** When the first agent_message_chunk arrived (performance.now()), for the time to first text. */
+  firstText?: number;
   permissions: acp.RequestPermissionRequest[];
   /** How the editor answers a permission request (default: the first option). */
   answer: (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
@@ -67,7 +69,10 @@ async function editor(t: T, env: Record<string, string> = { AGENTSVC_URL: app.ur
   };
   const conn = acp
     .client({ name: 'test-editor' })
-    .onNotification(acp.methods.client.session.update, ({ params }) => void e.updates.push(params))
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      if (params.update.sessionUpdate === 'agent_message_chunk') e.firstText ??= performance.now();
+      e.updates.push(params);
+    })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
       e.permissions.push(params);
       return e.answer(params);
@@ -106,6 +111,7 @@ const hello = await init(shared);
 /** The shared editor with what earlier tests recorded dropped. */
 function fresh(): Editor {
   shared.updates.length = 0;
+  shared.firstText = undefined;
   shared.permissions.length = 0;
   shared.answer = (req) => ({ outcome: { outcome: 'selected', optionId: req.options[0].optionId } });
   return shared;
@@ -125,8 +131,19 @@ t.test('initialize, then a prompt: text, a tool call and the plan stream as sess
     { text: ['Let me ', 'check.'], toolCalls: [{ name: 'TaskCreate', args: { subject: 'Say hi', description: 'greet' } }, { name: 'Echo', args: { say: 'hi' } }] },
     { text: ['Done: ', 'said hi.'] },
   );
+  // A Socket.IO client watching the same session, for the time to first text beside it.
+  const sock = app.socket();
+  if (!sock.connected) await next(sock, 'connect');
+  let socketFirst: number | undefined;
+  sock.on('turn:patch', (p: { patch_type: string }) => {
+    if (p.patch_type === 'add_content') socketFirst ??= performance.now();
+  });
+  t.equal((await request(sock, 'session:subscribe', { session_id: sid })).ok, true);
+  const t0 = performance.now();
   const res = await prompt(e, sid, 'say hi please');
   t.same(res, { stopReason: 'end_turn' });
+  t.ok(e.firstText && socketFirst, 'both saw the text');
+  t.comment(`time to first text from the prompt: ACP ${Math.round(e.firstText! - t0)} ms, Socket.IO client ${Math.round(socketFirst! - t0)} ms (the same run)`);
   await waitFor(() => texts(e, 'agent_message_chunk') === 'Let me check.Done: said hi.', { what: 'the answer as message chunks' });
 
   const calls = of(e, 'tool_call');
