@@ -2,11 +2,14 @@
 // `npm run build` ends here: writes oclif.manifest.json (every command's id, flags and file) from
 // the built commands. Without it oclif imports every command module, the service's included, to
 // list them, on every CLI start: 1-6 s before `agentsvc export` moved a byte (bench/terminal.ts).
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Config } from '@oclif/core';
 
 const root = join(import.meta.dirname, '..');
+// oclif reads an existing manifest for the root plugin whatever `ignoreManifest` says: a stale one
+// would hide a command added since, so it goes first.
+rmSync(join(root, 'oclif.manifest.json'), { force: true });
 const config = await Config.load({ root, ignoreManifest: true });
 const plugin = config.getPluginsList().find((p) => p.root === config.root);
 if (!plugin) throw new Error(`no oclif plugin at ${root}`);
