@@ -7,17 +7,17 @@
 // every 1,000 chats and once more after 5 s idle. Goal: RSS after GC back within 20% of the warm
 // start, and live memory not rising from one thousand to the next.
 // Usage: npx tsx bench/memory.ts [chats=5000] [clients=50] [deltas=20]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
-import { freePort, settled, start, stop } from './streaming/procs.js';
+import { startInspected } from './lib/inspected.js';
+import { settled, stop } from './streaming/procs.js';
 
 const opt = Object.fromEntries(process.argv.slice(2).map((x) => x.split('=') as [string, string]));
 const CHATS = Number(opt.chats ?? 5000);
 const CLIENTS = Number(opt.clients ?? 50);
 const DELTAS = Number(opt.deltas ?? 20);
-const here = import.meta.dirname;
 const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-memory-'));
 const procs: import('node:child_process').ChildProcess[] = [];
 
@@ -44,25 +44,7 @@ async function client(url: string, token: string) {
 }
 
 try {
-  const model = await start(['--import', 'tsx', join(here, 'streaming', 'model.ts')], /"baseUrl":"([^"]+)"/);
-  procs.push(model.child);
-  const inspect = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AGENTSVC_HOME: join(tmp, 'home'),
-    OPENAI_BASE_URL: model.m[1],
-    AGENTSVC_MODEL: 'fake-model',
-    AGENTSVC_LOG_LEVEL: 'warn',
-    AGENTSVC_RATE_LIMIT_PER_MINUTE: '0',
-    AGENTSVC_MAX_RUNS_PER_USER: '100000',
-  };
-  delete env.DATABASE_URL;
-  delete env.REDIS_URL;
-  const svc = await start([`--inspect=127.0.0.1:${inspect}`, join(here, '..', 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
-  procs.push(svc.child);
-  const srv = { pid: svc.child.pid!, inspect };
-  const url = svc.m[1];
-  const token = readFileSync(join(tmp, 'home', 'admin.key'), 'utf8').trim();
+  const { srv, url, token } = await startInspected(join(tmp, 'home'), procs);
   const rows: { at: string; rss: number; anon: number; live: number; heapTotal: number }[] = [];
   const read = async (at: string) => {
     const m = await settled(srv);

@@ -33,7 +33,18 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     return;
   }
   const body = JSON.parse(raw);
-  const m = /^bench (\d+) (\d+(?:\.\d+)?) (\S+)$/.exec(lastUserText(body).trim());
+  const said = lastUserText(body).trim();
+  // `soak <N> <intervalMs> <tag>` (bench/soak.ts): a Write tool call first, then N deltas.
+  const soak = /^soak (\d+) (\d+(?:\.\d+)?) (\S+)$/.exec(said);
+  if (soak && body.stream && body.messages?.at(-1)?.role !== 'tool') {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const call = { index: 0, id: `call_${soak[3]}_${Date.now()}`, type: 'function', function: { name: 'Write', arguments: JSON.stringify({ file_path: `soak-${soak[3]}.txt`, content: `${said} ${Date.now()}\n` }) } };
+    res.write(frame(body.model, { role: 'assistant', content: null, tool_calls: [call] }));
+    res.write(frame(body.model, {}, 'tool_calls'));
+    res.end('data: [DONE]\n\n');
+    return;
+  }
+  const m = /^(?:bench|soak) (\d+) (\d+(?:\.\d+)?) (\S+)$/.exec(said);
   if (!body.stream) {
     // Titles, summaries and other completions the service may ask for: a short answer.
     res.writeHead(200, { 'content-type': 'application/json' }).end(

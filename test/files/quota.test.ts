@@ -67,6 +67,50 @@ t.test('writes, uploads, imports and tools stop at the quota', async (t) => {
   t.equal((await app.api(`/api/sessions/${bobSid}/files/x.txt`, { method: 'PUT', json: { content: 'x'.repeat(800) }, key: bob.key })).status, 200);
 });
 
+t.test('a Bash command that writes past the quota fails as a tool error and leaves nothing it added', async (t) => {
+  const results: { content: string }[] = [];
+  const { app, model } = await buildWithModel(t, { AGENTSVC_USER_QUOTA_BYTES: String(256 * 1024) });
+  const commands = [
+    // 512 KiB in a new file (the outside finding), a new folder with a file, and a file that grows.
+    'head -c 524288 /dev/zero > big.bin; mkdir -p made/deeper && echo hi > made/deeper/x.txt; head -c 100000 /dev/zero >> kept.txt; echo wrote',
+    'head -c 1000 /dev/zero > small.bin; echo fits',
+  ];
+  let step = 0;
+  model.fallback = (body: any) => {
+    const last = body.messages.at(-1);
+    if (last.role === 'tool') {
+      results.push({ content: String(last.content) });
+      return { text: ['ok'] };
+    }
+    return { toolCalls: [{ name: 'Bash', args: { command: commands[step++] } }] };
+  };
+  const sid = await createSession(app);
+  const base = `/api/sessions/${sid}`;
+  t.equal((await app.api(`${base}/files/kept.txt`, { method: 'PUT', json: { content: 'k'.repeat(1000) } })).status, 200);
+  const { sock, seen } = await watch(app, sid);
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'write a lot' })).ok, true);
+  await untilEnd(seen, sid, 60_000);
+  const result = seen.find((e: any) => e.name === 'turn:patch' && e.payload.patch_type === 'tool_result')?.payload.data;
+  t.equal(result?.status, 'error', 'the call is a tool error');
+  t.match(results[0]?.content, /^Error: QUOTA_EXCEEDED: the command wrote past the storage quota of 262144 bytes/, 'the model reads why');
+  t.match(results[0]?.content, /new entries removed: 2; files cut back to their earlier size: 1\)/);
+  t.equal((await app.api(`${base}/files/big.bin`)).status, 404, 'the new file is gone');
+  t.equal((await app.api(`${base}/files/made`)).status, 404, 'the new folder is gone');
+  t.equal(await (await app.api(`${base}/files/kept.txt`)).text(), 'k'.repeat(1000), 'the grown file is back to what it held');
+  t.same((await (await app.api('/api/auth/me')).json()).storage, { used_bytes: 1000, quota_bytes: 262144 }, 'the count is what is left');
+
+  t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'write a little' })).ok, true);
+  await waitForEnds(seen, sid, 2);
+  t.match(results[1]?.content, /fits/, 'a command within the quota runs as always');
+  t.equal((await app.api(`${base}/files/small.bin`)).status, 200);
+});
+
+/** Until the session has ended `n` runs. */
+async function waitForEnds(seen: any[], sid: string, n: number) {
+  const { waitFor } = await import('../helpers/wait.js');
+  await waitFor(() => seen.filter((e) => e.name === 'chat:end' && e.payload.session_id === sid).length >= n, { timeoutMs: 60_000, what: `${n} runs ended` });
+}
+
 t.test('without a quota nothing is refused and me says 0', async (t) => {
   const { app } = await buildWithModel(t);
   const sid = await createSession(app);

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { at, SessionFolder } from './confine.js';
 
 const RESCAN_MS = 60_000;
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /** A write, upload or import past the quota: 413 QUOTA_EXCEEDED on REST, a tool error in a run. */
 export class QuotaExceededError extends Error {
@@ -102,6 +102,11 @@ class StorageQuota {
     if (used - freed + add > limit) throw new QuotaExceededError(used, limit, add - freed);
   }
 
+  /** The user's bytes as just counted (after a command of their computer). */
+  set(a: Account, bytes: number): void {
+    this.counts.set(this.key(a), { bytes, at: Date.now() });
+  }
+
   /** A write through the layer changed the user's bytes by `delta`. */
   record(a: Account | undefined, delta: number): void {
     if (!a || !delta || !this.limitOf(a.root)) return;
@@ -115,3 +120,4 @@ class StorageQuota {
  * account itself (its root), with no host path handed around and no setting shared by two services.
  */
 export const storageQuota = new StorageQuota();
+

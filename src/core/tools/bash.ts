@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { markQuota, undoPast } from '../files/command-quota.js';
 import { defineTool } from './define.js';
 import { ToolError } from './types.js';
 import type { BackgroundTasks } from './background.js';
@@ -37,8 +38,16 @@ export function createBashTool(opts: BashOptions) {
         return `Started background task ${task.id}. It keeps running after this turn; its output is available under background-tasks/${task.id}.`;
       }
       const limit = timeout ?? opts.defaultTimeoutMs;
+      // With a storage quota, what the command adds past it is taken back after it ran.
+      const mark = await markQuota(ctx.workspace.folder.account);
       const r = await computer.exec(command, { cwd, env: ctx.env, timeoutMs: limit, signal: ctx.signal, maxOutputBytes: 256 * 1024, origin: { sessionId: ctx.sessionId, toolCallId: ctx.callId } });
+      const undo = mark && (await undoPast(mark));
       if (r.aborted && ctx.signal.aborted) throw ctx.signal.reason;
+      if (undo)
+        throw new ToolError(
+          `QUOTA_EXCEEDED: the command wrote past the storage quota of ${undo.quotaBytes} bytes (${undo.usedBytes} in use after it); ` +
+            `what it added was taken back (new entries removed: ${undo.removed}; files cut back to their earlier size: ${undo.truncated}).`,
+        );
       let out = r.stdout;
       if (r.stderr) out += (out && !out.endsWith('\n') ? '\n' : '') + r.stderr;
       if (r.truncated) out += '\n[output cut at 256 KiB per stream]';
