@@ -4,7 +4,7 @@ import type { AgentsvcPlugin, PluginApi, Tool, ToolResult } from '../../src/feat
 import { ToolError } from '../../src/features/plugin-host/api.js';
 import type { Integrations, OpenApiIntegration } from './config.js';
 import { parseOffThread } from './load.js';
-import { buildRequest, integrationToolName, type Operation, operationSchema, type ParsedDocument } from './openapi.js';
+import { buildRequest, integrationToolNames, type Operation, operationSchema, type ParsedDocument } from './openapi.js';
 
 export { parseIntegrations, type Integrations } from './config.js';
 
@@ -126,11 +126,11 @@ export function createIntegrationsPlugin(integrations: Integrations): AgentsvcPl
           const server = config.base_url ?? parsed.servers[0] ?? null;
           l.base = server && from ? new URL(server, from).href : server;
           if (l.base && !/^https?:\/\//.test(l.base)) throw new Error(`base URL ${l.base} is not absolute: set base_url`);
-          for (const op of parsed.operations) {
-            const toolName = integrationToolName(name, op, taken);
-            taken.add(toolName);
-            l.tools.push(toolOf(api, l, op, toolName, schemaOf));
-          }
+          const names = integrationToolNames(name, parsed.operations, taken);
+          parsed.operations.forEach((op, i) => {
+            taken.add(names[i]);
+            l.tools.push(toolOf(api, l, op, names[i], schemaOf));
+          });
           l.doc = parsed;
           l.state = 'ready';
         } catch (e) {

@@ -295,17 +295,30 @@ export function operationSchema(op: Operation, v31: boolean): Json {
 const MAX_NAME = 64;
 
 /**
- * The tool name of an integration's operation, namespaced like MCP's (`api__<integration>__<id>`):
- * characters outside [A-Za-z0-9_-] become `_`; a name so changed, longer than 64 characters or
- * already taken is cut and ends with 8 hex digits of a SHA-256 of the integration, the operation id
- * and (when taken) its method and path: stable across restarts, distinct for distinct operations.
+ * The tool names of an integration's operations, namespaced like MCP's (`api__<integration>__<id>`),
+ * characters outside [A-Za-z0-9_-] as `_`. A name longer than 64 characters, or one that two
+ * operations would share once so cleaned (`get.pet` beside `get_pet`), or one another integration
+ * took, is cut and ends with 8 hex digits of a SHA-256 of the integration and the operation id (and
+ * its method and path, should that be taken too): stable across restarts whatever the document's
+ * order, distinct for distinct operations, mapped back by the tool itself.
  */
-export function integrationToolName(integration: string, op: { operationId: string; method: string; path: string }, taken: ReadonlySet<string> = new Set()): string {
-  const clean = `api__${integration}__${op.operationId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-  if (clean.length <= MAX_NAME && clean === `api__${integration}__${op.operationId}` && !taken.has(clean)) return clean;
-  const hashed = (key: string) => `${clean.slice(0, MAX_NAME - 9)}_${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
-  const first = hashed(`${integration}\0${op.operationId}`);
-  return taken.has(first) ? hashed(`${integration}\0${op.operationId}\0${op.method} ${op.path}`) : first;
+export function integrationToolNames(integration: string, ops: { operationId: string; method: string; path: string }[], taken: ReadonlySet<string> = new Set()): string[] {
+  const clean = (id: string) => `api__${integration}__${id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  const count = new Map<string, number>();
+  for (const op of ops) count.set(clean(op.operationId), (count.get(clean(op.operationId)) ?? 0) + 1);
+  const used = new Set(taken);
+  return ops.map((op) => {
+    const name = clean(op.operationId);
+    const exact = name === `api__${integration}__${op.operationId}`;
+    let out = name;
+    if (name.length > MAX_NAME || (!exact && count.get(name)! > 1) || used.has(name)) {
+      const hashed = (key: string) => `${name.slice(0, MAX_NAME - 9)}_${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
+      out = hashed(`${integration}\0${op.operationId}`);
+      if (used.has(out)) out = hashed(`${integration}\0${op.operationId}\0${op.method} ${op.path}`);
+    }
+    used.add(out);
+    return out;
+  });
 }
 
 /** A query parameter's value as name/value pairs (form style; deepObject as `name[key]`). */

@@ -18,6 +18,11 @@ const INDEXES = 4;
 
 export const TOOL_SEARCH = 'ToolSearch';
 
+/** Abbreviations API names use for the words their summaries spell out. */
+const SHORT: Record<string, string> = { repo: 'repository', org: 'organization', pr: 'pull', auth: 'authentication', config: 'configuration', env: 'environment' };
+/** Words too common to rank by. */
+const STOP = new Set(['a', 'an', 'the', 'of', 'for', 'to', 'in', 'on', 'by', 'and', 'or', 'with', 'from', 'is', 'are', 'be', 'this', 'that']);
+
 /** Tools that wait to be found: the providers that can bring hundreds (MCP servers, integrations). */
 const deferrable = (t: Tool) => t.provider === 'mcp' || t.provider === 'integration';
 
@@ -116,13 +121,14 @@ export class ToolSearch {
       this.indexes.set(key, hit);
       return hit;
     }
-    const index = new MiniSearch<{ id: string; name: string; description: string; params: string }>({
-      fields: ['name', 'description', 'params'],
+    // A tool's first line (an operation's summary) says what it does; the rest is detail.
+    const index = new MiniSearch<{ id: string; name: string; title: string; description: string; params: string }>({
+      fields: ['name', 'title', 'description', 'params'],
       storeFields: [],
-      processTerm: (term) => term.toLowerCase(),
-      searchOptions: { boost: { name: 3, params: 1.5 }, prefix: true, fuzzy: 0.15, combineWith: 'OR' },
+      processTerm: term,
+      searchOptions: { boost: { name: 2, title: 4, description: 0.5, params: 1 }, prefix: (term) => term.length > 3, fuzzy: 0.1, combineWith: 'OR' },
     });
-    index.addAll(tools.map((t) => ({ id: t.name, name: words(t.name), description: t.description, params: this.paramNames(t) })));
+    index.addAll(tools.map((t) => ({ id: t.name, name: words(t.name), title: firstLine(t.description), description: t.description, params: this.paramNames(t) })));
     this.indexes.set(key, index);
     if (this.indexes.size > INDEXES) this.indexes.delete(this.indexes.keys().next().value as string);
     return index;
@@ -177,11 +183,22 @@ export class ToolSearch {
     const lines = names.map((n) => {
       const t = s.deferred.get(n)!;
       const params = this.paramNames(t);
-      return `- ${n}: ${t.description.slice(0, 400)}${params ? ` (parameters: ${params})` : ''}`;
+      return `- ${n}: ${firstLine(t.description).slice(0, 300)}${params ? ` (parameters: ${params})` : ''}`;
     });
     return `${names.length} tool(s) found; they can be called from now on in this run:\n${lines.join('\n')}`;
   }
 }
+
+/** A word as indexed and searched: lower case, plurals as singulars (`repositories`, `repository`), common words left out. */
+function term(word: string): string | null {
+  const w = word.toLowerCase();
+  if (STOP.has(w)) return null;
+  const one = w.length > 3 ? w.replace(/ies$/, 'y').replace(/([^su])s$/, '$1') : w;
+  return SHORT[one] ?? one;
+}
+
+/** A description's first line or sentence (an operation's summary comes before ` - `). */
+const firstLine = (d: string) => d.split(/\n| - |\. /)[0].trim();
 
 function toolDescription(deferred: number): string {
   return `Search the ${deferred || 'other'} tools that are not listed (integrations' API operations, MCP servers' tools) by what they do; the tools it answers can be called from then on. Use it whenever no listed tool fits the task.`;
