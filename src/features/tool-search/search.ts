@@ -170,8 +170,10 @@ export class ToolSearch {
 
   /** Rank, remember what was found for the rest of the run, tell the session's clients. */
   search(s: RunTools, query: string, limit: number): string {
-    const exact = query.split(/[\s,]+/).filter((q) => s.deferred.has(q));
-    const ranked = s.index.search(query).map((r) => String(r.id));
+    const asked = query.split(/[\s,]+/).filter(Boolean);
+    const exact = asked.filter((q) => s.deferred.has(q));
+    // A query of tool names only answers those; else names first, then the ranking.
+    const ranked = exact.length === asked.length ? [] : s.index.search(query).map((r) => String(r.id));
     const names = [...new Set([...exact, ...ranked])].filter((n) => s.deferred.has(n)).slice(0, limit);
     for (const n of names) {
       const at = s.found.indexOf(n);
