@@ -15,12 +15,8 @@ export const toolSearchModule = defineModule({
   needs: [],
   start(ctx) {
     const search = new ToolSearch({ directMax: ctx.config.toolSearch.directMax, contextWindow: (model) => contextWindowOf(ctx.config.model, model) });
-    return {
-      provides: search,
-      hooks: [
-        { on: 'model.tools', name: 'tool-search.offer', run: (p) => search.choose(p) },
-        { on: 'run.ended', name: 'tool-search.forget', run: ({ run }) => search.forget(run) },
-      ],
-    };
+    // A run's found tools are forgotten when it ends (a listener that needs no place among the others).
+    ctx.hooks.on('run.ended', ({ run }) => search.forget(run));
+    return { provides: search, hooks: [{ on: 'model.tools', name: 'tool-search.offer', run: (p) => search.choose(p) }] };
   },
 });
