@@ -43,6 +43,7 @@ import { catalogModule, solutionsModule } from './features/solutions/module.js';
 import { telemetryModule } from './features/telemetry/module.js';
 import { timetravelModule } from './features/timetravel/module.js';
 import { tokenizeModule } from './features/token-count/module.js';
+import { toolSearchModule } from './features/tool-search/module.js';
 import { backgroundModule, runnerModule, toolRoutesModule } from './core/tools/module.js';
 import { usageModule } from './features/usage/module.js';
 import { usersModule } from './features/users/module.js';
@@ -148,6 +149,7 @@ export const MODULES: readonly Module[] = [
   egressPolicyModule,
   timetravelModule,
   compactionModule,
+  toolSearchModule,
   chatModule,
   schedulingModule,
   teamsModule,

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * configuration. Today one kind: an OpenAPI 3 document turned into tools.
  *
  * `{"petstore": {"type": "openapi", "spec": "https://.../openapi.json" | "./file.json" | {...},
- *   "base_url": "https://api.example.com", "operations": ["listPets"],
+ *   "base_url": "https://api.example.com", "operations": ["listPets"], "tags": ["pets"],
  *   "auth": {"type": "bearer", "env": "PETSTORE_TOKEN"}}}`
  * Credentials are read per call from the session's env (its own, then the user's `default` env bucket).
  */
@@ -23,7 +23,10 @@ const OpenApi = z
     type: z.literal('openapi'),
     spec: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
     base_url: z.string().url().optional(),
-    operations: z.array(z.string().min(1)).optional(),
+    /** Offer only these operation ids (each must be in the document). */
+    operations: z.array(z.string().min(1)).min(1).optional(),
+    /** Offer only operations with one of these tags. */
+    tags: z.array(z.string().min(1)).min(1).optional(),
     auth: Auth.optional(),
     timeout_ms: z.number().int().min(100).max(600_000).optional(),
     description: z.string().max(1000).optional(),

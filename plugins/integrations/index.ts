@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import type { AgentsvcPlugin, PluginApi, Tool, ToolResult } from '../../src/features/plugin-host/api.js';
 import { ToolError } from '../../src/features/plugin-host/api.js';
 import type { Integrations, OpenApiIntegration } from './config.js';
-import { buildRequest, integrationToolName, type Operation, parseOpenApi } from './openapi.js';
+import { parseOffThread } from './load.js';
+import { buildRequest, integrationToolNames, type Operation, operationSchema, type ParsedDocument } from './openapi.js';
 
 export { parseIntegrations, type Integrations } from './config.js';
 
@@ -16,9 +17,11 @@ interface Loaded {
   error: string | null;
   tools: Tool[];
   base: string | null;
-  /** Operations left out because their tool name was taken (a failing check says which). */
-  collisions: string[];
+  doc: ParsedDocument | null;
 }
+
+/** Converted schemas kept at once, across integrations: the tools offered lately (the rest are converted again when offered). */
+const SCHEMA_CACHE = 256;
 
 /** The document: inline, a file (relative to AGENTSVC_HOME), or a URL fetched with the SSRF guard. */
 async function loadSpec(api: PluginApi, spec: OpenApiIntegration['spec']): Promise<{ doc: string | Record<string, unknown>; from: string | null }> {
@@ -32,14 +35,19 @@ async function loadSpec(api: PluginApi, spec: OpenApiIntegration['spec']): Promi
   return { doc: await readFile(path, 'utf8'), from: null };
 }
 
-function toolOf(api: PluginApi, l: Loaded, op: Operation): Tool {
+function toolOf(api: PluginApi, l: Loaded, op: Operation, name: string, schemaOf: (op: Operation) => Record<string, unknown>): Tool {
   const auth = l.config.auth;
   return {
-    name: integrationToolName(l.name, op.operationId),
+    name,
     displayName: `${l.name}: ${op.operationId}`,
     description: `${op.description} [integration ${l.name}]`,
     provider: 'integration',
-    parameters: op.schema,
+    // Converted when offered or called, not when listed: a large document's tools cost their
+    // names and descriptions until a run offers them (tool search).
+    get parameters() {
+      return schemaOf(op);
+    },
+    schemaChecked: true,
     async execute(args: Record<string, unknown>, ctx): Promise<ToolResult> {
       if (!l.base) throw new ToolError(`integration ${l.name} has no base URL (set base_url in its configuration)`);
       const req = buildRequest(l.base, op, args);
@@ -70,10 +78,25 @@ function toolOf(api: PluginApi, l: Loaded, op: Operation): Tool {
   };
 }
 
+/** What an integration's check says: `warn` while any operation is left out, each named with its reason. */
+function check(l: Loaded): { status: 'ok' | 'warn' | 'fail'; detail: string; fix?: string } {
+  const doc = l.doc;
+  if (l.state !== 'ready' || !doc) return { status: 'fail', detail: `offers no tools: ${l.error}`, fix: `fix integrations.${l.name} in config.json` };
+  const filtered = doc.filtered ? `, ${doc.filtered} left aside by its operations/tags filters` : '';
+  const head = `${l.tools.length} of ${doc.total} operations as tools (OpenAPI ${doc.version}, ${l.base ?? 'no base URL'})${filtered}`;
+  if (!doc.leftOut.length) return { status: 'ok', detail: head };
+  return {
+    status: 'warn',
+    detail: `${head}; ${doc.leftOut.length} operation(s) left out: ${doc.leftOut.map((o) => `${o.operationId} (${o.method} ${o.path}): ${o.reason}`).join('; ')}`,
+    fix: `these operations cannot be called as the document describes them; leave them aside with integrations.${l.name}.operations or .tags to silence this`,
+  };
+}
+
 /**
  * Integrations (provider `integration`): tools declared in config.json `integrations`. Each
- * OpenAPI document is read at start; one that cannot be read or parsed is reported at `up` and
- * by /api/env/check (`integrations:<name>`) and offers no tools; the others work.
+ * OpenAPI document is read at start, in a worker thread; one that cannot be read or is not a valid
+ * OpenAPI 3.0/3.1 document is reported at `up` and by /api/env/check (`integrations:<name>`) and
+ * offers no tools; the others work. docs/integrations.md has the rules.
  */
 export function createIntegrationsPlugin(integrations: Integrations): AgentsvcPlugin {
   return {
@@ -82,40 +105,39 @@ export function createIntegrationsPlugin(integrations: Integrations): AgentsvcPl
     version: '1.0.0',
     async register(api) {
       const loaded: Loaded[] = [];
+      // Names are unique across integrations too: two never offer one name.
+      const taken = new Set<string>();
+      const schemas = new Map<Operation, Record<string, unknown>>();
       for (const [name, config] of Object.entries(integrations)) {
-        const l: Loaded = { name, config, state: 'failed', error: null, tools: [], base: null, collisions: [] };
+        const l: Loaded = { name, config, state: 'failed', error: null, tools: [], base: null, doc: null };
         loaded.push(l);
         try {
           const { doc, from } = await loadSpec(api, config.spec);
-          const parsed = parseOpenApi(doc, config.operations);
+          const parsed = await parseOffThread(doc, { operations: config.operations, tags: config.tags });
+          const v31 = parsed.version.startsWith('3.1');
+          const schemaOf = (op: Operation) => {
+            let s = schemas.get(op);
+            if (s) schemas.delete(op);
+            else s = operationSchema(op, v31);
+            schemas.set(op, s);
+            if (schemas.size > SCHEMA_CACHE) schemas.delete(schemas.keys().next().value as Operation);
+            return s;
+          };
           const server = config.base_url ?? parsed.servers[0] ?? null;
           l.base = server && from ? new URL(server, from).href : server;
           if (l.base && !/^https?:\/\//.test(l.base)) throw new Error(`base URL ${l.base} is not absolute: set base_url`);
-          // Operation ids that differ only in characters a tool name cannot hold, or past 64
-          // characters, would give one name twice: the first keeps it, the others are reported.
-          for (const op of parsed.operations) {
-            const tool = toolOf(api, l, op);
-            if (l.tools.some((x) => x.name === tool.name)) l.collisions.push(`${op.operationId} (${op.method} ${op.path}) as ${tool.name}`);
-            else l.tools.push(tool);
-          }
+          const names = integrationToolNames(name, parsed.operations, taken);
+          parsed.operations.forEach((op, i) => {
+            taken.add(names[i]);
+            l.tools.push(toolOf(api, l, op, names[i], schemaOf));
+          });
+          l.doc = parsed;
           l.state = 'ready';
         } catch (e) {
           l.error = (e as Error).message;
           api.log(`integration ${name} offers no tools: ${l.error}`);
         }
-        api.addHealthCheck({
-          id: name,
-          run: async () =>
-            l.state !== 'ready'
-              ? { status: 'fail', detail: `offers no tools: ${l.error}`, fix: `fix integrations.${name} in config.json` }
-              : l.collisions.length
-                ? {
-                    status: 'fail',
-                    detail: `${l.tools.length} tools; ${l.collisions.length} operation(s) left out, their tool name taken: ${l.collisions.slice(0, 5).join('; ')}`,
-                    fix: `list the operations to offer in integrations.${name}.operations, or give them distinct operationIds`,
-                  }
-                : { status: 'ok', detail: `${l.tools.length} tools (OpenAPI, ${l.base ?? 'no base URL'})` },
-        });
+        api.addHealthCheck({ id: name, run: async () => check(l) });
       }
       api.registerProvider({ name: 'integrations', tools: () => loaded.flatMap((l) => l.tools) });
     },

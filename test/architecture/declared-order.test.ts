@@ -31,6 +31,7 @@ t.test('prompt sections, tools and hook contributors come in their declared orde
   const named = Object.fromEntries(first.hooks.map((h) => [h.point, h.contributors]));
   t.same(named['run.opening'], ['timetravel.checkpoint', 'memories.recall'], 'the checkpoint starts before memory recall');
   t.same(named['model.prepare'], ['compaction.auto']);
+  t.same(named['model.tools'], ['tool-search.offer']);
   t.same(named['whatif.check'], ['timetravel.whatif']);
   t.same(named['whatif.fork'], ['timetravel.whatif']);
   t.same(named['approval.answered'], ['policy.approvals']);

@@ -105,6 +105,12 @@ export interface HookSteps {
   };
   /** Before each model call of the root loop: a history to call the model with instead (auto-compaction). */
   'model.prepare': { payload: { run: RunState; messages: ModelMessage[] }; answer: ModelMessage[] };
+  /**
+   * Before each model call of any loop, after `model.prepare`: the tools to offer in this call
+   * instead of the loop's own (tool search). The loop offers, validates and runs exactly these for
+   * the calls this model call makes; a sub-agent still gets the loop's own tools.
+   */
+  'model.tools': { payload: { run: RunState; loopId: string; messages: ModelMessage[]; tools: Tool[] }; answer: Tool[] };
   /** A person answered a policy approval, before the paused run goes on (audit, session rules). */
   'approval.answered': { payload: { userId: string; sessionId: string; call: ToolCall; ref: PendingApproval; choice: ApprovalChoice }; answer: undefined };
   /** A chat:send with `whatif`, before anything is stored: throws 422 for a step out of range or unknown entry ids. */
@@ -162,6 +168,7 @@ export const HOOK_POINTS: Readonly<
   'whatif.fork': 'step',
   'approval.answered': 'step',
   'model.prepare': 'step',
+  'model.tools': 'step',
   'model.before': 'gate',
   'model.call': 'event',
   'model.usage': 'event',

@@ -75,6 +75,8 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
       if (compacted) spec.messages.splice(0, spec.messages.length, ...compacted);
     }
     await deps.retool?.(spec);
+    // model.tools (tool search): the tools this call offers, and the only ones its calls may run.
+    const offered = (spec.tools.length && (await deps.hooks.call('model.tools', { run, loopId: spec.loopId, messages: spec.messages, tools: spec.tools }))) || spec.tools;
     const stop = await deps.hooks.ask('model.before', { run: run.info, loopId: spec.loopId, model: run.model });
     if (stop) throw new RunStopped(stop.code, stop.message, stop.finish_reason);
     run.modelCalls++;
@@ -84,8 +86,8 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
     const started = run.openTurn(turn);
     started.catch(() => {});
     try {
-      const calls = await observedModelCall(run, deps, spec, turn, started);
-      const paused = await runTools(run, deps, spec, turn, calls);
+      const calls = await observedModelCall(run, deps, spec, turn, started, offered);
+      const paused = await runTools(run, deps, spec, turn, calls, offered);
       await run.endTurn(turn, paused ? 'paused' : 'completed', t0);
       spec.messages.push(...assistantMessages(turn));
       lastText = turn.blocks.filter((b) => b.type === 'text').map((b) => b.content).join('');
@@ -100,7 +102,7 @@ export async function runLoop(run: RunState, deps: LoopDeps, spec: LoopSpec): Pr
 }
 
 /** streamModel, with `model.call` told how it went (after the call: nothing on the delta path). */
-async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>): Promise<PendingCall[]> {
+async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, offered: Tool[]): Promise<PendingCall[]> {
   const startedAt = new Date();
   const t0 = performance.now();
   const first = { ms: null as number | null };
@@ -123,7 +125,7 @@ async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, 
       fallbackFrom: meta.fallbackFrom,
     });
   try {
-    const calls = await streamModel(run, deps, spec, turn, started, () => (first.ms ??= performance.now() - t0), meta);
+    const calls = await streamModel(run, deps, spec, turn, started, offered, () => (first.ms ??= performance.now() - t0), meta);
     report('ok');
     return calls;
   } catch (e) {
@@ -142,7 +144,7 @@ interface CallMeta {
 }
 
 /** Stream one model call into `turn`, sent already; its row is being stored (`started`): a failed insert ends the call. */
-async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, firstDelta: () => void, meta: CallMeta): Promise<PendingCall[]> {
+async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, started: Promise<void>, offered: Tool[], firstDelta: () => void, meta: CallMeta): Promise<PendingCall[]> {
   const calls: PendingCall[] = [];
   let isStarted = false;
   let notStored: { e: unknown } | null = null;
@@ -150,7 +152,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
   const stream = deps.model.stream({
     model: run.model,
     messages: spec.messages,
-    tools: spec.tools.length ? ToolRegistry.specs(spec.tools) : undefined,
+    tools: offered.length ? ToolRegistry.specs(offered) : undefined,
     jsonSchema: spec.jsonSchema,
     signal: run.signal,
   });
@@ -192,7 +194,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
   return calls.filter(Boolean);
 }
 
-async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, pending: PendingCall[]): Promise<boolean> {
+async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, pending: PendingCall[], offered: Tool[]): Promise<boolean> {
   if (!pending.length) return false;
   await deps.beforeTools?.();
   const calls: { call: ToolCall; args: unknown }[] = [];
@@ -208,11 +210,11 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     }
     const id = newId('tc');
     // A well-formed question pauses the loop; a malformed one gets the schema error like any tool.
-    const offered = spec.tools.find((t) => t.name === p.name);
-    const valid = !error && !!offered && !deps.registry.validate(offered, args);
-    const question = valid && !!offered?.pauses;
+    const tool = offered.find((t) => t.name === p.name);
+    const valid = !error && !!tool && !deps.registry.validate(tool, args);
+    const question = valid && !!tool?.pauses;
     // Policy: asked only of calls that would run (unknown tools and bad arguments fail anyway).
-    const decision = valid && !question ? await deps.hooks.ask('tool.before', { run: run.info, loopId: spec.loopId, callId: id, tool: offered!, args: args as Record<string, unknown>, workspace: deps.workspace }) : undefined;
+    const decision = valid && !question ? await deps.hooks.ask('tool.before', { run: run.info, loopId: spec.loopId, callId: id, tool: tool!, args: args as Record<string, unknown>, workspace: deps.workspace }) : undefined;
     // What cannot be parsed is not stored as the call's arguments: the turn list stays valid for
     // any model it is sent to (the error result quotes it).
     let shownArgs = error ? '{}' : p.args || '{}';
@@ -227,7 +229,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
       data: {
         id,
         tool_name: p.name,
-        display_name: displayName(spec.tools, p.name),
+        display_name: displayName(offered, p.name),
         arguments: shownArgs,
         status: awaiting ? 'awaiting_answer' : 'pending',
         ...(decision?.action === 'ask' ? { question: { ...decision.question, type: 'approval' as const, tool_call_id: id } } : {}),
@@ -242,13 +244,13 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
 
   const runnable = calls.filter((c) => c.call.status === 'pending');
   // Sub-agents and read-only tools run side by side; anything else runs in the model's order.
-  const parallel = (c: { call: ToolCall }) => !!spec.tools.find((t) => t.name === c.call.tool_name)?.parallel;
+  const parallel = (c: { call: ToolCall }) => !!offered.find((t) => t.name === c.call.tool_name)?.parallel;
   let i = 0;
   let subPaused = false;
   while (i < runnable.length) {
     let j = i + 1;
     if (parallel(runnable[i])) while (j < runnable.length && parallel(runnable[j])) j++;
-    const done = await Promise.all(runnable.slice(i, j).map((c) => runOne(run, deps, spec, turn, c.call, c.args)));
+    const done = await Promise.all(runnable.slice(i, j).map((c) => runOne(run, deps, spec, turn, c.call, c.args, offered)));
     if (done.includes('paused')) subPaused = true;
     i = j;
   }
@@ -261,8 +263,11 @@ function badArguments(tool: string, raw: string, why: string): string {
   return `Error: the arguments of this ${tool} call are not a valid JSON object (${why}), so it did not run. They were: ${quoted}\nCall ${tool} again with a JSON object that matches its schema.`;
 }
 
-/** One call run to its result (exported for an approved call, run when its answer comes). */
-export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown): Promise<'done' | 'paused'> {
+/**
+ * One call run to its result (exported for an approved call, run when its answer comes), looked up
+ * among the tools its model call offered.
+ */
+export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Turn, call: ToolCall, args: unknown, offered: Tool[] = spec.tools): Promise<'done' | 'paused'> {
   if (run.signal.aborted) throw run.signal.reason;
   const t0 = performance.now();
   let lastProgress = 0;
@@ -284,14 +289,14 @@ export async function runOne(run: RunState, deps: LoopDeps, spec: LoopSpec, turn
     llm: deps.model,
     fork: deps.forks?.(run, deps, spec, call),
     recheck: async (again) => {
-      const tool = spec.tools.find((t) => t.name === call.tool_name);
+      const tool = offered.find((t) => t.name === call.tool_name);
       const d = tool && (await deps.hooks.ask('tool.before', { run: run.info, loopId: spec.loopId, callId: call.id, tool, args: again, workspace: deps.workspace }));
       // Mid-call nobody can be asked: an `ask` stops it like a deny.
       if (!d) return null;
       return d.action === 'deny' ? d.message : `it needs a person's approval; call ${call.tool_name} with it directly to be asked`;
     },
   };
-  const r = await executeTool(deps.registry, spec.tools, call.tool_name, args, ctx, run.config.limits.toolOutput);
+  const r = await executeTool(deps.registry, offered, call.tool_name, args, ctx, run.config.limits.toolOutput);
   if (run.signal.aborted) throw run.signal.reason;
   void deps.hooks.emit('tool.call', { run: run.info, loopId: spec.loopId, callId: call.id, tool: call.tool_name, status: r === 'paused' ? 'paused' : r.status, durationMs: performance.now() - t0, args, result: r === 'paused' ? null : r.output });
   if (r === 'paused') return 'paused';

@@ -122,7 +122,7 @@ export class ToolRegistry {
       }
       for (const t of listed) {
         if (off.has(t.name) || off.has(t.provider) || off.has(p.name)) continue;
-        if (!TOOL_NAME.test(t.name) || names.has(t.name) || !this.validator(t)) {
+        if (!TOOL_NAME.test(t.name) || names.has(t.name) || (!t.schemaChecked && !this.validator(t))) {
           this.logger?.warn({ provider: p.name, tool: t.name }, 'a provider tool with a bad or duplicate name or schema was left out');
           continue;
         }

@@ -66,6 +66,11 @@ export interface Tool<A = any> {
   provider: ProviderKind;
   /** JSON Schema of the arguments; they are validated before execute runs. */
   parameters: JsonSchema;
+  /**
+   * The provider compiled `parameters` already: the registry compiles it at the tool's first call,
+   * not whenever it is listed (a large integration's schemas are built only when offered).
+   */
+  schemaChecked?: boolean;
   /** Only reads: may run side by side with other parallel-safe calls of the same message. */
   parallel?: boolean;
   /** A well-formed call pauses the run for the user (AskUserQuestion): it is never executed. */

@@ -107,6 +107,8 @@ export interface Tool<A = any> {
   provider: ToolProviderKind;
   /** JSON Schema of the arguments. */
   parameters: JsonSchema;
+  /** `parameters` was compiled by the provider already: the service compiles it at the first call only, not at every listing. */
+  schemaChecked?: boolean;
   /** Only reads: may run beside other parallel-safe calls. */
   parallel?: boolean;
   execute(args: A, ctx: ToolContext): Promise<string | ToolResult>;

@@ -85,6 +85,8 @@ export interface Config {
   /** Poll interval of the database-backed scheduler (no Redis). */
   schedulerPollMs: number;
   compaction: { at: number; keepTurns: number };
+  /** Past this many tools (or 10% of the context window) a run offers ToolSearch instead (docs/tool-search.md). */
+  toolSearch: { directMax: number };
   memoryTopK: number;
   plugins: string[];
   /** config.json `plugin_options`: each outside plugin's own settings, by plugin name. */
