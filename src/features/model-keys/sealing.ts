@@ -24,7 +24,9 @@ export interface Sealed {
 }
 
 /** A sealed value that does not open: unknown key, wrong key, or changed bytes. Never says more. */
-export class SealError extends Error {}
+export class SealError extends Error {
+  override name = 'SealError';
+}
 
 /** The additional authenticated data of a user's key for a model. */
 export function aad(userId: string, modelId: string): Buffer {
