@@ -1,3 +1,4 @@
+import { ModelError } from '../../core/models/port.js';
 import type { Config } from '../../platform/config/index.js';
 import type { ModelEntry } from '../../platform/config/models.js';
 import type { Database } from '../../platform/db/index.js';
@@ -182,6 +183,11 @@ export class ModelKeys {
         // Never the key: which row, which key sealed it, and why it did not open.
         this.d.logger.warn({ user_id: userId, model: r.model_id, key_id: r.key_id, reason: (e as Error).message }, 'a personal model key does not open; the install key is used');
       }
+    }
+    // A required model is never called with the install's key: the run.before gate refuses such a
+    // run; this stops any other call of it (a manual compaction), as a model error.
+    if (this.entries.get(model)?.personalKey === 'required' && !out.has(model)) {
+      throw new ModelError('MODEL_ERROR', `model ${model} runs only with your own API key, and none of yours can be used: set it with PUT /api/me/credentials/${model}`);
     }
     return out.size ? out : undefined;
   }
