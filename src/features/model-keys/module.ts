@@ -25,8 +25,9 @@ export function keyringOf(config: Pick<Config, 'home' | 'secretKey'>): Keyring {
  */
 export const modelKeysModule = defineModule({
   name: 'modelKeys',
-  needs: ['policy'],
+  needs: ['policy', 'sessions'],
   start(ctx) {
+    const sessions = ctx.get('sessions');
     const keys = new ModelKeys({ db: ctx.db, config: ctx.config, keyring: keyringOf(ctx.config), audit: ctx.get('policy').audit, logger: ctx.logger });
     const taken = keys.models().length > 0;
     return {
@@ -38,9 +39,10 @@ export const modelKeysModule = defineModule({
             {
               on: 'run.before',
               name: 'model-keys.required',
+              // A run is only ever of the user's own session; another is answered 404 after the gate.
               run: async ({ userId, sessionId }) => {
-                const [s] = await ctx.db.sql<{ model: string | null }>('select model from sessions where id = ?', [sessionId]);
-                return s ? keys.refusal(userId, s.model) : undefined;
+                const s = await sessions.getOwned(userId, sessionId).catch(() => null);
+                return s ? keys.refusal(userId, s.model ?? null) : undefined;
               },
             } as const,
             { on: 'model.credentials', name: 'model-keys.credentials', run: ({ run, model }) => keys.forRun(run.runId, run.userId, model) } as const,
