@@ -1,8 +1,9 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { assertFreshBuild, cli } from '../appliance/cli-helpers.js';
-import type { TestApp } from '../helpers/app.js';
+import { build, type TestApp } from '../helpers/app.js';
+import { keyId } from '../../src/features/model-keys/sealing.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
@@ -144,4 +145,16 @@ t.test('runs: a required model refused before the model is called, the personal 
   const audit = await app.api('/api/audit?action=credential_set', { key: alice.key }).then((x) => x.json());
   t.match(JSON.parse(audit.items[0].arguments), { change: 'rotated', model_id: 'fake-model', key_id: rotated.key_id });
   t.equal(audit.items[0].decided_by, 'secrets rotate');
+});
+
+t.test('AGENTSVC_SECRET_KEY encrypts instead of a generated file, is shown masked, and a malformed one stops the start', async (t) => {
+  const secret = Buffer.alloc(32, 42);
+  const { app } = await buildWithModel(t, { AGENTSVC_MODELS: MODELS, AGENTSVC_SECRET_KEY: secret.toString('base64') });
+  const put = await app.api('/api/me/credentials/open-model', { method: 'PUT', json: { api_key: PERSONAL } });
+  t.equal(put.status, 200);
+  t.equal((await put.json()).key_id, keyId(secret), 'sealed under the configured key');
+  t.notOk(existsSync(join(app.home, 'secret.key')), 'no key file generated');
+  const env = (await (await app.api('/api/env')).json()) as { items: { env_var: string; value: string }[] }[];
+  t.equal(env.flatMap((g) => g.items).find((i) => i.env_var === 'AGENTSVC_SECRET_KEY')?.value, '****', 'GET /api/env masks it');
+  await t.rejects(build(t, { AGENTSVC_SECRET_KEY: 'not-a-key' }), /^AGENTSVC_SECRET_KEY: must be 32 random bytes/, 'a malformed key stops the start, naming the setting');
 });
