@@ -158,3 +158,4 @@ t.test('AGENTSVC_SECRET_KEY encrypts instead of a generated file, is shown maske
   t.equal(env.flatMap((g) => g.items).find((i) => i.env_var === 'AGENTSVC_SECRET_KEY')?.value, '****', 'GET /api/env masks it');
   await t.rejects(build(t, { AGENTSVC_SECRET_KEY: 'not-a-key' }), /^AGENTSVC_SECRET_KEY: must be 32 random bytes/, 'a malformed key stops the start, naming the setting');
 });
+
