@@ -64,6 +64,7 @@ t.test('backup keeps personal keys sealed; restore needs the secret key file to 
   const b = cli(['backup', '-o', archive, '--json'], { AGENTSVC_HOME: home, DATABASE_URL: dbA });
   t.equal(b.code, 0, b.stderr);
   t.equal(JSON.parse(b.stdout).rows.model_credentials, 1, 'the sealed key is in the archive');
+  t.match(b.stderr, /the archive holds 1 personal model key\(s\), encrypted; the secret key .* is not in it/, 'backup says the key file must be kept apart');
   const tar = readFileSync(archive);
   t.notOk(tar.includes(PERSONAL), 'the archive never holds the key in clear');
   t.notOk(tar.includes(readFileSync(join(home, 'secret.key'))), 'nor the secret key file');
