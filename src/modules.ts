@@ -26,6 +26,7 @@ import { frontendConfigModule } from './features/frontend-config/module.js';
 import { gisModule } from './features/gis/module.js';
 import { memoriesModule } from './features/memories/module.js';
 import { modelsModule } from './core/models/module.js';
+import { modelKeysModule } from './features/model-keys/module.js';
 import { pluginsModule } from './features/plugin-host/module.js';
 import { policyModule } from './features/policy/module.js';
 import { portabilityModule } from './features/portability/module.js';
@@ -146,6 +147,7 @@ export const MODULES: readonly Module[] = [
   modelsModule,
   engineModule,
   policyModule,
+  modelKeysModule,
   egressPolicyModule,
   timetravelModule,
   compactionModule,

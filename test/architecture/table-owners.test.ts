@@ -49,6 +49,7 @@ const OWNERS: Record<string, string> = {
   prod_solutions: 'src/features/production/solutions/records.ts',
   prod_solution_versions: 'src/features/production/solutions/records.ts',
   biz_role_grants: 'src/features/admin/service.ts',
+  model_credentials: 'src/features/model-keys/store.ts',
 };
 
 /** Whole-install copies: they read and write every table by design (listed, not debt). */

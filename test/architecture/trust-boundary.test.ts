@@ -42,6 +42,7 @@ const OPERATOR: Record<string, string> = {
   'src/platform/db/home-lock.ts': "the home's lock file (run/up.lock) that `up` holds",
   'src/service.ts': 'the logs folder',
   'src/features/users/bootstrap.ts': 'admin.key',
+  'src/features/model-keys/sealing.ts': 'AGENTSVC_HOME/secret.key, the key that encrypts personal model keys',
   'src/platform/lib/assets.ts': 'files shipped in the package',
   'src/core/models/tokenizer.ts': 'the tokenizer ranks shipped with js-tiktoken',
   'src/features/solutions/catalog.ts': 'solution packages under templates/ and plugins',

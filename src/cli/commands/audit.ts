@@ -9,7 +9,7 @@ export default class Audit extends ClientCommand<typeof Audit> {
   static flags = {
     session: Flags.string({ description: 'only this session' }),
     user: Flags.string({ description: 'only this user (admins)' }),
-    action: Flags.string({ description: 'only this action', options: ['allowed', 'denied', 'asked', 'approved', 'rejected'] }),
+    action: Flags.string({ description: 'only this action', options: ['allowed', 'denied', 'asked', 'approved', 'rejected', 'credential_set'] }),
     from: Flags.string({ description: 'from this ISO time' }),
     to: Flags.string({ description: 'up to this ISO time' }),
     limit: Flags.integer({ description: 'how many (1-1000)', default: 50, min: 1, max: 1000 }),

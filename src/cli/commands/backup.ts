@@ -107,6 +107,8 @@ export default class Backup extends BaseCommand<typeof Backup> {
     progress.finish();
     const seconds = (Date.now() - started) / 1000;
     const rows = Object.values(r.rows).reduce((a, b) => a + b, 0);
+    // The archive holds users' model keys encrypted, never the key that decrypts them.
+    if (r.rows.model_credentials) this.logToStderr(`agentsvc: the archive holds ${r.rows.model_credentials} personal model key(s), encrypted; the secret key (AGENTSVC_HOME/secret.key or AGENTSVC_SECRET_KEY) is not in it: keep it apart, a restore cannot decrypt them without it (docs/model-keys.md)`);
     if (this.flags.json) return this.log(JSON.stringify({ file, ...r, seconds }, null, 2));
     this.log(`backed up to ${file}: ${r.tables} tables (${rows} rows), ${r.users} users' files, ${r.entries} entries, ${human(r.bytes)} in ${seconds.toFixed(1)} s`);
   }

@@ -11,7 +11,7 @@ export default class Usage extends ClientCommand<typeof Usage> {
   static flags = {
     from: Flags.string({ description: 'first day (YYYY-MM-DD) or instant (ISO 8601)' }),
     to: Flags.string({ description: 'last day (YYYY-MM-DD, included) or instant (ISO 8601, excluded)' }),
-    by: Flags.string({ description: 'one row per', options: ['day', 'model', 'session', 'user'], default: 'day' }),
+    by: Flags.string({ description: 'one row per (credential: your own key or the install\'s)', options: ['day', 'model', 'session', 'user', 'credential'], default: 'day' }),
   };
 
   async run(): Promise<void> {

@@ -172,7 +172,7 @@ export class ChatService {
   /** The run.before gate (a spent budget): refused before anything is claimed or stored. */
   private async admit(userId: string, sessionId: string, origin: RunOrigin) {
     const refused = await this.deps.hooks.ask('run.before', { userId, sessionId, origin });
-    if (refused) throw new AppError(429, refused.code, refused.message);
+    if (refused) throw new AppError(refused.status ?? 429, refused.code, refused.message);
   }
 
   /**

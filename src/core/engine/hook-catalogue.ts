@@ -44,6 +44,8 @@ export interface HookEvents {
     attempts: number;
     /** The model asked for, when a fallback answered (`model` is the one that did). */
     fallbackFrom?: string;
+    /** Whose key paid: the user's own (`model.credentials`) or the install's (absent: the install's). */
+    credential?: 'personal' | 'install';
   };
   /** A model call's usage as recorded, with its cost from the price table (usage module; for metrics). */
   'model.usage': { run: RunInfo; model: string; input_tokens: number; output_tokens: number; cached_input_tokens: number; cost: number | null; estimated: boolean };
@@ -66,8 +68,8 @@ export type ToolGateDecision =
   /** Pause the call for a person's answer; `question` becomes the call's pending_question_ref. */
   | { action: 'ask'; question: Record<string, unknown> };
 
-/** A run refused before it starts: the chat:send acks this code (e.g. BUDGET_EXCEEDED). */
-export type RunGateDecision = { action: 'refuse'; code: string; message: string };
+/** A run refused before it starts: the chat:send acks this code (e.g. BUDGET_EXCEEDED); `status` is REST's (default 429). */
+export type RunGateDecision = { action: 'refuse'; code: string; message: string; status?: number };
 
 /** Gates: asked before something happens; the strictest answer wins, no answer means go on. */
 export interface HookGates {
@@ -111,6 +113,11 @@ export interface HookSteps {
    * the calls this model call makes; a sub-agent still gets the loop's own tools.
    */
   'model.tools': { payload: { run: RunState; loopId: string; messages: ModelMessage[]; tools: Tool[] }; answer: Tool[] };
+  /**
+   * Before each model call of a run (any loop): API keys by model entry id to call `model` and its
+   * fallbacks with instead of the install's (a user's personal keys); no answer: the install's.
+   */
+  'model.credentials': { payload: { run: RunInfo; model: string }; answer: ReadonlyMap<string, string> };
   /** A person answered a policy approval, before the paused run goes on (audit, session rules). */
   'approval.answered': { payload: { userId: string; sessionId: string; call: ToolCall; ref: PendingApproval; choice: ApprovalChoice }; answer: undefined };
   /** A chat:send with `whatif`, before anything is stored: throws 422 for a step out of range or unknown entry ids. */
@@ -170,6 +177,7 @@ export const HOOK_POINTS: Readonly<
   'model.prepare': 'step',
   'model.tools': 'step',
   'model.before': 'gate',
+  'model.credentials': 'step',
   'model.call': 'event',
   'model.usage': 'event',
   'tool.before': 'gate',

@@ -106,7 +106,7 @@ async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, 
   const startedAt = new Date();
   const t0 = performance.now();
   const first = { ms: null as number | null };
-  const meta: CallMeta = { cached: 0, estimated: false, attempts: 1 };
+  const meta: CallMeta = { cached: 0, estimated: false, attempts: 1, credential: 'install' };
   const report = (outcome: 'ok' | 'error' | 'aborted', error?: string) =>
     void deps.hooks.emit('model.call', {
       run: run.info,
@@ -123,6 +123,7 @@ async function observedModelCall(run: RunState, deps: LoopDeps, spec: LoopSpec, 
       estimated: meta.estimated,
       attempts: meta.attempts,
       fallbackFrom: meta.fallbackFrom,
+      credential: meta.credential,
     });
   try {
     const calls = await streamModel(run, deps, spec, turn, started, offered, () => (first.ms ??= performance.now() - t0), meta);
@@ -141,6 +142,7 @@ interface CallMeta {
   estimated: boolean;
   attempts: number;
   fallbackFrom?: string;
+  credential: 'personal' | 'install';
 }
 
 /** Stream one model call into `turn`, sent already; its row is being stored (`started`): a failed insert ends the call. */
@@ -149,12 +151,15 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
   let isStarted = false;
   let notStored: { e: unknown } | null = null;
   started.catch((e) => (notStored = { e }));
+  // A user's own keys for this model and its fallbacks (model.credentials), else the install's.
+  const credentials = deps.hooks.has('model.credentials') ? await deps.hooks.call('model.credentials', { run: run.info, model: run.model }) : undefined;
   const stream = deps.model.stream({
     model: run.model,
     messages: spec.messages,
     tools: offered.length ? ToolRegistry.specs(offered) : undefined,
     jsonSchema: spec.jsonSchema,
     signal: run.signal,
+    ...(credentials?.size ? { credentials } : {}),
   });
   for await (const d of stream) {
     if (notStored) throw (notStored as { e: unknown }).e;
@@ -187,6 +192,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
         turn.context_window = contextWindowOf(run.config.model, d.model);
         meta.attempts = d.attempts;
         meta.fallbackFrom = d.fallback_from;
+        meta.credential = d.credential ?? 'install';
         break;
     }
   }

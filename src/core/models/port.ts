@@ -31,9 +31,10 @@ export type ModelDelta =
   | { type: 'usage'; input_tokens: number; output_tokens: number; cached_input_tokens?: number; estimated?: boolean }
   /**
    * Which model answers (the router's choice down a fallback list), sent once before its first
-   * delta; `attempts` counts the requests it took, retries and fallbacks included.
+   * delta; `attempts` counts the requests it took, retries and fallbacks included; `credential`
+   * says whose key paid: a key of `ModelRequest.credentials` (`personal`) or the entry's own.
    */
-  | { type: 'model'; model: string; attempts: number; fallback_from?: string }
+  | { type: 'model'; model: string; attempts: number; fallback_from?: string; credential?: 'personal' | 'install' }
   | { type: 'finish'; reason: string };
 
 export interface ModelRequest {
@@ -43,6 +44,12 @@ export interface ModelRequest {
   /** JSON Schema for structured output (response_format json_schema). */
   jsonSchema?: Record<string, unknown>;
   signal: AbortSignal;
+  /**
+   * API keys by model entry id that replace the entries' own for this request (a user's personal
+   * keys, the `model.credentials` hook). A fallback entry whose `personalKey` is `required` and that
+   * has none here is skipped.
+   */
+  credentials?: ReadonlyMap<string, string>;
 }
 
 /** A model failure: reported as system:error with this code, and the run fails. */

@@ -32,7 +32,9 @@ export class ModelRouter implements ModelPort {
     return modelEntry(this.config, id, this.entries);
   }
 
-  private client(e: ModelEntry): OpenAI {
+  /** The client of an endpoint and key; a personal key's client is made per request, never kept. */
+  private client(e: ModelEntry, personal?: string): OpenAI {
+    if (personal) return new OpenAI({ baseURL: e.baseUrl, apiKey: personal, maxRetries: 0, timeout: this.config.timeoutMs });
     const key = `${e.baseUrl}\n${e.apiKey}`;
     let c = this.clients.get(key);
     if (!c) {
@@ -42,10 +44,14 @@ export class ModelRouter implements ModelPort {
     return c;
   }
 
-  /** The model, then its fallbacks, each up to 1 + retries times. */
-  private *plan(model: string): Generator<Attempt> {
+  /**
+   * The model, then its fallbacks, each up to 1 + retries times; a fallback that requires a personal
+   * key the request does not carry is left out (the caller refused the model itself before the run).
+   */
+  private *plan(model: string, credentials?: ReadonlyMap<string, string>): Generator<Attempt> {
     const first = this.entry(model);
-    for (const entry of [first, ...first.fallback.map((id) => this.entry(id))]) {
+    const fallbacks = first.fallback.map((id) => this.entry(id)).filter((e) => e.personalKey !== 'required' || credentials?.has(e.id));
+    for (const entry of [first, ...fallbacks]) {
       for (let retry = 0; retry <= this.config.retries; retry++) yield { entry, retry };
     }
   }
@@ -86,13 +92,20 @@ export class ModelRouter implements ModelPort {
   private async open(req: ModelRequest): Promise<{ iterator: AsyncIterator<ModelDelta>; queued: ModelDelta[] }> {
     let attempts = 0;
     let last: ModelError | undefined;
-    for (const a of this.plan(req.model)) {
+    for (const a of this.plan(req.model, req.credentials)) {
       if (last && a.retry > 0) await sleepUnlessAborted(Math.max(backoffMs(a.retry), last.retry?.afterMs ?? 0), req.signal);
       attempts++;
-      const iterator = streamOnce(this.client(a.entry), a.entry.id, req, this.config.timeoutMs);
+      const personal = req.credentials?.get(a.entry.id);
+      const iterator = streamOnce(this.client(a.entry, personal), a.entry.id, req, this.config.timeoutMs);
       try {
         const first = await iterator.next();
-        const answering: ModelDelta = { type: 'model', model: a.entry.id, attempts, ...(a.entry.id !== req.model ? { fallback_from: req.model } : {}) };
+        const answering: ModelDelta = {
+          type: 'model',
+          model: a.entry.id,
+          attempts,
+          credential: personal ? 'personal' : 'install',
+          ...(a.entry.id !== req.model ? { fallback_from: req.model } : {}),
+        };
         return { iterator, queued: first.done ? [answering] : [answering, first.value] };
       } catch (e) {
         if (!(e instanceof ModelError) || !e.retry) throw counted(e, attempts);

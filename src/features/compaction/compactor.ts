@@ -129,7 +129,9 @@ export class Compactor {
         { role: 'system', content: SYSTEM },
         { role: 'user', content: transcript(plan.archived, prev?.summary_full ?? null) },
       ];
-      for await (const d of this.d.model.stream({ model: state.model, messages, signal: state.signal })) {
+      // The user's own keys pay for their summaries too (model.credentials), else the install's.
+      const credentials = this.d.hooks?.has('model.credentials') ? await this.d.hooks.call('model.credentials', { run: state.info, model: state.model }) : undefined;
+      for await (const d of this.d.model.stream({ model: state.model, messages, signal: state.signal, ...(credentials?.size ? { credentials } : {}) })) {
         call.delta(d);
         if (d.type !== 'text') continue;
         summary += d.text;
@@ -165,6 +167,7 @@ export class Compactor {
     let model = state.model;
     let attempts = 1;
     let fallbackFrom: string | undefined;
+    let credential: 'personal' | 'install' = 'install';
     let cached = 0;
     let estimated = false;
     let done = false;
@@ -172,6 +175,7 @@ export class Compactor {
       delta: (d: ModelDelta) => {
         if (d.type === 'model') {
           ({ model, attempts, fallback_from: fallbackFrom } = d);
+          credential = d.credential ?? 'install';
           return;
         }
         ttftMs ??= performance.now() - t0;
@@ -193,6 +197,7 @@ export class Compactor {
           model,
           outcome,
           purpose: 'compaction',
+          credential,
           usage: { ...entry.usage },
           startedAt,
           durationMs: performance.now() - t0,

@@ -2,8 +2,9 @@ import type { Database } from '../../platform/db/index.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import type { Rule, Source } from './rules.js';
 
-export type AuditAction = 'allowed' | 'denied' | 'asked' | 'approved' | 'rejected';
-export const AUDIT_ACTIONS: readonly AuditAction[] = ['allowed', 'denied', 'asked', 'approved', 'rejected'];
+/** The tool policy's decisions, and `credential_set`: a personal model key set, replaced, deleted or re-encrypted (docs/model-keys.md). */
+export type AuditAction = 'allowed' | 'denied' | 'asked' | 'approved' | 'rejected' | 'credential_set';
+export const AUDIT_ACTIONS: readonly AuditAction[] = ['allowed', 'denied', 'asked', 'approved', 'rejected', 'credential_set'];
 
 export interface AuditRecord {
   id: string;

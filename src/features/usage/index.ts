@@ -82,6 +82,7 @@ export async function createUsage(deps: {
         started_at: c.startedAt,
         duration_ms: Math.round(c.durationMs),
         ttft_ms: c.ttftMs === null ? null : Math.round(c.ttftMs),
+        credential: c.credential ?? 'install',
       })
       .catch((e) => logger.error({ ...errField(e), session_id: c.run.sessionId }, 'could not record a model call'));
   });

@@ -21,7 +21,7 @@ export const UsageQuery = z
   .object({
     from: when.optional(),
     to: when.optional(),
-    group_by: z.enum(['day', 'model', 'session', 'user']).default('day'),
+    group_by: z.enum(['day', 'model', 'session', 'user', 'credential']).default('day'),
     session_id: text(128, 1).optional(),
     user_id: text(128, 1).optional(),
   })

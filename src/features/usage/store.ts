@@ -21,12 +21,14 @@ export interface UsageRecord {
   started_at: Date;
   duration_ms: number;
   ttft_ms: number | null;
+  /** Whose key paid: the user's own (docs/model-keys.md) or the install's. */
+  credential: 'personal' | 'install';
 }
 
 /** Costs as shown: sums of float products rounded to 1e-10 of the currency unit. */
 export const roundCost = (n: number) => Math.round(n * 1e10) / 1e10;
 
-export type GroupBy = 'day' | 'model' | 'session' | 'user';
+export type GroupBy = 'day' | 'model' | 'session' | 'user' | 'credential';
 
 export interface UsageQuery {
   /** Whose calls: one user, or everyone (an admin without user_id). */
@@ -67,6 +69,7 @@ const COLUMNS = [
   'started_at',
   'duration_ms',
   'ttft_ms',
+  'credential',
 ] as const;
 const INSERT = `insert into model_usage (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`;
 
@@ -98,6 +101,7 @@ export class UsageStore {
       model: 'model',
       session: 'session_id',
       user: 'user_id',
+      credential: 'credential',
     }[q.groupBy];
     const params: unknown[] = q.groupBy === 'day' ? [q.timeZone] : [];
     const where: string[] = [];

@@ -21,6 +21,11 @@ export interface ModelEntry {
   price: ModelPrice | null;
   /** Ids of other entries tried in order when this one fails before its first delta. */
   fallback: string[];
+  /**
+   * Whether each user may store their own API key for this entry, used for their calls instead of
+   * the install's (`allowed`), or must have one to run it (`required`); absent: never (docs/model-keys.md).
+   */
+  personalKey?: 'allowed' | 'required';
 }
 
 export interface BudgetSpec {
@@ -45,6 +50,7 @@ const entry = z
     context_window: z.number().int().min(1024).optional(),
     price: price.optional(),
     fallback: z.array(z.string().min(1)).max(10).optional(),
+    personal_key: z.enum(['allowed', 'required']).optional(),
   })
   .strict();
 
@@ -103,6 +109,7 @@ export function parseModels(raw: unknown, defaults: Defaults): ModelEntry[] {
       contextWindow: m.context_window ?? defaults.contextWindow,
       price: m.price ?? null,
       fallback: m.fallback ?? [],
+      ...(m.personal_key ? { personalKey: m.personal_key } : {}),
     };
   });
   for (const m of out) {

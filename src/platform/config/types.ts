@@ -101,6 +101,12 @@ export interface Config {
   publicSharing: boolean;
   /** A bearer token that may read GET /metrics besides admin keys (a scraper needs no user). */
   metricsToken?: string;
+  /**
+   * The key personal model credentials are sealed with (AGENTSVC_SECRET_KEY; absent: one generated
+   * into AGENTSVC_HOME/secret.key) and the one before it while a rotation is under way
+   * (AGENTSVC_SECRET_KEY_PREVIOUS): docs/model-keys.md.
+   */
+  secretKey?: { current?: string; previous?: string };
   /** Sessions unpinned and untouched this many days are deleted (0: never); newest checkpoints kept per branch (0: all). */
   retention: { days: number; checkpointKeep: number };
   /** Bytes of workspaces per user (0: no quota). */
