@@ -32,7 +32,12 @@ export default class Up extends BaseCommand<typeof Up> {
     // lock is held from before the database starts until after it has stopped (the kernel lets go
     // when this process ends, however it ends). Taken before the service's modules load (seconds
     // on a busy machine), so a refusal is quick.
+    // What the start is doing, a line per step from the first instant (the first start creates a
+    // database and takes seconds): docs/operations.md, "Start".
+    const step = (line: string) => this.log(`agentsvc: ${line}`);
+    step(`starting (home ${this.cfg.home}, pid ${process.pid})`);
     const lock = await lockHome(this.cfg.home).catch((e) => this.fail(e));
+    step('home locked; loading the service');
     const { startService } = await import('../../service.js');
     // The default model's endpoint, checked once while the service starts (non-fatal): a first run
     // says what is missing here rather than at the first chat. The same check as `agentsvc doctor`.
@@ -46,7 +51,7 @@ export default class Up extends BaseCommand<typeof Up> {
     const access = homeAccessLines(this.cfg);
     for (const l of access.info) this.log(`agentsvc: ${l}`);
     for (const w of access.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
-    const service = await startService(this.cfg).catch((e) => this.fail(e));
+    const service = await startService(this.cfg, { progress: step }).catch((e) => this.fail(e));
     // One line when the embedded database was left behind by a crash or an `up` that is gone.
     if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);
     for (const w of service.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
