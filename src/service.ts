@@ -90,8 +90,13 @@ export interface Stopped {
 export interface StartOptions {
   /** Log to this file (default AGENTSVC_HOME/logs/agentsvc.log); false for none. */
   logFile?: string | false;
-  /** An already open database (tests share one per file). */
+  /** An already open database (tests share one per file); the caller closes it. */
   db?: Database;
+  /**
+   * The database as the caller began to open it (`openDatabase` with `migrate`), owned by the
+   * service from here: `up` starts the embedded PostgreSQL while the service's modules load.
+   */
+  opening?: Promise<Database>;
   /** Replace the model port (benchmarks measure the service without a model in between). */
   model?: ModelPort;
   /** Told each step of the start as it begins (`agentsvc up` prints them: docs/operations.md, "Start"). */
@@ -112,7 +117,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   mkdirSync(join(config.home, 'logs'), { recursive: true, mode: 0o700 });
   const logger = new LateLogger();
   const progress = opts.progress ?? (() => {});
-  const db = opts.db ?? (await openDatabase(config, { migrate: true, progress }));
+  const db = opts.db ?? (await (opts.opening ?? openDatabase(config, { migrate: true, progress })));
   const shutdown = new Shutdown((name, e) => logger.error({ ...errField(e), closer: name }, 'closing failed'));
   let endLog = async () => {};
   const removeLastResort = keepServing(logger);
@@ -151,6 +156,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const logStream = logFile ? openLogStream(logFile, config.logMaxBytes) : null;
     // Closed after everything else (the last closers still log), as the database is.
     endLog = logStream ? () => new Promise<void>((done) => logStream.end(() => done())) : endLog;
+    progress('building the REST API and its OpenAPI document');
     const app = await buildApp({
       config,
       users,
@@ -160,7 +166,6 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       routes: collected.routes,
     });
     logger.bind(app.log);
-    progress(`opening ${config.host}:${config.port}`);
     await app.listen({ host: config.host, port: config.port });
     const io = createGateway(app.server, { config, users, logger, modules: collected.sockets });
     shutdown.add('clients', 'sockets', () => io.close());

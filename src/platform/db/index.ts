@@ -57,12 +57,19 @@ export function ormOptions(url: string, poolMax = 20): Options {
  */
 export async function openDatabase(
   config: Config,
-  opts: { migrate?: boolean; poolMax?: number; role?: 'up' | 'cli'; progress?: (step: string) => void } = {},
+  opts: {
+    migrate?: boolean;
+    poolMax?: number;
+    role?: 'up' | 'cli';
+    progress?: (step: string) => void;
+    /** The embedded server as the caller began to start it (`up` does so before this module, and MikroORM, load). */
+    embedded?: Promise<EmbeddedDb>;
+  } = {},
 ): Promise<Database> {
   let embedded: EmbeddedDb | undefined;
   let url = config.databaseUrl;
   if (!url) {
-    embedded = await startEmbeddedPostgres(config.home, { role: opts.role, progress: opts.progress });
+    embedded = await (opts.embedded ?? startEmbeddedPostgres(config.home, { role: opts.role, progress: opts.progress }));
     url = embedded.url;
   } else opts.progress?.(`connecting to DATABASE_URL (${where(url)})`);
   let orm: MikroORM;
