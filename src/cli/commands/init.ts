@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import {
   type ChatAnswer,
@@ -134,7 +134,7 @@ export default class Init extends Command {
     try {
       p.note(s.bold('agentsvc init') + s.gray(` · the model endpoint agentsvc calls, written to ${file}`));
       if (existing) {
-        const update = await p.select(`${file} exists. Update its model settings? (its other settings are kept)`, [
+        const update = await p.select(`${basename(file)} exists. Update its model settings? (its other settings are kept)`, [
           { value: 'yes', label: 'Yes, update them' },
           { value: 'no', label: 'No, leave the file as it is' },
         ]);
@@ -228,7 +228,9 @@ export default class Init extends Command {
 
   private report(file: string, c: ModelChoice) {
     const s = this.s;
-    this.log(`${s.green('✔')} wrote ${file} (mode 0600): OPENAI_BASE_URL=${c.baseUrl}, AGENTSVC_MODEL=${c.model}, ${keySaid(c)}`);
+    this.log(`${s.green('✔')} wrote ${file} (mode 0600)`);
+    this.log(`  OPENAI_BASE_URL=${c.baseUrl}  AGENTSVC_MODEL=${c.model}`);
+    this.log(`  key: ${keySaid(c)}`);
     const env = overriddenBy(process.env).filter((k) => !(c.apiKeyEnv === k));
     if (env.length) this.log(s.yellow(`note: ${env.join(', ')} set in this environment win over config.json for every agentsvc started from it`));
     this.log(`next: ${s.cyan('agentsvc up')} (restart it if it runs: it reads config.json when it starts), then ${s.cyan('agentsvc chat')}`);

@@ -58,8 +58,8 @@ export type ModelsAnswer =
 const headers = (apiKey: string): Record<string, string> => ({ 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) });
 
 function reason(e: unknown, ms: number): string {
-  const err = e as Error & { cause?: { code?: string } };
-  return err.name === 'TimeoutError' ? `no answer within ${ms / 1000} s` : (err.cause?.code ?? err.message);
+  const err = e as Error & { cause?: { code?: string; message?: string } };
+  return err.name === 'TimeoutError' ? `no answer within ${ms / 1000} s` : (err.cause?.code ?? err.cause?.message ?? err.message);
 }
 
 /** GET {base}/models: the ids it offers, sorted. */
