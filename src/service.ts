@@ -90,10 +90,23 @@ export interface Stopped {
 export interface StartOptions {
   /** Log to this file (default AGENTSVC_HOME/logs/agentsvc.log); false for none. */
   logFile?: string | false;
-  /** An already open database (tests share one per file). */
+  /** An already open database (tests share one per file); the caller closes it. */
   db?: Database;
+  /**
+   * The database as the caller began to open it (`openDatabase` with `migrate`), owned by the
+   * service from here: `up` starts the embedded PostgreSQL while the service's modules load.
+   */
+  opening?: Promise<Database>;
   /** Replace the model port (benchmarks measure the service without a model in between). */
   model?: ModelPort;
+  /** Told each step of the start as it begins (`agentsvc up` prints them: docs/operations.md, "Start"). */
+  progress?: (step: string) => void;
+}
+
+/** What the plugins step loaded, in one line. */
+function pluginLine(r: PluginReport): string {
+  const names = r.loaded.map((p) => p.name).join(', ');
+  return `plugins: ${r.loaded.length} loaded${names ? ` (${names})` : ''}${r.failed.length ? `, ${r.failed.length} failed (${r.failed.map((f) => f.spec).join(', ')})` : ''}`;
 }
 
 /**
@@ -103,7 +116,8 @@ export interface StartOptions {
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Service> {
   mkdirSync(join(config.home, 'logs'), { recursive: true, mode: 0o700 });
   const logger = new LateLogger();
-  const db = opts.db ?? (await openDatabase(config, { migrate: true }));
+  const progress = opts.progress ?? (() => {});
+  const db = opts.db ?? (await (opts.opening ?? openDatabase(config, { migrate: true, progress })));
   const shutdown = new Shutdown((name, e) => logger.error({ ...errField(e), closer: name }, 'closing failed'));
   let endLog = async () => {};
   const removeLastResort = keepServing(logger);
@@ -127,7 +141,12 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     tools.order(TOOL_ORDER);
     const kernel: Kernel = { config, logger, db, hooks: new Hooks(logger), tools, prompt, warnings: [], model: opts.model, started: () => started };
     const collected: Collected = { routes: [], sockets: [], jobs: [] };
-    const modules = await startModules(MODULES, kernel, shutdown, (_m, out) => contribute(kernel, out, collected));
+    progress(`starting ${MODULES.length} modules`);
+    const modules = await startModules(MODULES, kernel, shutdown, (m, out) => {
+      contribute(kernel, out, collected);
+      if (m.name === 'runner') progress(`${config.runner.kind} runner ready`);
+      if (m.name === 'plugins') progress(pluginLine((out.provides as unknown as { report: PluginReport }).report));
+    });
     // Every contribution is in: a hook ordered against a name nobody contributes, or in a cycle, stops the start here.
     kernel.hooks.seal();
     const get = modules.get;
@@ -137,6 +156,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     const logStream = logFile ? openLogStream(logFile, config.logMaxBytes) : null;
     // Closed after everything else (the last closers still log), as the database is.
     endLog = logStream ? () => new Promise<void>((done) => logStream.end(() => done())) : endLog;
+    progress('building the REST API and its OpenAPI document');
     const app = await buildApp({
       config,
       users,
@@ -152,6 +172,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     shutdown.add('clients', 'http', () => app.close());
     // Jobs start in module order and stop in reverse, each in its phase (intake unless it says).
     for (const job of [...collected.jobs].reverse()) if (job.stop) shutdown.add(job.phase ?? 'intake', job.name, job.stop);
+    progress(`starting ${collected.jobs.length} background jobs (${collected.jobs.map((j) => j.name).join(', ')})`);
     for (const job of collected.jobs) await job.start({ app, io });
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;

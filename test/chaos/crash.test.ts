@@ -126,7 +126,7 @@ t.test('SIGKILL of up and its embedded PostgreSQL, restart at once: it comes bac
   t.equal((await sock.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'slow-x' })).ok, true);
   await deadline((async () => { while (patches < 5) await sleep(50); })(), 20_000, 'the run streaming');
 
-  // postmaster.pid line 1 is the server's pid; it leads its own process group (README: own group).
+  // postmaster.pid line 1 is the server's pid; it leads its own process group (docs/architecture.md: own group).
   const pid = Number(readFileSync(join(home, 'db', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
   // Both at once, database first (its processes become zombies of `up` until `up` dies too), and the
   // restart at once: a postmaster.pid naming a process that is not yet reaped must not fool the start.

@@ -29,7 +29,7 @@ t.test('the starter: tool, prompt section, health check in /api/env/check, sessi
   t.match((await envChecks(app))['starter:ready'].detail, /; 1 sessions ended$/, 'onSessionEnd ran');
 });
 
-t.test('a third-party plugin from the README: session start, toolsChanged mid-run, failing checks, bad names', async (t) => {
+t.test('a third-party plugin from docs/plugins.md: session start, toolsChanged mid-run, failing checks, bad names', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'agentsvc-plugin-'));
   const file = join(dir, 'weather.mjs');
   writeFileSync(

@@ -6,14 +6,14 @@ import { confinedPath } from '../../src/features/policy/targets.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-// The README's team policy, as written there, end to end: network fetchers and publishing denied,
+// The team policy of docs/tool-policy.md, as written there, end to end: network fetchers and publishing denied,
 // git push and writes outside src/ asked (also through `..` and a link), the rest allowed, and an
 // unattended run denied where a person would have been asked.
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const block = readme.slice(readme.indexOf('### A team policy')).match(/```json\n([\s\S]*?)```/)![1];
+const doc = readFileSync(new URL('../../docs/tool-policy.md', import.meta.url), 'utf8');
+const block = doc.slice(doc.indexOf('### A team policy')).match(/```json\n([\s\S]*?)```/)![1];
 const POLICY = JSON.stringify(JSON.parse(block).policy);
 
-t.test("the README's team policy", async (t) => {
+t.test('the team policy of docs/tool-policy.md', async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_POLICY: POLICY });
   const sid = await createSession(app);
   const { sock, seen } = await watch(app, sid);

@@ -28,12 +28,15 @@ export default class Up extends BaseCommand<typeof Up> {
   }
 
   async run(): Promise<void> {
+    // What the start is doing, a line per step from the first instant (the first start creates a
+    // database and takes seconds): docs/operations.md, "Start".
+    const step = (line: string) => this.log(`agentsvc: ${line}`);
+    step(`starting (home ${this.cfg.home}, pid ${process.pid})`);
     // A second `up` on a home would share its database and, on stopping, take its run/url: the
     // lock is held from before the database starts until after it has stopped (the kernel lets go
     // when this process ends, however it ends). Taken before the service's modules load (seconds
     // on a busy machine), so a refusal is quick.
     const lock = await lockHome(this.cfg.home).catch((e) => this.fail(e));
-    const { startService } = await import('../../service.js');
     // The default model's endpoint, checked once while the service starts (non-fatal): a first run
     // says what is missing here rather than at the first chat. The same check as `agentsvc doctor`.
     const model = this.cfg.model.entries.find((m) => m.id === this.cfg.model.default) ?? this.cfg.model;
@@ -44,9 +47,22 @@ export default class Up extends BaseCommand<typeof Up> {
     });
     // As root, the sandbox user must reach the workspaces: granted here, or the fix printed.
     const access = homeAccessLines(this.cfg);
-    for (const l of access.info) this.log(`agentsvc: ${l}`);
+    for (const l of access.info) step(l);
     for (const w of access.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
-    const service = await startService(this.cfg).catch((e) => this.fail(e));
+    // The database opens (the embedded PostgreSQL: its own processes, started before MikroORM
+    // loads) while the service's modules load in this one: on two cores the first start's initdb
+    // and the imports overlap.
+    step('home locked; loading the service while the database opens');
+    const embedded = this.cfg.databaseUrl ? undefined : import('../../platform/db/embedded.js').then((m) => m.startEmbeddedPostgres(this.cfg.home, { progress: step }));
+    const opening = import('../../platform/db/index.js').then(({ openDatabase }) => openDatabase(this.cfg, { migrate: true, progress: step, embedded }));
+    // Both are awaited by startService, which reports a failure; a failure before that is no crash.
+    embedded?.catch(() => {});
+    opening.catch(() => {});
+    const { startService } = await import('../../service.js').catch(async (e) => {
+      await opening.then((db) => db.close()).catch(() => {});
+      return this.fail(e);
+    });
+    const service = await startService(this.cfg, { opening, progress: step }).catch((e) => this.fail(e));
     // One line when the embedded database was left behind by a crash or an `up` that is gone.
     if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);
     for (const w of service.warnings) this.logToStderr(`agentsvc: warning: ${w}`);

@@ -331,5 +331,5 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   };
 }
 
-/** Names and defaults, for the README's configuration table and `agentsvc up --help`. */
+/** Names and defaults, for docs/configuration.md's table and `agentsvc up --help`. */
 export const settingNames = Object.keys(settings);

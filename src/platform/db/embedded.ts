@@ -170,17 +170,17 @@ async function stopPid(pid: number) {
   await until(() => !running(pid, 'postgres'), 5_000, 100);
 }
 
-export async function startEmbeddedPostgres(home: string, opts: { database?: string; role?: Owner['role'] } = {}): Promise<EmbeddedDb> {
+export async function startEmbeddedPostgres(home: string, opts: { database?: string; role?: Owner['role']; progress?: (step: string) => void } = {}): Promise<EmbeddedDb> {
   const logFile = join(home, 'logs', 'postgres.log');
   try {
-    return await start(home, logFile, opts.database ?? 'agentsvc', self(opts.role ?? 'up'));
+    return await start(home, logFile, opts.database ?? 'agentsvc', self(opts.role ?? 'up'), opts.progress ?? (() => {}));
   } catch (e) {
     if (e instanceof EmbeddedStartError) throw e;
     throw new EmbeddedStartError((e as Error).message, logFile);
   }
 }
 
-async function start(home: string, logFile: string, database: string, me: Owner): Promise<EmbeddedDb> {
+async function start(home: string, logFile: string, database: string, me: Owner, progress: (step: string) => void): Promise<EmbeddedDb> {
   const base = join(home, 'db');
   const dataDir = join(base, 'data');
   mkdirSync(base, { recursive: true, mode: 0o700 });
@@ -193,6 +193,7 @@ async function start(home: string, logFile: string, database: string, me: Owner)
   const found = await inspect(dataDir);
   if (found.kind === 'live') {
     const { pid, port } = found.lock;
+    progress(`embedded PostgreSQL already running in ${dataDir} (pid ${pid}): connecting to it`);
     await ensureDatabase(urlFor(port, 'postgres'), database);
     const owner = readOwner(base);
     // Join the server of a live `up` (the key commands do); a live CLI's server is taken over by
@@ -233,6 +234,7 @@ async function start(home: string, logFile: string, database: string, me: Owner)
   const ids = runAs();
   let initialised = false;
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    progress(`creating the embedded PostgreSQL database in ${dataDir} (first start only)`);
     rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dataDir, { mode: 0o700 });
     const tmpPw = join(base, '.initdb-pw');
@@ -254,6 +256,7 @@ async function start(home: string, logFile: string, database: string, me: Owner)
   }
 
   const port = await freePort();
+  progress(`starting the embedded PostgreSQL (its log: ${logFile})`);
   const from = existsSync(logFile) ? statSync(logFile).size : 0;
   const log = openSync(logFile, 'a', 0o600);
   let child: ChildProcess;

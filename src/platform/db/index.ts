@@ -55,13 +55,23 @@ export function ormOptions(url: string, poolMax = 20): Options {
  * not start is an EmbeddedStartError with its cause and log. Either way `up` prints one line and
  * exits 1. `role` tells the embedded server's owner file whether this is an `up` or a CLI command.
  */
-export async function openDatabase(config: Config, opts: { migrate?: boolean; poolMax?: number; role?: 'up' | 'cli' } = {}): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  opts: {
+    migrate?: boolean;
+    poolMax?: number;
+    role?: 'up' | 'cli';
+    progress?: (step: string) => void;
+    /** The embedded server as the caller began to start it (`up` does so before this module, and MikroORM, load). */
+    embedded?: Promise<EmbeddedDb>;
+  } = {},
+): Promise<Database> {
   let embedded: EmbeddedDb | undefined;
   let url = config.databaseUrl;
   if (!url) {
-    embedded = await startEmbeddedPostgres(config.home, { role: opts.role });
+    embedded = await (opts.embedded ?? startEmbeddedPostgres(config.home, { role: opts.role, progress: opts.progress }));
     url = embedded.url;
-  }
+  } else opts.progress?.(`connecting to DATABASE_URL (${where(url)})`);
   let orm: MikroORM;
   try {
     orm = await MikroORM.init(ormOptions(url, opts.poolMax));
@@ -104,8 +114,24 @@ export async function openDatabase(config: Config, opts: { migrate?: boolean; po
       await embedded?.stop();
     },
   };
-  if (opts.migrate) await migrate(db);
+  if (opts.migrate) {
+    if (opts.progress) {
+      const pending = await pendingMigrations(db);
+      opts.progress(pending.length ? `applying ${pending.length} database migration${pending.length === 1 ? '' : 's'}` : 'database schema up to date');
+    }
+    await migrate(db);
+  }
   return db;
+}
+
+/** A database URL without its credentials: host, port and database name. */
+function where(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return 'unparsable URL';
+  }
 }
 
 export async function migrate(db: Database): Promise<string[]> {
