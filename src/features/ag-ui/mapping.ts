@@ -22,8 +22,9 @@ export const ANSWER_SCHEMA = {
  * (success, interrupt for a question or an approval, cancelled for a stopped run) or RUN_ERROR.
  */
 export class AgUiRun {
-  /** Root assistant turns of the run (sub-agents' turns are left out). */
+  /** Root assistant turns of the run, and sub-agents' turns (left out). */
   private readonly root = new Set<string>();
+  private readonly sub = new Set<string>();
   /** The open text message of each turn, and how many the turn had. */
   private readonly open = new Map<string, string>();
   private readonly parts = new Map<string, number>();
@@ -45,10 +46,15 @@ export class AgUiRun {
     const p = ev.payload as Record<string, unknown>;
     switch (ev.name) {
       case 'turn:start':
-        if (p.role === 'assistant' && p.parent_fork_tool_call_id === null) this.root.add(String(p.turn_id));
+        if (p.parent_fork_tool_call_id !== null) this.sub.add(String(p.turn_id));
+        else if (p.role === 'assistant') this.root.add(String(p.turn_id));
         return [];
-      case 'turn:patch':
-        return this.root.has(String(p.turn_id)) ? this.patch(String(p.turn_id), String(p.patch_type), p.data as Record<string, unknown>) : [];
+      case 'turn:patch': {
+        const turnId = String(p.turn_id);
+        // An answer's run patches the paused turn, started by the run before: its tool result is carried.
+        const carried = this.root.has(turnId) || (p.patch_type === 'tool_result' && !this.sub.has(turnId));
+        return carried ? this.patch(turnId, String(p.patch_type), p.data as Record<string, unknown>) : [];
+      }
       case 'turn:end': {
         const turnId = String(p.turn_id);
         if (!this.root.has(turnId)) return [];
