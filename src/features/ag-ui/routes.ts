@@ -88,7 +88,8 @@ export const agUiRoutes: FastifyPluginAsyncZod<AgUiDeps> = async (app, deps) => 
         description: 'Takes an AG-UI RunAgentInput; answers the run as AG-UI events (text/event-stream): docs/protocol-doors.md.',
         params: SessionParams,
         body: RunAgentInput,
-        response: { 200: { description: 'AG-UI events as server-sent events', content: { 'text/event-stream': { schema: z.string() } } } },
+        // The answer is a text/event-stream of AG-UI events, written by the handler itself.
+        response: { 200: z.string().describe('AG-UI events as server-sent events (text/event-stream)') },
       },
     },
     async (req, reply) => {
