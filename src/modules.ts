@@ -20,6 +20,9 @@ import { eventsModule } from './core/events/module.js';
 import { compactionModule } from './features/compaction/module.js';
 import { computersModule } from './features/computers/module.js';
 import { diagnosticsModule } from './features/diagnostics/module.js';
+import { doorsModule } from './features/doors/module.js';
+import { mcpDoorModule } from './features/mcp-door/module.js';
+import { agUiModule } from './features/ag-ui/module.js';
 import { egressModule, egressPolicyModule } from './features/egress/module.js';
 import { filesModule, foldersModule } from './core/files/module.js';
 import { frontendConfigModule } from './features/frontend-config/module.js';
@@ -172,6 +175,9 @@ export const MODULES: readonly Module[] = [
   diagnosticsModule,
   registryModule,
   skillsModule,
+  doorsModule,
+  mcpDoorModule,
+  agUiModule,
 ];
 
 /** What the modules contributed that the server is built from. */

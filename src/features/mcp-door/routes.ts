@@ -1,0 +1,47 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { me } from '../../platform/server/auth.js';
+import { errField } from '../../platform/lib/logger.js';
+import { type McpDoorDeps, mcpServer } from './server.js';
+
+/**
+ * `POST /mcp`: the MCP server (Streamable HTTP), authorized by the bearer key as every /api route
+ * is (the auth hook runs before the body is read). Stateless: each POST gets its own server and
+ * transport, and its answer streams as server-sent events (progress notifications, then the
+ * result). No MCP session is kept, so GET (a stream for server-initiated messages) and DELETE (end
+ * a session) answer 405, as the protocol lets a server without them do (docs/protocol-doors.md).
+ */
+export const mcpRoutes: FastifyPluginAsync<McpDoorDeps> = async (app, deps) => {
+  app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
+    const user = me(req);
+    const server = mcpServer(user.id, deps);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    transport.onerror = (e) => req.log.debug({ ...errField(e) }, 'mcp transport');
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close().catch(() => {});
+      void server.close().catch(() => {});
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } catch (e) {
+      deps.logger.error({ ...errField(e), user_id: user.id }, 'mcp request failed');
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'internal error', code: 'INTERNAL' }));
+      else reply.raw.end();
+    }
+  });
+
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      schema: { hide: true },
+      handler: async (_req, reply) =>
+        reply
+          .code(405)
+          .header('allow', 'POST')
+          .send({ detail: 'this MCP server keeps no session: POST each request to /mcp', code: 'METHOD_NOT_ALLOWED' }),
+    });
+  }
+};
