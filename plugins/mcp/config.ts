@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * AGENTSVC_MCP_SERVERS / config.json `mcp` (CONTRACT 12): a JSON object of servers by name,
+ * AGENTSVC_MCP_SERVERS / config.json `mcp` (docs/plugins.md): a JSON object of servers by name,
  * `{command, args?, env?, cwd?}` for stdio or `{url, headers?}` for streamable HTTP. Checked
  * when the config is read, so a malformed value stops `up` with the setting named.
  */

@@ -12,7 +12,7 @@ type ConnOpts = ConstructorParameters<typeof McpServerConnection>[2];
 /**
  * A stdio server with `run_in: computer`: one process per user inside that user's computer
  * (confined like their commands: their workspace, no host files), started at their first run and
- * stopped when idle. A start that fails or a crash is that user's alone (CONTRACT 12): their
+ * stopped when idle. A start that fails or a crash is that user's alone (docs/plugins.md): their
  * process restarts with backoff, their runs are told why its tools are missing, their
  * /api/env/check shows it; no other user's process is touched and nothing moves to the host.
  * (The user's login files and workspace decide what runs there, so the host must never run it.)

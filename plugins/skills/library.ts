@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { SessionFiles, SessionScope } from '../../src/features/plugin-host/api.js';
 import { parseSkill, type SkillDoc, SKILL_NAME } from './format.js';
 
-/** Session skills live here, relative to the session folder (CONTRACT 12). */
+/** Session skills live here, relative to the session folder (docs/plugins.md). */
 export const SESSION_DIR = '.skills';
 /** In a global skill folder: who put it there (`agentsvc/<name>` for shipped skills). */
 export const SOURCE_MARK = '.agentsvc-source';

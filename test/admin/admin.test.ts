@@ -1,7 +1,7 @@
 import t from 'tap';
 import { build } from '../helpers/app.js';
 
-/** Admins, business-role grants and production users (CONTRACT 13). */
+/** Admins, business-role grants and production users (docs/solutions-and-admin.md). */
 
 t.test('admins: list, grant at once, last admin protected, 403 for non-admins on every admin path', async (t) => {
   const app = await build(t);

@@ -3,7 +3,7 @@ import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.
 import { request } from '../helpers/socket.js';
 import { zipEntries } from '../portability/rawzip.js';
 
-/** Payload annotations (CONTRACT 13), exported and imported with their session; frontend config; GIS state. */
+/** Payload annotations (docs/solutions-and-admin.md), exported and imported with their session; frontend config; GIS state. */
 
 
 t.test('annotations on entries, turns and tool calls; isolation; bounds; export and import', async (t) => {

@@ -28,7 +28,7 @@ t.test('public or not is decided on the matched route, not the raw URL', async (
     t.equal(ok.status, 200, `${path} with the key reaches the route`);
   }
 
-  // The public list (CONTRACT.md section 2) stays public, also when spelled differently.
+  // The public list (docs/trust-boundary.md) stays public, also when spelled differently.
   for (const path of ['/api/health', '/healthz', '/api/config', '/%61pi/config', '/api/openapi.json', '/api/docs', '/api/docs/json']) {
     const res = await raw(app.url, 'GET', path);
     t.ok(res.status < 400, `${path} is public (${res.status})`);

@@ -7,7 +7,7 @@ import { chromium } from 'playwright-core';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Published apps (CONTRACT 13): an app the agent wrote, served public and read-only, escapes refused. */
+/** Published apps (docs/solutions-and-admin.md): an app the agent wrote, served public and read-only, escapes refused. */
 
 const CI = process.env.CI === 'true';
 const chromiumPath = spawnSync('sh', ['-c', 'command -v chromium']).stdout?.toString().trim();

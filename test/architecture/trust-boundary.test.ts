@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import t from 'tap';
 
 /**
- * The trust boundary is built once (CONTRACT 6): host code reaches a user's tree only through the
+ * The trust boundary is built once (docs/trust-boundary.md): host code reaches a user's tree only through the
  * confined file layer (src/core/files/confine.ts, entry-ops.ts, workspace-fs.ts and the file endpoints
  * built on them), and runners are exec only. This test fails when a file that is not listed here
  * starts using `node:fs`, so a new feature cannot quietly read or write a workspace by path: it

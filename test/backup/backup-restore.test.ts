@@ -17,7 +17,7 @@ import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
- * `agentsvc backup` of a live install and `agentsvc restore` into a fresh home (CONTRACT 17): the
+ * `agentsvc backup` of a live install and `agentsvc restore` into a fresh home (docs/operations.md): the
  * restored service answers the same keys, sessions, turns, files (byte for byte) and checkpoints
  * (a rewind works); a non-empty home is refused untouched; corrupt and truncated archives are
  * refused with a clear message and leave the target empty.

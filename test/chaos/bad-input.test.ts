@@ -8,7 +8,7 @@ import { socketCampaign } from './bad-input-socket.js';
 
 /**
  * Bad-input campaign over every route of GET /api/openapi.json and every Socket.IO client event
- * (CONTRACT 3: bad input never yields a 5xx, never changes stored data, never hangs a connection).
+ * (docs/errors.md: bad input never yields a 5xx, never changes stored data, never hangs a connection).
  * Cases certainly invalid must also be refused (4xx); softer ones (unicode, unknown fields) may be
  * accepted, and go to sacrificial resources so that the strict ones' resources stay checkable.
  */
@@ -16,7 +16,7 @@ import { socketCampaign } from './bad-input-socket.js';
 const TARGET = Number(process.env.CHAOS_CASES ?? 5000);
 const IN_FLIGHT = Number(process.env.CHAOS_IN_FLIGHT ?? 16);
 const HUNG_MS = 5000;
-/** Public routes of CONTRACT 2 (reachable without a key). */
+/** Public routes of docs/trust-boundary.md (reachable without a key). */
 const PUBLIC = /^\/(healthz|api\/(health|config|openapi\.json))$|^\/api\/(docs|share)\//;
 
 t.test(`at least ${TARGET} malformed requests on every route and socket event`, async (t) => {
@@ -78,7 +78,7 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
     ],
     file_path: [{ label: 'file', value: 'fuzz.txt', reject: false }, ...FILE_TRICKS.map(([l, v, r]) => ({ label: l, value: v, reject: r }))],
   };
-  // The wildcard's names in the document (SPEC's): a folder takes the same tricks as a file.
+  // The wildcard's names in the document (the documented ones): a folder takes the same tricks as a file.
   pools.dir_path = pools.file_path;
   const otherPool: Pool = [{ label: 'plain', value: 'nope', reject: false }, ...ID_TRICKS.map(([l, v]) => ({ label: l, value: v, reject: false }))];
   const ops: { method: string; template: string; params: string[]; query: any[]; schema: any; hasBody: boolean }[] = [];

@@ -5,7 +5,7 @@ import { createSession } from '../helpers/chat.js';
 import { deadline, sleep } from '../helpers/chaos.js';
 
 /**
- * CONTRACT 3: bad input never yields a 5xx and never hangs a connection. A body nested deeper than
+ * docs/errors.md: bad input never yields a 5xx and never hangs a connection. A body nested deeper than
  * 64 levels is a 422 (it was a RangeError 500 in the recursive walks), and a body that stops
  * arriving is answered 408 within 10 s (it held its connection ~126 s); one that keeps arriving,
  * slowly, is not cut.

@@ -80,7 +80,7 @@ t.test('SIGKILL of up (external PostgreSQL) mid-run, restart: clean state, quest
   t.comment(`restart to listening: ${second.up.startMs} ms`);
   const { left, waited } = await noneRunning(second.api, sids, 60_000);
   t.comment(`sessions left running after the crash were closed ${waited} ms after the restart`);
-  t.same(left, [], 'no session running (CONTRACT 5; within 60 s, CONTRACT 11)');
+  t.same(left, [], 'no session running (docs/sessions-and-runs.md; within 60 s, docs/scale-out.md)');
 
   const problems: string[] = [];
   const lost: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * The database's disk fills up mid-run (CONTRACT 3, 4): the session's events and turns live in a
+ * The database's disk fills up mid-run (docs/errors.md and docs/socket-protocol.md): the session's events and turns live in a
  * tablespace on a small tmpfs, so PostgreSQL fails their writes as on a full disk ("could not extend
  * file", 53100) while its WAL and the other tables go on. Events must not be lost silently: the run
  * fails with system:error INSUFFICIENT_STORAGE and chat:end failed, a replay over the lost events

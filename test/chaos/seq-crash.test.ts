@@ -6,7 +6,7 @@ import { deadline, sleep } from '../helpers/chaos.js';
 import { boot, withModel } from '../helpers/nodes.js';
 
 /**
- * CONTRACT 4 (durability of the stream) and 5 (orphans closed before listening), with a real
+ * docs/socket-protocol.md (durability of the stream) and docs/sessions-and-runs.md (orphans closed before listening), with a real
  * SIGKILL of `agentsvc up` while 8 chats stream fast (text deltas are sent before they are
  * written): after the restart no seq a client saw is given to another event, a client resuming
  * from its last seq learns how each run ended with seqs above everything it saw, and the next
@@ -62,7 +62,7 @@ t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what w
   const lastSeen = new Map(sids.map((sid) => [sid, Math.max(...before.get(sid)!.map((e) => e.payload.seq))]));
 
   const second = await boot(t, env);
-  // CONTRACT 5: one node closes every run it finds running before it prints its listening line.
+  // docs/sessions-and-runs.md: one node closes every run it finds running before it prints its listening line.
   const statuses = await Promise.all(sids.map(async (sid) => (await (await second.api(`/api/sessions/${sid}`)).json()).status));
   t.same(statuses.filter((s) => s === 'running'), [], 'no session is running once the restarted service listens');
 
@@ -84,7 +84,7 @@ t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what w
     if (resync) t.same(resync.payload.turns.filter((x: any) => x.status === 'streaming'), [], 'the resync holds the run ended');
   }
 
-  // CONTRACT 5: the next chat:send right after the restart is accepted, its events continue above.
+  // docs/sessions-and-runs.md: the next chat:send right after the restart is accepted, its events continue above.
   for (const sid of sids) {
     const ack = await s2.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'after the crash' });
     t.equal(ack.ok, true, `chat:send after the restart: ${JSON.stringify(ack)}`);

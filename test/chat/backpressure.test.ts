@@ -6,7 +6,7 @@ import { deadline, sleep } from '../helpers/chaos.js';
 import { boot, withModel } from '../helpers/nodes.js';
 
 /**
- * CONTRACT 4: a socket that does not read never holds more than AGENTSVC_SOCKET_BUFFER_BYTES of
+ * docs/socket-protocol.md: a socket that does not read never holds more than AGENTSVC_SOCKET_BUFFER_BYTES of
  * pending events: past it the server disconnects it, and the client resumes with since_seq (its
  * replay paced to what the socket takes). Long deltas travel in pieces of at most 16 KiB. The
  * service runs as its own process, so the reading client reads while it sends.

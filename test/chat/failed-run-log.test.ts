@@ -1,6 +1,6 @@
 /**
  * Every failed run is in the service log at warn or error with session_id, user_id, code and the
- * cause (CONTRACT 17): a model that answers 500 used to leave only per-request info lines.
+ * cause (docs/operations.md): a model that answers 500 used to leave only per-request info lines.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

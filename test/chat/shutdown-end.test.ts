@@ -4,7 +4,7 @@ import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
- * CONTRACT 1: a shutdown during a run ends it `interrupted`, and the clients watching it receive
+ * docs/operations.md: a shutdown during a run ends it `interrupted`, and the clients watching it receive
  * that chat:end before their sockets close. The close order used to be kept by array surgery
  * (`closers.splice(1, 0, ...)` after later `unshift`s), which put the sockets' close before the
  * runs' end.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { chatFixture, subscribe, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** CONTRACT 4: every client event with an ack gets one; a resubscribe on the same socket repeats nothing. */
+/** docs/socket-protocol.md: every client event with an ack gets one; a resubscribe on the same socket repeats nothing. */
 
 t.test('unknown events and over-deep payloads get an error ack; the socket stays usable', async (t) => {
   const { sock, sid } = await chatFixture(t);

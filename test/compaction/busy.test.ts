@@ -3,7 +3,7 @@ import { buildWithModel, createSession, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
 
-// CONTRACT 8: compacting a session that is running answers 409 SESSION_BUSY, whatever its history
+// docs/time-travel.md: compacting a session that is running answers 409 SESSION_BUSY, whatever its history
 // (it used to answer 200 "too little to compact" for a short one).
 t.test('POST compact on a running session answers 409 SESSION_BUSY and changes nothing', async (t) => {
   const { app, model } = await buildWithModel(t);

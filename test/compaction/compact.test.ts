@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildWithModel, chatFixture, createSession, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Compaction (CONTRACT 8): manual over the socket and REST, automatic in a long run, and its refusals. */
+/** Compaction (docs/time-travel.md): manual over the socket and REST, automatic in a long run, and its refusals. */
 
 const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i} `);
 

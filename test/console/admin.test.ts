@@ -3,7 +3,7 @@ import { build } from '../helpers/app.js';
 import { axe, launch, open, PHONE, shot } from './browser.js';
 
 /**
- * The admin pages of the console (CONTRACT.md section 18): users (list, add, admin rights) and
+ * The admin pages of the console (docs/console.md): users (list, add, admin rights) and
  * keys (create shown once, masked everywhere else, delete) for an admin key; an ordinary user is
  * offered neither, and a direct link shows why without asking the service.
  */

@@ -58,7 +58,7 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   const a11y: string[] = [];
   const check = async (screen: string) => a11y.push(...(await axe(page)).map((v) => `${screen}: ${v}`));
 
-  // Sign in: a wrong key shows the service's own words (CONTRACT 3 detail), the right one enters.
+  // Sign in: a wrong key shows the service's own words (the `detail` of docs/errors.md), the right one enters.
   await page.getByLabel('API key').fill('sk-agentsvc-v2-not-a-real-key-000000000000000000');
   await page.getByRole('button', { name: 'Sign in' }).click();
   t.equal(await page.getByRole('alert').textContent(), 'missing or invalid API key', 'the 401 detail, as the service wrote it');

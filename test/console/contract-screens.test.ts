@@ -5,12 +5,12 @@ import { buildWithModel, createSession } from '../helpers/chat.js';
 import { axe, launch, open, PHONE, shot } from './browser.js';
 
 /**
- * Screens built against CONTRACT.md sections 15 and 16 while the service gains their routes:
+ * Screens built against docs/policy.md and docs/models-and-usage.md while the service gains their routes:
  * usage and budgets, audit, a session's policy, and approvals in the chat. On this service the
  * routes answer 404 and each screen says the feature is not available here; then the browser is
  * given contract-shaped answers (Playwright's request routing) to check what the screens draw and
  * what they send. The approval is the real thing: a policy gate of the run engine holds a call and
- * the chat answers it with `chat:send askuser_answer` as CONTRACT 15 words it.
+ * the chat answers it with `chat:send askuser_answer` as docs/policy.md words it.
  */
 
 const json = (route: Route, body: unknown) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
@@ -148,7 +148,7 @@ t.test('console: usage, budgets, audit, policy and approvals', { timeout: 240_00
   await approval.getByRole('button', { name: 'Deny' }).click();
   const answer = await answerFrame;
   const call = (await (await app.api(`/api/sessions/${sid}/messages`)).json()).flatMap((x: any) => x.tool_calls).find((c: any) => c.tool_name === 'Write');
-  t.same(answer[1], { session_id: sid, message: '', askuser_answer: { tool_call_id: call.id, selections: { '0': [2] }, custom: { '0': 'not on a Friday' } } }, 'Deny sent as CONTRACT 15 says, with the reason');
+  t.same(answer[1], { session_id: sid, message: '', askuser_answer: { tool_call_id: call.id, selections: { '0': [2] }, custom: { '0': 'not on a Friday' } } }, 'Deny sent as docs/policy.md says, with the reason');
 
   t.same(a11y, [], 'axe-core: no serious or critical finding');
   t.same(problems, [], 'no CSP violation, no page error');

@@ -4,13 +4,13 @@ import { axe, launch, open, PHONE, shot } from './browser.js';
 
 /**
  * The API reference at /api/docs (issue 33): the shipped OpenAPI document as one page grouped by
- * SPEC's areas, every operation with an example request and response, public, offline (nothing
+ * the interface's areas, every operation with an example request and response, public, offline (nothing
  * from another origin), under the console's CSP, and one click from the console.
  */
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-t.test('docs page: every operation, by SPEC area, with examples, offline', { timeout: 180_000 }, async (t) => {
+t.test('docs page: every operation, by area, with examples, offline', { timeout: 180_000 }, async (t) => {
   const app = await build(t);
   const res = await fetch(`${app.url}/api/docs`);
   t.equal(res.status, 200, 'public: no key');
@@ -34,12 +34,12 @@ t.test('docs page: every operation, by SPEC area, with examples, offline', { tim
   t.equal(new URL(page.url()).pathname, '/api/docs');
 
   const areas = await page.getByRole('navigation', { name: 'Areas' }).getByRole('link').allTextContents();
-  t.same(areas.slice(0, 5), ['Health, config, identity', 'Sessions', 'Workspace files of a session', 'Sharing, export, import, tokenize', 'Background tasks and session skills'], 'areas in SPEC order');
+  t.same(areas.slice(0, 5), ['Health, config, identity', 'Sessions', 'Workspace files of a session', 'Sharing, export, import, tokenize', 'Background tasks and session skills'], 'areas in their documented order');
   t.ok(areas.includes('Admin and production users') && areas.includes('Workspaces and issues') && areas.at(-1) === 'Errors', `${areas.length} areas: ${areas.join(' | ')}`);
   const shownIds = await page.locator('details.op').evaluateAll((els) => els.map((e) => e.id));
   t.same([...shownIds].sort(), [...ids].sort(), `all ${ids.length} operations of the document, each once`);
   const inArea = async (area: string, id: string) => page.locator(`section:has(h2:text-is("${area}")) details.op#${id}`).count();
-  t.equal(await inArea('Workspace files of a session', 'put_sessions_by_session_id_files_by_file_path'), 1, 'a file route under its SPEC area');
+  t.equal(await inArea('Workspace files of a session', 'put_sessions_by_session_id_files_by_file_path'), 1, 'a file route under its area');
   t.equal(await inArea('API keys', 'post_user_api_keys'), 1, 'key creation under API keys');
   t.equal(await page.locator('details.op pre').count(), ids.length * 2, 'a request and a response example for every operation');
 

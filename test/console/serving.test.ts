@@ -2,7 +2,7 @@ import t from 'tap';
 import { build } from '../helpers/app.js';
 
 /**
- * The web console is served at `/` without a key (CONTRACT.md section 18): index.html for the
+ * The web console is served at `/` without a key (docs/console.md): index.html for the
  * app's routes under a strict CSP, hashed assets cached for a year and precompressed, while every
  * other path keeps its meaning (key-only 401, /api, /share).
  */

@@ -164,7 +164,7 @@ t.test('workspace files: rename, copy, download-dir, share-file', async (t) => {
   t.test('the endpoints are in the OpenAPI document', async (t) => {
     const doc = await (await app.api('/api/openapi.json')).json();
     const paths = Object.keys(doc.paths);
-    // SPEC's names, never the router's `{*}` (a generated client took it literally).
+    // The documented names, never the router's `{*}` (a generated client took it literally).
     for (const p of ['ls/{dir_path}', 'files/{file_path}', 'files/{file_path}/rename', 'files/{file_path}/copy', 'upload/{dir_path}', 'download-dir/{dir_path}'])
       t.ok(paths.includes(`/api/sessions/{session_id}/${p}`), p);
     t.notOk(paths.some((p) => p.includes('{*}')), 'no wildcard placeholder left');

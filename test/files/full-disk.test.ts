@@ -1,5 +1,5 @@
 /**
- * Writes are atomic (CONTRACT 7) and a full disk is not bad input (CONTRACT 3): on a small tmpfs
+ * Writes are atomic (docs/trust-boundary.md) and a full disk is not bad input (docs/errors.md): on a small tmpfs
  * holding the workspaces, a write that does not fit answers 507 INSUFFICIENT_STORAGE (REST) or a
  * tool error (Write, Edit), and the file keeps its previous content, with no partial file beside
  * it. Mounting needs root (CI runs as root); elsewhere the test says why it skips.
@@ -80,7 +80,7 @@ t.test('an upload that does not fit leaves the existing file whole', { skip }, a
   const form = new FormData();
   form.append('files', new Blob([Buffer.alloc(512 * 1024, 1)]), 'up.bin');
   const r = await app.api(`/api/sessions/${sid}/upload/`, { method: 'POST', body: form });
-  t.equal(r.status, 200, 'SPEC: per-file outcomes');
+  t.equal(r.status, 200, 'per-file outcomes');
   t.match(await r.json(), { uploaded: [], failed: [{ name: 'up.bin', error: /no space left.*nothing was changed/ }] }, 'the file is listed as failed, saying why');
   t.equal(readFileSync(join(mnt, userId, sid, 'up.bin'), 'utf8'), 'before', 'old content kept');
   t.same(readdirSync(join(mnt, userId, sid)), ['up.bin'], 'nothing partial left');

@@ -4,7 +4,7 @@ import { uploadForm } from '../helpers/files.js';
 import { request } from '../helpers/socket.js';
 
 /**
- * AGENTSVC_USER_QUOTA_BYTES (CONTRACT 17), enforced in the file layer: a write, an upload, an
+ * AGENTSVC_USER_QUOTA_BYTES (docs/operations.md), enforced in the file layer: a write, an upload, an
  * import and a tool's write past the quota fail (413 QUOTA_EXCEEDED, or a tool error in a run)
  * and leave nothing partial; GET /api/auth/me shows storage; each user has their own count.
  */

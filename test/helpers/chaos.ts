@@ -5,7 +5,7 @@ import type { TestApp } from './app.js';
 /**
  * Shared pieces of the chaos suite (test/chaos): explicit deadlines so a hang fails fast with a
  * message instead of running into tap's timeout, a seeded PRNG, the transcript invariants of
- * CONTRACT.md section 5, and RSS measurement.
+ * docs/sessions-and-runs.md, and RSS measurement.
  */
 
 type T = { teardown(fn: () => unknown): void };
@@ -85,7 +85,7 @@ export interface TranscriptExpect {
 }
 
 /**
- * The stored transcript invariants (CONTRACT 5): the session is not running, no turn is left
+ * The stored transcript invariants (docs/sessions-and-runs.md): the session is not running, no turn is left
  * streaming, every tool call has exactly one result (a non-null result and a final status), and
  * turn sequences are 0..n-1. Returns the problems found (empty when valid), for one assertion.
  */

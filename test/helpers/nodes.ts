@@ -96,7 +96,7 @@ export async function startRedis(port: number): Promise<ChildProcess> {
 }
 
 /**
- * Two `up` nodes as CONTRACT 11 runs them: one fresh database, the Redis on `redisPort` and one
+ * Two `up` nodes as docs/scale-out.md runs them: one fresh database, the Redis on `redisPort` and one
  * workspaces folder shared, each node with its own home. Node B shares the database, so user admin
  * exists: it uses the key node A wrote.
  */

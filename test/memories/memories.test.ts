@@ -3,7 +3,7 @@ import { build } from '../helpers/app.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Memories (CONTRACT 10): REST, search, batch, isolation, and their use across chats. */
+/** Memories (docs/memories-and-settings.md): REST, search, batch, isolation, and their use across chats. */
 
 t.test('memories over REST: create, read, update, disable, list filters and search, batch, isolation', async (t) => {
   const app = await build(t);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/platform/config/index.js';
 
-// CONTRACT 16: AGENTSVC_MODELS as a JSON list (the comma form still works), AGENTSVC_BUDGETS,
+// docs/models-and-usage.md: AGENTSVC_MODELS as a JSON list (the comma form still works), AGENTSVC_BUDGETS,
 // AGENTSVC_MODEL_RETRIES, AGENTSVC_TIMEZONE; a wrong one names itself.
 
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-models-cfg-'));

@@ -4,7 +4,7 @@ import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import type { HookEvents } from '../../src/core/engine/hooks.js';
 
-// CONTRACT 16: retries before the first delta with backoff and retry-after, fallback down the
+// docs/models-and-usage.md: retries before the first delta with backoff and retry-after, fallback down the
 // list, chat:stop ending a backoff at once, the answering model on the turn.
 
 function gaps(timeline: { at: number }[]) {

@@ -3,7 +3,7 @@ import { buildWithModel, createSession, record, subscribe, untilEnd, type Record
 import { next, request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
 
-// CONTRACT 15: `ask` is a durable pause answered through askuser_answer; several approvals of a
+// docs/policy.md: `ask` is a durable pause answered through askuser_answer; several approvals of a
 // turn are asked one after another; "Allow for this session" records a session rule.
 
 

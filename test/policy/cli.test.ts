@@ -5,7 +5,7 @@ import type { Tool } from '../../src/core/tools/types.js';
 import { buildWithModel } from '../helpers/chat.js';
 import { cli } from '../terminal/helpers.js';
 
-// CONTRACT 14/15: the terminal client shows an approval as a menu (tool, arguments, rule, three
+// docs/policy.md: the terminal client shows an approval as a menu (tool, arguments, rule, three
 // options), `chat -m --json` shows it, and `agentsvc audit` prints the decisions.
 
 const echo: Tool<{ say?: string }> = {

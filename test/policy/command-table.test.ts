@@ -2,7 +2,7 @@ import t from 'tap';
 import { decide, type PolicySet } from '../../src/features/policy/rules.js';
 import { pipesAsLists, plainCommands, ShellParser } from '../../src/features/policy/shell.js';
 
-// CONTRACT 15: Bash patterns are matched against every simple command of the line; a line that
+// docs/policy.md: Bash patterns are matched against every simple command of the line; a line that
 // cannot be split matches every rule. Each row: the line, a deny pattern, and whether it meets it.
 // The evasions of issue 28 (chaining, pipes, subshells, substitutions, sh -c, env, xargs, sudo,
 // quoting tricks) are rows like any other.

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/platform/config/index.js';
 
-// CONTRACT 1 and 15: a wrong install policy stops `up` with one line naming the setting and the rule.
+// docs/operations.md and docs/policy.md: a wrong install policy stops `up` with one line naming the setting and the rule.
 const load = (env: Record<string, string>) => loadConfig({ env: { AGENTSVC_HOME: '/nonexistent-agentsvc-home', ...env } });
 
 t.test('the install policy from AGENTSVC_POLICY', async (t) => {

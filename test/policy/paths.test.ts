@@ -6,7 +6,7 @@ import { SessionFolder } from '../../src/core/files/confine.js';
 import { Workspaces, type SessionWorkspace } from '../../src/core/files/session-folder.js';
 import { confinedPath, walkedPath } from '../../src/features/policy/targets.js';
 
-// CONTRACT 15: a path rule sees the path the file tools would touch. The policy resolves it with
+// docs/policy.md: a path rule sees the path the file tools would touch. The policy resolves it with
 // SessionFolder.resolveNow (synchronous lstat and readlink by path, no descriptor per folder);
 // this checks it against the confined walk itself on every kind of link.
 t.test('resolveNow answers exactly what the confined walk answers', async (t) => {

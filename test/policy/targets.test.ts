@@ -7,7 +7,7 @@ import { decide, type PolicySet, type SourcedRule } from '../../src/features/pol
 import { ShellParser } from '../../src/features/policy/shell.js';
 import { callFacts } from '../../src/features/policy/targets.js';
 
-// CONTRACT 15: what a rule's `tool` and `pattern` are matched on, for the tools that are not Bash
+// docs/policy.md: what a rule's `tool` and `pattern` are matched on, for the tools that are not Bash
 // (command-table.test.ts) and not plain file paths (paths.test.ts): MCP tools by a glob over tool
 // names or by provider, other tools' arguments as JSON text, a WebFetch URL's host, Glob's pattern.
 t.test('tool globs, providers, hosts, JSON arguments and Glob patterns', async (t) => {

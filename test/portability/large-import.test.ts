@@ -7,7 +7,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { build, type TestApp } from '../helpers/app.js';
 
 /**
- * Import of a large archive (CONTRACT 9, issue 25 finding 5): its JSON parts are read a record at a
+ * Import of a large archive (docs/sharing-and-portability.md, issue 25 finding 5): its JSON parts are read a record at a
  * time, so the service's memory does not grow with them and no parse holds the event loop; and a
  * user runs one import or preview at a time.
  */

@@ -7,7 +7,7 @@ import { request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
 import { rawZip, zipEntries } from './rawzip.js';
 
-/** Export and import (CONTRACT 9): a round trip, and hostile archives refused with nothing left behind. */
+/** Export and import (docs/sharing-and-portability.md): a round trip, and hostile archives refused with nothing left behind. */
 
 function script(body: any) {
   if (body.messages.at(-1).role === 'tool') return { text: ['done'] };

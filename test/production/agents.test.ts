@@ -3,7 +3,7 @@ import t from 'tap';
 import { buildWithModel, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Production agents (SPEC "Production agents", CONTRACT 13): records, bounds, instantiate, start-session. */
+/** Production agents (docs/solutions-and-admin.md "Production agents"): records, bounds, instantiate, start-session. */
 
 const base = { name: 'Greeter', solution_id: 'code-reviewer', biz_role_id: 'fixer' };
 

@@ -3,7 +3,7 @@ import { build } from '../helpers/app.js';
 import { buildWithModel, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Production solutions (CONTRACT 13): records, versioned DAG and architecture, validation, agents. */
+/** Production solutions (docs/solutions-and-admin.md): records, versioned DAG and architecture, validation, agents. */
 
 const flow = {
   steps: [{ id: 's1', name: 'Intake', node_ids: ['in', 'review'] }, { id: 's2', name: 'Approve', node_ids: ['ok', 'out'] }],
@@ -157,7 +157,7 @@ t.test('records, DAG versions, conflicts, validation, publish, delete, rollback,
     const r = await api(m, p, body);
     t.equal(r.status, 422, what);
   }
-  // A session named in a body is checked like a path id (CONTRACT 6): unknown or another's, 404.
+  // A session named in a body is checked like a path id (docs/trust-boundary.md): unknown or another's, 404.
   for (const [what, m, p, body] of [
     ['unknown session', 'POST', '/api/prod_solution', { name: 'x', session_id: 'sess_nope' }],
     ['unknown session binding', 'PUT', `/api/prod_solution/${id}/session`, { session_id: 'sess_nope' }],

@@ -1,5 +1,5 @@
 /**
- * The trust boundary (CONTRACT 6) where the service writes into a user's computer home for them:
+ * The trust boundary (docs/trust-boundary.md) where the service writes into a user's computer home for them:
  * `instantiate` installs skills under `.prod_agents/<id>/skills` and edits `~/.profile`. The user's
  * own commands can change that tree at any moment, so the service must never follow a link they
  * plant, not even one swapped in between a check and a write (the race the security review won

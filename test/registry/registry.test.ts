@@ -49,7 +49,7 @@ t.test('registry: the catalogue with filters and paging, skills orgs, templates'
   t.equal((await get('/api/registry/templates/nope/x')).status, 404);
   t.equal((await app.api('/api/registry/resources', { key: null })).status, 401);
 
-  // Every skills and registry endpoint of SPEC.md is in the OpenAPI document.
+  // Every skills and registry endpoint of docs/plugins.md is in the OpenAPI document.
   const paths = Object.keys((await (await app.api('/api/openapi.json', { key: null })).json()).paths);
   for (const p of [
     '/api/skills',

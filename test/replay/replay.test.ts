@@ -4,7 +4,7 @@ import { next, request } from '../helpers/socket.js';
 import { sleep } from '../helpers/chaos.js';
 import type { TestApp } from '../helpers/app.js';
 
-/** Replay sessions (CONTRACT 8): re-emitted like a live chat at 1, 2 or 5x, steered by PATCH, autonomous. */
+/** Replay sessions (docs/time-travel.md): re-emitted like a live chat at 1, 2 or 5x, steered by PATCH, autonomous. */
 
 function script(body: any) {
   const last = body.messages.at(-1);

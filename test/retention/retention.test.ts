@@ -5,7 +5,7 @@ import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.
 import { request } from '../helpers/socket.js';
 
 /**
- * Retention (CONTRACT 17): AGENTSVC_RETENTION_DAYS deletes unpinned sessions not updated for that
+ * Retention (docs/operations.md): AGENTSVC_RETENTION_DAYS deletes unpinned sessions not updated for that
  * long, with their files and checkpoint stores; AGENTSVC_CHECKPOINT_KEEP keeps the newest N
  * checkpoints of each branch, and always each branch's head and the checkpoint a branch forked from.
  */

@@ -1,5 +1,5 @@
 /**
- * `sudo npx agentsvc up` (CONTRACT 6): a root service runs sandboxed commands as the dedicated
+ * `sudo npx agentsvc up` (docs/trust-boundary.md): a root service runs sandboxed commands as the dedicated
  * `agentsvc-sandbox` system user, never as host root, even when its home is inside a folder only
  * root may enter (like /root). Before, the runner fell back to bubblewrap as root there: files a
  * command made belonged to root on the host and RLIMIT_NPROC was not enforced.

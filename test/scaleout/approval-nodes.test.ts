@@ -4,7 +4,7 @@ import { type Ev, freePort, recorder, redisServerFor, startRedis, twoNodes, unti
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
- * CONTRACT 15 with CONTRACT 11: an approval is a durable pause like AskUserQuestion, so one asked
+ * docs/policy.md with docs/scale-out.md: an approval is a durable pause like AskUserQuestion, so one asked
  * by a run on node A is answered through node B (two `agentsvc up` on one PostgreSQL and one
  * Redis), and the run goes on there: the call runs once, clients on both nodes see the end, and the
  * audit names both decisions. (An approval across a restart: test/policy/approvals.test.ts.)

@@ -5,7 +5,7 @@ import { type Ev, freePort, recorder, socketTo, redisServerFor, startRedis, twoN
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 /**
- * Scale-out (CONTRACT 11): two real `agentsvc up` processes on one PostgreSQL and one Redis (a
+ * Scale-out (docs/scale-out.md): two real `agentsvc up` processes on one PostgreSQL and one Redis (a
  * redis-server this test starts, so it can restart it). A client on either node sees every run.
  */
 
@@ -28,7 +28,7 @@ if (redisServerFor('two-node test')) {
     const redisPort = await freePort();
     let redis = await startRedis(redisPort);
     t.teardown(() => kill(redis, 'SIGKILL'));
-    // Each node has its own home; the workspaces are shared (CONTRACT 11), here one local folder.
+    // Each node has its own home; the workspaces are shared (docs/scale-out.md), here one local folder.
     const { a, b } = await twoNodes(t, model, redisPort);
     t.comment(`node A listening after ${a.up.startMs} ms, node B after ${b.up.startMs} ms`);
     const newSession = async (node: Running) => (await (await node.api('/api/sessions', { method: 'POST', json: {} })).json()).session_id as string;

@@ -1,11 +1,11 @@
 import t from 'tap';
 import { build } from '../helpers/app.js';
 
-/** Scheduled tasks REST (SPEC.md "Scheduled tasks", CONTRACT 11): records, validation, isolation, calendar. */
+/** Scheduled tasks REST (docs/scale-out.md "Scheduled tasks"): records, validation, isolation, calendar. */
 
 const base = { title: 'Morning report', prompt: 'Summarise the news', cron: '0 9 * * *', timezone: 'America/New_York' };
 
-t.test('create, read, list, patch, stop/start, delete; the record of CONTRACT 11', async (t) => {
+t.test('create, read, list, patch, stop/start, delete; the record of docs/scale-out.md', async (t) => {
   const app = await build(t, { AGENTSVC_MODELS: 'gpt-4o-mini,other-model' });
   const res = await app.api('/api/scheduled-tasks', { method: 'POST', json: base });
   t.equal(res.status, 201);

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document is what outside clients are generated from (issue #33): it must pass a real
- * linter (Redocly's recommended rules) and name what SPEC names, so a generated client works.
+ * linter (Redocly's recommended rules) and use the documented names, so a generated client works.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ const repo = resolve(import.meta.dirname, '../..');
 t.test('Redocly recommended rules: no errors, and the problems counted', async (t) => {
   const app = await build(t);
   const doc = await (await fetch(`${app.url}/api/openapi.json`)).json();
-  // SPEC fixes these paths: `/api/user/api-keys/` ends with a slash, and literal segments stand
+  // The interface fixes these paths: `/api/user/api-keys/` ends with a slash, and literal segments stand
   // where other paths have a parameter (`/api/prod_solution/agents/{id}` beside `{id}/session`).
   const config = await createConfig({ extends: ['recommended'], rules: { 'no-path-trailing-slash': 'off', 'no-ambiguous-paths': 'off' } });
   const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });

@@ -4,7 +4,7 @@ type Tap = { equal: (...args: any[]) => unknown };
 import { build } from '../helpers/app.js';
 
 /**
- * Ids inside bodies are checked like path ids (CONTRACT 6): a reference the caller may not use is
+ * Ids inside bodies are checked like path ids (docs/trust-boundary.md): a reference the caller may not use is
  * 404, the same answer as an unknown one, and nothing is stored. The security review had bob's
  * `POST /api/sessions {workspace_id: <alice's>}` and `POST /api/prod_agents {agent_id: <alice's>}`
  * answered 200, and `extra_info/by_task` answering for any task id.

@@ -165,7 +165,7 @@ t.test('extra info', async (t) => {
     await upset(numeric, { extra: { task_id: 42 } });
     t.equal((await byTask('42')).session_id, numeric, 'a numeric task_id matches its text form');
 
-    // A task id none of the caller's sessions holds is 404, another user's or none (CONTRACT 3).
+    // A task id none of the caller's sessions holds is 404, another user's or none (docs/errors.md).
     const missing = async (task: string, key?: string) => app.api(`/api/sessions/extra_info/by_task/${encodeURIComponent(task)}`, { key });
     t.same(await (await missing('no-such-task')).json(), { detail: 'task not found', code: 'NOT_FOUND' });
     t.equal((await missing("x' or 1=1 --")).status, 404);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
 import { maskSetting } from '../../src/features/user-settings/credentials.js';
 
-/** GET /api/env (groups, secrets masked) and the /api/env/check diagnostics (CONTRACT 10). */
+/** GET /api/env (groups, secrets masked) and the /api/env/check diagnostics (docs/memories-and-settings.md). */
 
 t.test('environment groups: every setting once, secrets masked', async (t) => {
   const { app } = await buildWithModel(t, { OPENAI_API_KEY: 'sk-very-secret', AGENTSVC_SEARCH_BACKEND: 'brave', AGENTSVC_SEARCH_API_KEY: 'brave-secret' });

@@ -3,7 +3,7 @@ import { build } from '../helpers/app.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Preferences and env buckets (CONTRACT 10). */
+/** Preferences and env buckets (docs/memories-and-settings.md). */
 
 t.test('preferences: strings per user, unset is null, bad input refused', async (t) => {
   const app = await build(t);

@@ -5,7 +5,7 @@ import { request } from '../helpers/socket.js';
 import { zipEntries } from '../portability/rawzip.js';
 
 /**
- * Secrets are masked in the values, not in an encoding of them (CONTRACT 9). The security review
+ * Secrets are masked in the values, not in an encoding of them (docs/sharing-and-portability.md). The security review
  * read a PEM key and a password with quotes on a share page: the masking ran on JSON text, where a
  * newline is `\n` and a quote `\"`, so the raw values never matched.
  */

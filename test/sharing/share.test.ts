@@ -6,7 +6,7 @@ import { chromium } from 'playwright-core';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Share links and the share page (CONTRACT 9), the page checked in a real headless Chromium. */
+/** Share links and the share page (docs/sharing-and-portability.md), the page checked in a real headless Chromium. */
 
 const CI = process.env.CI === 'true';
 const chromiumPath = spawnSync('sh', ['-c', 'command -v chromium']).stdout?.toString().trim();

@@ -131,7 +131,7 @@ t.test('a long session streams the same JSON and page as whole; secrets masked o
 
   t.equal(reads, 2 * Math.ceil(TURNS / PAGE_TURNS), 'the page reads a page at a time too');
 
-  // A failure before the first byte answers a CONTRACT 3 body, never a cut stream.
+  // A failure before the first byte answers an error body (docs/errors.md), never a cut stream.
   store.page = async () => {
     throw new Error('database gone');
   };

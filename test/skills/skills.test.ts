@@ -98,7 +98,7 @@ t.test('session skills: upload, listed to the agent, path tricks and bad front m
     t.equal(res.status, status, what);
     const b = await res.json();
     t.match(JSON.stringify(b.detail), detail, what);
-    t.equal(b.code, status === 422 ? 'VALIDATION_ERROR' : 'PAYLOAD_TOO_LARGE', 'CONTRACT 3 body');
+    t.equal(b.code, status === 422 ? 'VALIDATION_ERROR' : 'PAYLOAD_TOO_LARGE', 'the error body of docs/errors.md');
   };
   await bad({ name: 'greeter', files: [...files, { path: '../../escape.sh', content: 'x' }] }, 422, /inside the skill folder/, 'a path with ..');
   await bad({ name: 'greeter', files: [...files, { path: '/etc/passwd', content: 'x' }] }, 422, /relative/, 'an absolute path');

@@ -5,7 +5,7 @@ import t from 'tap';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Solutions and roles (CONTRACT 13): the catalogue, and sessions that really run with a role. */
+/** Solutions and roles (docs/solutions-and-admin.md): the catalogue, and sessions that really run with a role. */
 
 const toolNames = (req: any): string[] => (req.tools ?? []).map((x: any) => x.function.name).sort();
 

@@ -1,5 +1,5 @@
 /**
- * A request id on every log line written for a request or client event (CONTRACT 17, issue 30):
+ * A request id on every log line written for a request or client event (docs/operations.md, issue 30):
  * fastify binds `reqId` to `req.log` only; lines the services write through the app's logger
  * while handling a request carry it too (a run's lines: test/chat/failed-run-log.test.ts). And
  * `agentsvc logs` shows it, in colour on a terminal only.

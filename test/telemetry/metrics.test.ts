@@ -1,5 +1,5 @@
 /**
- * GET /metrics (CONTRACT 17): who may read it, what a run leaves in it, that promtool accepts the
+ * GET /metrics (docs/operations.md): who may read it, what a run leaves in it, that promtool accepts the
  * text, and that a real Prometheus (Debian's package) scrapes it with the metrics token.
  */
 import { spawn, spawnSync } from 'node:child_process';

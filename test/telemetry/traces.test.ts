@@ -9,7 +9,7 @@ import { next, request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
- * OTLP traces (CONTRACT 17) against an OTLP/HTTP receiver in this process: a chat with a tool call
+ * OTLP traces (docs/operations.md) against an OTLP/HTTP receiver in this process: a chat with a tool call
  * gives one trace, a run span with a child per model call (GenAI attributes, token usage) and per
  * tool call. Without OTEL_EXPORTER_OTLP_ENDPOINT the SDK is not even loaded.
  */

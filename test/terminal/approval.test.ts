@@ -3,7 +3,7 @@ import { buildWithModel, echoTool } from '../helpers/chat.js';
 import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
 
 /**
- * A policy approval (issue 28, CONTRACT 15) in the interactive client under tmux: shown like a
+ * A policy approval (issue 28, docs/policy.md) in the interactive client under tmux: shown like a
  * question (the tool, its arguments, the rule that asked, three options), answered by number;
  * "3 reason" denies with the reason. Screens in test/artifacts/terminal/.
  */

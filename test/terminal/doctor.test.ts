@@ -10,7 +10,7 @@ import { cli, dropProxy, hasStack } from './helpers.js';
 /** GET /api/env/check (SSE) and `agentsvc doctor`, healthy, broken and with the service down. */
 
 const IDS = ['database', 'runner', 'sandbox', 'disk', 'home'];
-/** The running service also checks what only it can reach (CONTRACT 10). */
+/** The running service also checks what only it can reach (docs/memories-and-settings.md). */
 // skills:global: the skills plugin's check of AGENTSVC_HOME/skills (plugins add their checks to the stream).
 const SERVER_IDS = [...IDS, 'redis', 'model', 'search', 'skills:global'];
 

@@ -1,5 +1,5 @@
 /**
- * The service log (CONTRACT 17): JSON lines rotated by size with 5 files kept, and `agentsvc logs`
+ * The service log (docs/operations.md): JSON lines rotated by size with 5 files kept, and `agentsvc logs`
  * printing them readably, filtered by level and session, and following new lines.
  */
 import { spawn } from 'node:child_process';

@@ -13,7 +13,7 @@ import { cleanEnv } from '../helpers/cli.js';
 import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
 
 /**
- * `agentsvc export` and `agentsvc import` (CONTRACT 14) against running services: a round trip
+ * `agentsvc export` and `agentsvc import` (docs/sharing-and-portability.md) against running services: a round trip
  * between two homes through the built CLI, clean output when piped, clear failures, and the
  * progress line on a real terminal (tmux).
  */

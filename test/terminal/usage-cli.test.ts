@@ -6,7 +6,7 @@ import { Api } from '../../src/cli/terminal/api.js';
 import { sessionCostLines } from '../../src/cli/terminal/usage.js';
 import { plain } from '../../src/cli/terminal/style.js';
 
-// `agentsvc usage`, `chat -m --json` usage with cost, and /cost's lines (CONTRACT 16, issue 29).
+// `agentsvc usage`, `chat -m --json` usage with cost, and /cost's lines (docs/models-and-usage.md, issue 29).
 
 const MODELS = JSON.stringify([{ id: 'fake-model', price: { input: 3, output: 15 } }, { id: 'cheap', price: { input: 1, output: 2 } }]);
 

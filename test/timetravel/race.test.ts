@@ -1,5 +1,5 @@
 /**
- * The trust boundary (CONTRACT 6) for checkpoints: the service (often root) reads a user's session
+ * The trust boundary (docs/trust-boundary.md) for checkpoints: the service (often root) reads a user's session
  * folder into a snapshot and writes a snapshot back into it on a rewind, while the user's own
  * commands (a background Bash task) may change that folder at any moment. A subfolder swapped for
  * a link to a host folder must never be read into a snapshot (a rewind would then copy host files

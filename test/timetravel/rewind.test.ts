@@ -8,7 +8,7 @@ import type { TestApp } from '../helpers/app.js';
 import { request } from '../helpers/socket.js';
 
 /**
- * Checkpoints, rewind, checkout and switch-branch (CONTRACT 8): files written and edited over three
+ * Checkpoints, rewind, checkout and switch-branch (docs/time-travel.md): files written and edited over three
  * chats, a rewind to the second that restores conversation and files, a switch back that brings
  * everything back, nothing deleted on the way.
  */

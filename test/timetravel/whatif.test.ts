@@ -3,7 +3,7 @@ import { chatFixture, untilEnd } from '../helpers/chat.js';
 import type { TestApp } from '../helpers/app.js';
 import { request } from '../helpers/socket.js';
 
-/** chat:send with whatif (CONTRACT 8): rerun from a step on a new branch, quotes, deprecated entries. */
+/** chat:send with whatif (docs/time-travel.md): rerun from a step on a new branch, quotes, deprecated entries. */
 
 function script(body: any) {
   const last = body.messages.at(-1);

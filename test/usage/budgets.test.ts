@@ -3,7 +3,7 @@ import { buildWithModel, createSession, echoTool, untilEnd, watch } from '../hel
 import { request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
 
-// CONTRACT 16 budgets: checked before each model call; 80% warns once; a spent one ends the run
+// docs/models-and-usage.md budgets: checked before each model call; 80% warns once; a spent one ends the run
 // `completed`/`budget` and refuses the next chat:send with when it resets.
 
 function echo(app: TestApp) {

@@ -3,7 +3,7 @@ import { buildWithModel, createSession, echoTool, untilEnd, watch } from '../hel
 import { request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
 
-// CONTRACT 16: a usage record per model call, chat:end.usage, GET /api/usage with correct totals
+// docs/models-and-usage.md: a usage record per model call, chat:end.usage, GET /api/usage with correct totals
 // (checked against the turns), admin views, bad input.
 
 const MODELS = JSON.stringify([{ id: 'fake-model', price: { input: 2, output: 8, cached_input: 1 } }, { id: 'free-model' }]);
@@ -138,7 +138,7 @@ t.test("a compaction's model call is recorded (purpose compaction) and the total
   );
   t.equal(rows[4].turn_id, entry.turn_id, "the compaction's record names its entry");
 
-  // CONTRACT 16: a model's context_window is what its turns and the session's stats report.
+  // docs/models-and-usage.md: a model's context_window is what its turns and the session's stats report.
   const msgs = await (await app.api(`/api/sessions/${sid}/messages`)).json();
   t.same([...new Set(msgs.map((m: { context_window: number }) => m.context_window))], [50_000], 'every turn: the entry of its model');
   t.equal((await (await app.api(`/api/sessions/${sid}/context-stats`)).json()).context_window, 50_000, 'context-stats too');

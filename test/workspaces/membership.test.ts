@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
 
 /**
- * A workspace's agents are those of its current members (CONTRACT 13): an issue is assigned only
+ * A workspace's agents are those of its current members (docs/solutions-and-admin.md): an issue is assigned only
  * to an agent of the assigning member; a member who leaves takes their agents along and their
  * runs stop. The security review drove an ex-member's agent: the run worked in their computer
  * with their default env bucket, and the timeline showed their HOME and BOB_SECRET.

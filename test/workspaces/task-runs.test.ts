@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildWithModel, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 
-/** Issues worked by agents (CONTRACT 13): assignment starts a task run; status, usage and answer show on the issue. */
+/** Issues worked by agents (docs/solutions-and-admin.md): assignment starts a task run; status, usage and answer show on the issue. */
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,7 +34,7 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
     { text: ['Looking at the router.'], toolCalls: [{ name: 'Write', args: { file_path: 'fix.md', content: 'redirect to /home' } }], usage: { prompt_tokens: 120, completion_tokens: 30 } },
     { text: ['Fixed: the login handler now redirects to /home; see fix.md.'], usage: { prompt_tokens: 200, completion_tokens: 40 } },
   );
-  // Only the agent's owner assigns it (CONTRACT 13): a run works in its owner's computer.
+  // Only the agent's owner assigns it (docs/solutions-and-admin.md): a run works in its owner's computer.
   const byBob = await app.api(`${w}/issues/${issue.id}`, { method: 'PUT', json: { assignee_type: 'agent', assignee_id: agent.record_id }, key: bob.key });
   t.equal(byBob.status, 404, "bob assigns the admin's agent");
   t.equal((await (await app.api(`${w}/issues/${issue.id}`)).json()).assignee_id, null, 'nothing changed');

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { build } from '../helpers/app.js';
 
-/** Workspaces, members, assistant sessions and the issue tracker (SPEC "Workspaces and issues", CONTRACT 13). */
+/** Workspaces, members, assistant sessions and the issue tracker (docs/solutions-and-admin.md "Workspaces and issues"). */
 
 t.test('workspaces: members only, owner rules, assistant session, bounds', async (t) => {
   const app = await build(t);
@@ -121,7 +121,7 @@ t.test('issues: numbers, parents, labels, timeline, query, grouped, child progre
   ] as const) {
     t.equal((await post(`${w}/issues`, body)).status, 422, what);
   }
-  // References in the body are checked like path ids (CONTRACT 6): 404, nothing stored.
+  // References in the body are checked like path ids (docs/trust-boundary.md): 404, nothing stored.
   for (const [what, body] of [
     ['not an agent of yours', { title: 'a', assignee_type: 'agent', assignee_id: 'agent_nope' }],
     ['unknown parent', { title: 'a', parent_id: 'iss_nope' }],

@@ -5,8 +5,8 @@ import type { ApiKeyPublic, KeyCreated, Me as MeSchema } from '../../src/feature
 import type { Turn } from '../../src/core/conversation/turns.js';
 
 /**
- * The REST half of the public interface. The key lives in the tab's sessionStorage (CONTRACT.md
- * section 18): it is gone when the tab closes and never shared with other tabs.
+ * The REST half of the public interface. The key lives in the tab's sessionStorage
+ * (docs/console.md): it is gone when the tab closes and never shared with other tabs.
  */
 
 export type Session = z.output<typeof SessionPublic>;
@@ -52,7 +52,7 @@ export const keyStore = {
   clear: () => sessionStorage.removeItem(KEY),
 };
 
-/** A refused request, carrying the CONTRACT 3 body: `detail` is what the person reads. */
+/** A refused request, carrying the error body (docs/errors.md): `detail` is what the person reads. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -63,7 +63,7 @@ export class ApiError extends Error {
   }
 }
 
-/** CONTRACT 3 `detail` as one line: a string, or the list of field problems of a 422. */
+/** The `detail` of an error (docs/errors.md) as one line: a string, or the list of field problems of a 422. */
 export function detailText(detail: unknown): string {
   if (typeof detail === 'string') return detail;
   if (Array.isArray(detail)) {
@@ -150,7 +150,7 @@ export const rest = {
   admins: () => api<{ items: Admin[] }>('/api/admin/admins'),
   grantAdmin: (user_id: string) => api<{ ok: boolean }>('/api/admin/admins', { method: 'POST', json: { user_id } }),
   revokeAdmin: (user_id: string) => api<{ ok: boolean }>(`/api/admin/admins/${encodeURIComponent(user_id)}`, { method: 'DELETE' }),
-  /** The REST way to add a user: SPEC's SSO sync, which creates a user for an unknown subject. */
+  /** The REST way to add a user: the SSO sync (`token-status`), which creates a user for an unknown subject. */
   addUser: (u: { sub: string; name: string; email?: string }) =>
     api<z.output<typeof TokenStatus>>('/api/prod_users/token-status', { method: 'POST', json: { users: [u] } }),
   checkpoints: (id: string) => api<Checkpoint[]>(`${sid(id)}/checkpoints`),

@@ -23,7 +23,7 @@ export interface ShownNotice {
   message: string;
 }
 
-/** A tool call the policy holds for a person's decision (CONTRACT.md section 15). */
+/** A tool call the policy holds for a person's decision (docs/policy.md). */
 export interface Approval {
   call: ToolCall;
   tool_name: string;
@@ -134,7 +134,7 @@ export class ChatModel {
       if (!t) return;
       if (p.patch_type === 'update_tool_call' && typeof p.data.progress === 'string') m.progress.set(p.data.id, p.data.progress);
       applyPatch(t, { patch_type: p.patch_type, data: p.data } as Patch);
-      // An answered question completes its paused turn (CONTRACT.md section 5).
+      // An answered question completes its paused turn (docs/sessions-and-runs.md).
       if (p.patch_type === 'tool_result' && t.status === 'paused' && !hasOpenCalls(t)) t.status = 'completed';
     },
   };
@@ -174,7 +174,7 @@ export class ChatModel {
     this.version++;
   }
 
-  /** Root turns, in order (SPEC: the main chat shows turns without parent_fork_tool_call_id). */
+  /** Root turns, in order (the main chat shows turns without parent_fork_tool_call_id). */
   roots(): Turn[] {
     return this.order.map((id) => this.turns.get(id)!).filter((t) => t && !t.parent_fork_tool_call_id);
   }

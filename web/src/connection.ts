@@ -2,7 +2,7 @@ import { io, type Socket } from 'socket.io-client';
 import type { Ack, ClientEventName, ClientToServerEvents, ServerToClientEvents } from '../../src/core/events/protocol.js';
 
 /**
- * The console's one Socket.IO connection (SPEC "Events"), made with the signed-in key. socket.io
+ * The console's one Socket.IO connection (docs/socket-protocol.md "Server events"), made with the signed-in key. socket.io
  * reconnects by itself after a drop; whoever subscribed listens for `connect` and subscribes again
  * from its last seq. `status` drives the "reconnecting…" banner.
  */

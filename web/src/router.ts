@@ -18,7 +18,7 @@ export interface Route {
 
 const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share', 'policy'];
 export const PAGES: Page[] = ['usage', 'users', 'keys', 'audit'];
-/** Pages only an admin key sees (CONTRACT.md section 18). */
+/** Pages only an admin key sees (docs/console.md). */
 export const ADMIN_PAGES: ReadonlySet<Page> = new Set(['users', 'keys', 'audit']);
 
 export function parse(path: string): Route {

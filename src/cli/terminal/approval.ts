@@ -3,7 +3,7 @@ import type { Answer } from './question.js';
 import { clean, type Style } from './style.js';
 
 /**
- * A policy approval (CONTRACT 15) in the terminal: the tool, its arguments, the rule that asked,
+ * A policy approval (docs/policy.md) in the terminal: the tool, its arguments, the rule that asked,
  * and the three answers as a numbered menu, like AskUserQuestion's.
  */
 

@@ -1,7 +1,7 @@
 import type { AuditRecord } from '../../features/policy/audit-store.js';
 import { clean } from './style.js';
 
-/** One audit record as `GET /api/audit` answers it (CONTRACT 15). */
+/** One audit record as `GET /api/audit` answers it (docs/policy.md). */
 export type AuditItem = AuditRecord;
 
 /** Audit records as an aligned table; the arguments column takes what the terminal width leaves. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 /**
  * How a client finds the service and its key: flags, then environment, then what `agentsvc up`
- * left in AGENTSVC_HOME (run/url, admin.key), then the defaults of CONTRACT.md section 1.
+ * left in AGENTSVC_HOME (run/url, admin.key), then the defaults of docs/operations.md.
  */
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';

@@ -5,7 +5,7 @@ import { type Api, ClientError } from './api.js';
 /**
  * One session's event stream over Socket.IO. It remembers the seq of the last event it delivered;
  * after a dropped connection it reconnects and subscribes again with that `since_seq`, so the
- * server replays exactly what was missed (CONTRACT.md section 4): nothing lost, nothing repeated.
+ * server replays exactly what was missed (docs/socket-protocol.md): nothing lost, nothing repeated.
  */
 
 /** One event of the session's stream: its name and payload as the event catalogue types them (src/core/events/protocol.ts). */

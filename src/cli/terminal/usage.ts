@@ -1,7 +1,7 @@
 import type { Api } from './api.js';
 import type { Style } from './style.js';
 
-/** `GET /api/usage` (CONTRACT 16). */
+/** `GET /api/usage` (docs/models-and-usage.md). */
 export interface UsageItem {
   key: string;
   calls: number;

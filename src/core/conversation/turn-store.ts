@@ -164,7 +164,7 @@ export class TurnStore {
   /**
    * A page of a branch's turns as `list` answers them (same fields, `deprecated` set): those after
    * `afterSequence`, at most `limit`, in order (keyset on the (session_id, sequence) index). A reader
-   * of a long session holds one page at a time (CONTRACT 9: a share streams).
+   * of a long session holds one page at a time (docs/sharing-and-portability.md: a share streams).
    */
   async page(sessionId: string, branchId: string | null, afterSequence: number, limit: number): Promise<StoredTurn[]> {
     return withDeprecated(await this.db.sql<BranchRow>(onBranch('and t.sequence > ?', true), [...onBranchParams(sessionId, branchId), afterSequence, limit]));

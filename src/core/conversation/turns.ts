@@ -1,5 +1,5 @@
 /**
- * The Turn projection (SPEC.md "Turn projection") and the one reducer that builds it from patches.
+ * The Turn projection (docs/sessions-and-runs.md "Turn projection") and the one reducer that builds it from patches.
  * The loop applies each patch here before sending it, so the stored turn and what a client builds
  * from the events are the same by construction.
  */
@@ -24,8 +24,8 @@ export interface ToolCall {
   result: string | null;
   duration_ms: number;
   /**
-   * What the call waits for: its own id for an AskUserQuestion (SPEC), or a policy approval
-   * `{type: "approval", ...}` (CONTRACT 15).
+   * What the call waits for: its own id for an AskUserQuestion, or a policy approval
+   * `{type: "approval", ...}` (docs/policy.md).
    */
   pending_question_ref: string | PendingApproval | null;
 }
@@ -142,7 +142,7 @@ export function hasOpenCalls(turn: Pick<Turn, 'tool_calls'>): boolean {
   return turn.tool_calls.some(isOpen);
 }
 
-/** Plain text of a turn: the concatenation of its text blocks (SPEC.md rendering contract). */
+/** Plain text of a turn: the concatenation of its text blocks (docs/sessions-and-runs.md "Turn projection"). */
 export function turnText(turn: Pick<Turn, 'blocks'>): string {
   return turn.blocks
     .filter((b) => b.type === 'text')

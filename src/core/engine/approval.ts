@@ -2,7 +2,7 @@ import { AppError } from '../../platform/server/errors.js';
 import type { PendingApproval, ToolCall, Turn } from '../conversation/turns.js';
 
 /**
- * The answer to a policy approval (CONTRACT 15), beside the answer to a question: the same
+ * The answer to a policy approval (docs/policy.md), beside the answer to a question: the same
  * `askuser_answer {tool_call_id, selections: {"0": [i]}, custom: {"0": reason}?}`, where `i` is
  * 0 Allow once, 1 Allow for this session, 2 Deny.
  */

@@ -88,7 +88,7 @@ export class ChatService {
   /**
    * chat:send: everything is validated before anything is stored; then the executor runs it.
    * `origin` says who sent it when it is not a person at a client (scheduler, task runs, replay):
-   * those runs, and headless ones, are unattended (CONTRACT 15).
+   * those runs, and headless ones, are unattended (docs/policy.md).
    */
   async send(userId: string, raw: unknown, origin: 'chat' | 'scheduled' | 'task' | 'replay' = 'chat', onRun?: (runId: string) => void): Promise<{ turn_id: string | null }> {
     const parsed = ChatSend.safeParse(raw);

@@ -187,7 +187,7 @@ async function streamModel(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: 
         run.patch(turn, { patch_type: 'usage', data: { input_tokens: d.input_tokens, output_tokens: d.output_tokens, ...(d.estimated ? { estimated: true } : {}) } });
         break;
       case 'model':
-        // The model that answers (a fallback's, maybe): the turn says so (CONTRACT 16).
+        // The model that answers (a fallback's, maybe): the turn says so (docs/models-and-usage.md).
         turn.model = d.model;
         turn.context_window = contextWindowOf(run.config.model, d.model);
         meta.attempts = d.attempts;
@@ -211,7 +211,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
       args = p.args.trim() ? JSON.parse(p.args) : {};
       if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error('arguments must be a JSON object');
     } catch (e) {
-      // A tool error the model sees and can fix (CONTRACT 3, 6), never a failed run.
+      // A tool error the model sees and can fix (docs/errors.md and docs/trust-boundary.md), never a failed run.
       error = badArguments(p.name, p.args, (e as Error).message);
     }
     const id = newId('tc');
@@ -225,7 +225,7 @@ async function runTools(run: RunState, deps: LoopDeps, spec: LoopSpec, turn: Tur
     // any model it is sent to (the error result quotes it).
     let shownArgs = error ? '{}' : p.args || '{}';
     if (question && spec.loopId !== 'root') {
-      // The client needs to know the question comes from a sub-agent (SPEC.md: source_loop).
+      // The client needs to know the question comes from a sub-agent (`source_loop`, docs/sessions-and-runs.md).
       args = { ...(args as object), source_loop: { loop_id: spec.loopId, parent_fork_tool_call_id: spec.parentCallId, depth: spec.depth } };
       shownArgs = JSON.stringify(args);
     }

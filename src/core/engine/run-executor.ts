@@ -22,7 +22,7 @@ interface ActiveRun {
   ended: Promise<void>;
 }
 
-/** An answer to a question of a scheduled, task or replay run goes on as that run (CONTRACT 15). */
+/** An answer to a question of a scheduled, task or replay run goes on as that run (docs/policy.md). */
 function inherited(how: RunStart, recorded: string): RunStart {
   if (recorded === how.origin) return how;
   const origin = recorded as RunOrigin;
@@ -62,11 +62,11 @@ export class RunExecutor {
   async start() {
     await this.deps.store.register(this.instanceId);
     // One node (no REDIS_URL): every run left running belongs to a predecessor that is gone, so it
-    // is closed now, before the service listens (CONTRACT 5). Several nodes: leases decide.
+    // is closed now, before the service listens (docs/sessions-and-runs.md). Several nodes: leases decide.
     await this.recover(!this.deps.config.redisUrl);
     await this.recovery.closeStranded();
     // A run whose events cannot be stored (a full disk) fails now, its turns closed, instead of
-    // streaming on into a log with holes (CONTRACT 3); replay answers those holes with a resync.
+    // streaming on into a log with holes (docs/errors.md); replay answers those holes with a resync.
     this.offLost = this.deps.log.onLost((sessionId, error) => {
       const a = this.active.get(sessionId);
       if (!a || a.state.signal.aborted) return;
@@ -196,7 +196,7 @@ export class RunExecutor {
     const { code, message, internal } = describeFailure(e);
     if (!interrupted) {
       const who = { session_id: state.sessionId, user_id: state.userId, code };
-      // Every failed run is in the log (CONTRACT 17): a bug at error with its stack, a known cause
+      // Every failed run is in the log (docs/operations.md): a bug at error with its stack, a known cause
       // (the model unreachable, a runner down) at warn with its message; a full disk once a minute.
       if (internal) this.deps.logger.error({ ...errField(e), ...who }, 'run failed with an unexpected error');
       else if (code === 'INSUFFICIENT_STORAGE') this.storageFull.error({ ...errField(e), ...who });
@@ -219,7 +219,7 @@ export class RunExecutor {
   }
 
   /**
-   * A gate ended the run on purpose (a spent budget, CONTRACT 16): system:error says why, open turns
+   * A gate ended the run on purpose (a spent budget, docs/models-and-usage.md): system:error says why, open turns
    * close, and the run ends `completed` with the gate's finish_reason.
    */
   private async stopped(state: RunState, e: RunStopped): Promise<RunEnd> {

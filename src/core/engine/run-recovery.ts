@@ -30,7 +30,7 @@ export interface RecoveryHost {
 }
 
 /**
- * Runs and turns left behind (CONTRACT 5, 11): runs no live process owns are closed `interrupted`
+ * Runs and turns left behind (docs/sessions-and-runs.md and docs/scale-out.md): runs no live process owns are closed `interrupted`
  * with their chat:end; turns of failed runs whose closing write failed (a full disk) are written
  * again until it works, and at start those a previous process left streaming are closed.
  */

@@ -56,7 +56,7 @@ export interface RunLabel {
 }
 
 /**
- * Leases (CONTRACT 11): a node renews the lease of its runs (its instance heartbeat) every 5 s; a
+ * Leases (docs/scale-out.md): a node renews the lease of its runs (its instance heartbeat) every 5 s; a
  * run whose lease is older than 30 s is closed by any live node at its next check (every 5 s), so
  * within about 35 s of its owner's death, without a restart.
  */
@@ -108,7 +108,7 @@ export class RunStore {
          and (select count(*) from sessions r where r.user_id = ? and r.status = 'running') < ?
        returning id, active_branch, mode, model, disable_tools, memory_enabled, run_origin, session_setup,
          memory_enabled and exists (select 1 from memories m where m.user_id = sessions.user_id and not m.disabled and m.superseded_by is null) as recall,
-         -- The user's default env bucket under the session's own env (CONTRACT 10).
+         -- The user's default env bucket under the session's own env (docs/memories-and-settings.md).
          coalesce((select b.env from env_buckets b where b.user_id = sessions.user_id and b.bucket = 'default'), '{}'::jsonb) || coalesce(env, '{}'::jsonb) as env,
          last_seq - ${SEQ_BLOCK} as last_seq, last_seq as seq_reserved,
          (select coalesce(max(t.sequence) + 1, 0)::int from turns t where t.session_id = sessions.id) as next_sequence`;

@@ -16,7 +16,7 @@ export const foldersModule = defineModule({
   start: (ctx) => ({ provides: new Workspaces(ctx.config.workspaces, ctx.get('runner').runner) }),
 });
 
-/** The files routes of a session (CONTRACT 5). */
+/** The files routes of a session (docs/sessions-and-runs.md). */
 export const filesModule = defineModule({
   name: 'files',
   needs: ['sessions', 'folders'],

@@ -1,5 +1,5 @@
 /**
- * Per-user storage quota of the workspaces (AGENTSVC_USER_QUOTA_BYTES, CONTRACT 17), enforced in
+ * Per-user storage quota of the workspaces (AGENTSVC_USER_QUOTA_BYTES, docs/operations.md), enforced in
  * the file layer itself: every atomic write (entry-ops.ts replaceFile: file endpoints, file tools,
  * plugins) and every upload checks here before its new content takes the name, so nothing partial
  * is ever left. Accounting is cheap: a user's bytes are counted once by a descriptor walk of their

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SessionParams } from '../sessions/schemas.js';
 
 /**
- * Shapes of the workspace-file endpoints (SPEC.md "Workspace files of a session"). The file or
+ * Shapes of the workspace-file endpoints (docs/sessions-and-runs.md "Workspace files of a session"). The file or
  * folder path is the route's wildcard: relative to the session folder, or absolute as the
  * computer sees it; empty means the workspace root.
  */

@@ -11,7 +11,7 @@ export const FileErrors = {
   notDir: () => new AppError(422, 'NOT_A_DIRECTORY', 'the path is not a directory'),
   parentNotDir: () => new AppError(422, 'NOT_A_DIRECTORY', 'a parent of the path is not a directory'),
   notFile: () => new AppError(422, 'NOT_A_FILE', 'the path is not a regular file'),
-  /** A full disk (or quota) is not bad input; the write was atomic, so nothing changed (CONTRACT 3, 7). */
+  /** A full disk (or quota) is not bad input; the write was atomic, so nothing changed (docs/errors.md and docs/trust-boundary.md). */
   noSpace: () => new AppError(507, 'INSUFFICIENT_STORAGE', 'no space left to store the file; nothing was changed, try again once space is freed'),
 };
 

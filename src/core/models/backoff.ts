@@ -1,4 +1,4 @@
-/** Exponential backoff (CONTRACT 16): 0.5 s doubling per retry, capped at 20 s. */
+/** Exponential backoff (docs/models-and-usage.md): 0.5 s doubling per retry, capped at 20 s. */
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 20_000;
 

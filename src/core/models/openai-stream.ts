@@ -23,7 +23,7 @@ type ProviderDelta = ChatCompletionChunk.Choice.Delta & {
   thinking_blocks?: { type?: string; thinking?: string }[] | null;
 };
 
-/** Statuses worth another try (CONTRACT 16): the request may succeed as it is, later. */
+/** Statuses worth another try (docs/models-and-usage.md): the request may succeed as it is, later. */
 const RETRYABLE = new Set([408, 409, 429]);
 const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -62,7 +62,7 @@ export function endpointOf(client: { baseURL: string }): string {
   }
 }
 
-/** What to do about a refusal, by its HTTP status (CONTRACT 3: a message a person can act on). */
+/** What to do about a refusal, by its HTTP status (docs/errors.md: a message a person can act on). */
 function statusHint(status: number, model: string): string {
   if (status === 401 || status === 403) return ' (check the API key: OPENAI_API_KEY, or the key_env of this model in AGENTSVC_MODELS)';
   if (status === 404) return ` (check that the endpoint serves the model ${model}, and OPENAI_BASE_URL)`;
@@ -182,7 +182,7 @@ function thinkingText(blocks: ProviderDelta['thinking_blocks']): string | undefi
   return blocks.map((b) => b.thinking ?? '').join('') || undefined;
 }
 
-/** Counts from our tokenizer (o200k) when the server sent none (CONTRACT 16: `estimated: true`). */
+/** Counts from our tokenizer (o200k) when the server sent none (docs/models-and-usage.md: `estimated: true`). */
 function estimate(req: ModelRequest, out: string[]): ModelDelta {
   const tools = req.tools?.length ? countTokens(JSON.stringify(toOpenAITools(req.tools))) : 0;
   return { type: 'usage', input_tokens: messagesTokens(req.messages) + tools, output_tokens: countTokens(out.join('')), estimated: true };

@@ -13,7 +13,7 @@ interface Attempt {
 }
 
 /**
- * The model port over several OpenAI-compatible endpoints (CONTRACT 16). A call that fails before
+ * The model port over several OpenAI-compatible endpoints (docs/models-and-usage.md). A call that fails before
  * its first delta with a retryable error is retried (exponential backoff with jitter, at least the
  * server's retry-after), then each model of its `fallback` list is tried the same way. After the
  * first delta nothing is retried: the answer so far is already the client's. The retries are ours

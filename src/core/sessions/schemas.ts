@@ -5,7 +5,7 @@ import { STORABLE_MSG, storable, text } from '../../platform/lib/storable.js';
 export { storable, text };
 
 /**
- * Request and response shapes of the Sessions REST API (SPEC.md "Sessions"). Bodies are strict:
+ * Request and response shapes of the Sessions REST API (docs/sessions-and-runs.md "Sessions"). Bodies are strict:
  * an unknown field is a 422 naming it, never silently dropped.
  */
 

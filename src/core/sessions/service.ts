@@ -123,7 +123,7 @@ export class SessionService {
     if (input.model != null && !models.includes(input.model)) {
       throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
     }
-    // A reference in the body is checked like a path id (CONTRACT 6): one the caller may not use is 404.
+    // A reference in the body is checked like a path id (docs/trust-boundary.md): one the caller may not use is 404.
     if (input.workspace_id != null && !(await this.opts?.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
     const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.opts?.plan?.(userId, input)) ?? null) : null;
     const em = this.em();
@@ -266,7 +266,7 @@ export class SessionService {
   /**
    * The caller's most recent session whose extra.task_id equals taskId (compared as text). A task
    * id none of the caller's sessions holds is 404, whether another user's sessions hold it or no
-   * session does (CONTRACT 3: its existence is not revealed).
+   * session does (docs/errors.md: its existence is not revealed).
    */
   async extraByTask(userId: string, taskId: string): Promise<ExtraInfoT> {
     const rows = await this.em().getConnection().execute<ExtraRow[]>(

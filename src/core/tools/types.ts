@@ -1,6 +1,6 @@
 import type { SessionWorkspace } from '../files/session-folder.js';
 
-/** Classification of tools (SPEC.md "Tool providers"). */
+/** Classification of tools (docs/tools.md "Tool providers"). */
 export type ProviderKind =
   | 'bash' | 'file_ops' | 'builtin' | 'fork' | 'search' | 'webfetch' | 'skill' | 'mcp' | 'integration';
 

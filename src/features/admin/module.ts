@@ -4,7 +4,7 @@ import { Admin } from './service.js';
 
 declare module '../../platform/lib/modules.js' {
   interface Provides {
-    /** Admins and role grants (CONTRACT 13). */
+    /** Admins and role grants (docs/solutions-and-admin.md). */
     admin: Admin;
   }
 }

@@ -5,7 +5,7 @@ import { AdminBody, AdminList, Grant, GrantBody, GrantParams, Ok, UserParams } f
 import type { Admin } from './service.js';
 
 /**
- * SPEC.md "Admin and production users" (the /api/admin half; src/features/production/users serves the rest). The admin check runs before the body is validated, so a
+ * docs/solutions-and-admin.md "Admin and production users" (the /api/admin half; src/features/production/users serves the rest). The admin check runs before the body is validated, so a
  * non-admin gets 403 whatever it sends; it reads the database, so a grant takes effect at once.
  */
 export const adminRoutes: FastifyPluginAsyncZod<{ admin: Admin }> = async (app, { admin }) => {

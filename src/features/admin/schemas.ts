@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from '../../platform/lib/storable.js';
 
-/** SPEC.md "Admin and production users" (CONTRACT 13). */
+/** docs/solutions-and-admin.md "Admin and production users". */
 
 export const AdminBody = z.object({ user_id: text(128, 1) }).strict();
 export const UserParams = z.object({ user_id: text(128, 1) });

@@ -8,7 +8,7 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 const ADMIN_LOCK = 7_316_001;
 
 /**
- * Admins and business-role grants (CONTRACT 13). Both are read from the database at each request,
+ * Admins and business-role grants (docs/solutions-and-admin.md). Both are read from the database at each request,
  * so a grant or a new admin takes effect at once, on every node.
  */
 export class Admin implements RoleAccess {

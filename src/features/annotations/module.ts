@@ -1,7 +1,7 @@
 import { annotationRoutes } from './routes.js';
 import { defineModule } from '../../platform/lib/modules.js';
 
-/** Annotations on payloads (CONTRACT 13). */
+/** Annotations on payloads (docs/solutions-and-admin.md). */
 export const annotationsModule = defineModule({
   name: 'annotations',
   needs: [],

@@ -6,7 +6,7 @@ import { AppError, Errors } from '../../platform/server/errors.js';
 import { Annotation, AnnotationDeleted, AnnotationList, AnnotationParams, CreateAnnotation, MAX_PER_PAYLOAD, PatchAnnotation, PayloadParams } from './schemas.js';
 import { AnnotationStore } from './store.js';
 
-/** Annotations on payloads (CONTRACT 13); exported and imported with their session (src/features/portability). */
+/** Annotations on payloads (docs/solutions-and-admin.md); exported and imported with their session (src/features/portability). */
 export const annotationRoutes: FastifyPluginAsyncZod<{ db: Database }> = async (app, { db }) => {
   const annotations = new AnnotationStore(db);
   const turns = new TurnStore(db);

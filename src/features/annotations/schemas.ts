@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { STORABLE_MSG, storable, text } from '../../platform/lib/storable.js';
 
-/** Payload annotations (CONTRACT 13): notes on an entry, turn or tool call of the caller's sessions. */
+/** Payload annotations (docs/solutions-and-admin.md): notes on an entry, turn or tool call of the caller's sessions. */
 
 export const MAX_DATA_BYTES = 64 * 1024;
 export const MAX_PER_PAYLOAD = 200;

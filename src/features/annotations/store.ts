@@ -22,7 +22,7 @@ const toRecord = (r: Row): AnnotationT => ({
   updated_at: new Date(r.updated_at).toISOString(),
 });
 
-/** The `payload_annotations` table: a user's notes on the payloads of their sessions (CONTRACT 13). */
+/** The `payload_annotations` table: a user's notes on the payloads of their sessions (docs/solutions-and-admin.md). */
 export class AnnotationStore {
   constructor(private readonly db: Database) {}
 

@@ -29,7 +29,7 @@ const SESSION_ID = /^sess_[A-Za-z0-9]{1,64}$/;
  */
 const APP_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
 
-/** Published apps (CONTRACT 13): the API under /api/published-apps, the public pages under /apps/. */
+/** Published apps (docs/solutions-and-admin.md): the API under /api/published-apps, the public pages under /apps/. */
 export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => {
   const apps = new PublishedAppStore(d.db);
   const tags = ['published-apps'];

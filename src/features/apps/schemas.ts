@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from '../../platform/lib/storable.js';
 
-/** Published apps (CONTRACT 13): a session folder served read-only and public at /apps/<session_id>/. */
+/** Published apps (docs/solutions-and-admin.md): a session folder served read-only and public at /apps/<session_id>/. */
 
 export const PublishBody = z
   .object({

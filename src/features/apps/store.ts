@@ -7,7 +7,7 @@ export interface PublishedAppRow {
   published_at: Date;
 }
 
-/** The `published_apps` table: which session folder is served under /apps/<session_id>/ (CONTRACT 13). */
+/** The `published_apps` table: which session folder is served under /apps/<session_id>/ (docs/solutions-and-admin.md). */
 export class PublishedAppStore {
   constructor(private readonly db: Database) {}
 

@@ -5,7 +5,7 @@ import { me } from '../../platform/server/auth.js';
 import { SessionParams } from '../../core/sessions/schemas.js';
 import type { CompactionService } from './service.js';
 
-/** POST /api/sessions/{id}/compact: answers the finished compaction entry (CONTRACT 8). */
+/** POST /api/sessions/{id}/compact: answers the finished compaction entry (docs/time-travel.md). */
 export const compactionRoutes: FastifyPluginAsyncZod<{ compaction: CompactionService }> = async (app, { compaction }) => {
   app.post(
     '/api/sessions/:session_id/compact',

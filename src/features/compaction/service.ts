@@ -34,7 +34,7 @@ export class CompactionService {
   /** Starts a compaction; `done` resolves with the finished entry. Too little to compact: no run at all. */
   async start(userId: string, sessionId: string): Promise<{ started: true; done: Promise<Turn> } | { started: false; reason: string }> {
     await this.d.sessions.getOwned(userId, sessionId);
-    // Busy before anything else (CONTRACT 8): a running session's turns are not final yet, so
+    // Busy before anything else (docs/time-travel.md): a running session's turns are not final yet, so
     // "too little to compact" would answer about a history that is still growing.
     const before = await this.d.executor.status(userId, sessionId);
     if (before === 'running') throw Errors.sessionBusy();

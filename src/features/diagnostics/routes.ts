@@ -9,7 +9,7 @@ import { type ServiceProbes, serviceChecks } from './service-checks.js';
 const CheckParams = z.object({ check_id: z.string().min(1).max(100) });
 const CheckOut = z.object({ check_id: z.string(), status: z.enum(['ok', 'warn', 'fail']), detail: z.string(), fix: z.string().nullable() });
 
-/** CONTRACT 10's shape: {check_id, status, detail} (and what to do about it). */
+/** The shape of docs/memories-and-settings.md: {check_id, status, detail} (and what to do about it). */
 const wire = (r: CheckResult) => ({ check_id: r.id, status: r.status, detail: r.message, fix: r.fix });
 
 /** The worst status of a list: fail > warn > ok. */
@@ -20,7 +20,7 @@ export function worst(results: CheckResult[]): CheckResult['status'] {
 /**
  * Both routes answer any user: service-wide checks are the same for all, while checks of per-user
  * state (an MCP server's process in each user's computer, with its stderr) show a non-admin their
- * own only (CONTRACT 12).
+ * own only (docs/plugins.md).
  *
  * GET /api/env/check: a Server-Sent Events stream, one `check` event per check as it finishes
  * (data: {check_id, status, detail, fix}), then one `end` event {status, counts}. Checks run

@@ -1,6 +1,6 @@
 import type { Check, CheckResult } from './checks.js';
 
-/** Checks only the running service can make (CONTRACT 10): Redis, the model endpoint, the search backend. */
+/** Checks only the running service can make (docs/memories-and-settings.md): Redis, the model endpoint, the search backend. */
 export interface ServiceProbes {
   /** null without REDIS_URL. */
   redis(): boolean | null;

@@ -6,7 +6,7 @@ import { randomToken } from '../../platform/lib/ids.js';
 import { me } from '../../platform/server/auth.js';
 import { Errors } from '../../platform/server/errors.js';
 
-/** PUT bodies: any JSON value up to 1 MiB (CONTRACT 13). */
+/** PUT bodies: any JSON value up to 1 MiB (docs/solutions-and-admin.md). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Segments of a config path: no hidden names, no `..`, nothing a shell or the file system reads specially. */
@@ -21,7 +21,7 @@ const FilePath = z
 const Params = z.object({ '*': FilePath });
 
 /**
- * Frontend configuration (CONTRACT 13): JSON files under AGENTSVC_HOME/frontend_config, read with any
+ * Frontend configuration (docs/solutions-and-admin.md): JSON files under AGENTSVC_HOME/frontend_config, read with any
  * key and written by admins. `theme` and `theme.json` name the same file. A write replaces the file
  * atomically (a temporary file renamed over it), so a reader never sees half of one.
  */

@@ -7,7 +7,7 @@ export interface GisDeps {
   sessions: { getExtra(userId: string, id: string): Promise<{ extra: Record<string, unknown> }> };
 }
 
-/** GIS state (CONTRACT 13): the session's extra info key `gis` (written with upset_extra_info), default {}. */
+/** GIS state (docs/solutions-and-admin.md): the session's extra info key `gis` (written with upset_extra_info), default {}. */
 export const gisRoutes: FastifyPluginAsyncZod<GisDeps> = async (app, { sessions }) => {
   app.get(
     '/api/gis/:session_id/state',

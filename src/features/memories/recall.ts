@@ -7,7 +7,7 @@ import type { Tool, ToolProvider } from '../../core/tools/types.js';
 import type { MemoryStore } from './store.js';
 
 /**
- * Memories in chats (CONTRACT 10), for sessions with memory_enabled: at each user turn the most
+ * Memories in chats (docs/memories-and-settings.md), for sessions with memory_enabled: at each user turn the most
  * relevant memories are chosen (full-text rank on the message; hit_count counted) and listed in the
  * turn's memory_refs; the system prompt carries them; the Memory tool lets the agent write one.
  */

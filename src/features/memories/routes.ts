@@ -52,7 +52,7 @@ const Query = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
 
-/** SPEC.md "Memories" (CONTRACT 10): per user; another user's memory is a 404. */
+/** docs/memories-and-settings.md "Memories": per user; another user's memory is a 404. */
 export const memoryRoutes: FastifyPluginAsyncZod<{ store: MemoryStore }> = async (app, { store }) => {
   const tags = ['memories'];
   const found = <T>(m: T | null): T => {

@@ -41,7 +41,7 @@ export interface ListFilter {
   limit: number;
 }
 
-/** Memories of users (CONTRACT 10): all the SQL. */
+/** Memories of users (docs/memories-and-settings.md): all the SQL. */
 export class MemoryStore {
   constructor(private readonly db: Database) {}
 

@@ -7,7 +7,7 @@
  * (skills, mcp, integrations) are written against this file and nothing else of the service.
  */
 
-/** Classification of a tool (SPEC.md "Tool providers"). Plugins mostly use `skill`, `mcp` or `integration`. */
+/** Classification of a tool (docs/tools.md "Tool providers"). Plugins mostly use `skill`, `mcp` or `integration`. */
 export type ToolProviderKind = 'bash' | 'file_ops' | 'builtin' | 'fork' | 'search' | 'webfetch' | 'skill' | 'mcp' | 'integration';
 
 export type JsonSchema = Record<string, unknown>;

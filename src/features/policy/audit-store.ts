@@ -33,7 +33,7 @@ export interface AuditQuery {
   offset: number;
 }
 
-/** The table `policy_audit`: every decision of the tool policy (CONTRACT 15). */
+/** The table `policy_audit`: every decision of the tool policy (docs/policy.md). */
 export class AuditStore {
   constructor(private readonly db: Database) {}
 

@@ -14,7 +14,7 @@ export interface PolicyRouteDeps {
 }
 
 /**
- * Tool policy over REST (CONTRACT 15): a session's own rules (its owner), a user's rules (an
+ * Tool policy over REST (docs/policy.md): a session's own rules (its owner), a user's rules (an
  * admin), and the audit trail (the caller's records; an admin's: everyone's).
  */
 export const policyRoutes: FastifyPluginAsyncZod<PolicyRouteDeps> = async (app, d) => {

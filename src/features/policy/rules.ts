@@ -2,7 +2,7 @@ import picomatch from 'picomatch';
 import type { PathDeny } from '../../../runners/types.js';
 
 /**
- * The tool policy's rule engine (CONTRACT 15), as plain functions: what a plugin author reads to
+ * The tool policy's rule engine (docs/policy.md), as plain functions: what a plugin author reads to
  * know how a call is decided. Nothing here touches the database, the file system or the run.
  *
  * A rule `{tool, pattern?, action}` applies to a call when `tool` names the call's tool (its name,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { RuleSchema } from '../../platform/config/policy.js';
 import { AUDIT_ACTIONS } from './audit-store.js';
 
-/** A rule (CONTRACT 15); a bad one is 422 naming it (`body.rules.2.action`). */
+/** A rule (docs/policy.md); a bad one is 422 naming it (`body.rules.2.action`). */
 export { RuleSchema };
 
 export const RulesBody = z.object({ rules: z.array(RuleSchema).max(1000) }).strict();

@@ -27,14 +27,14 @@ import { ShellParser } from './shell.js';
 import { PolicyStore } from './store.js';
 import { callFacts } from './targets.js';
 
-/** The three answers of an approval, in the order of `options` (CONTRACT 15). */
+/** The three answers of an approval, in the order of `options` (docs/policy.md). */
 export const APPROVAL_OPTIONS = ['Allow once', 'Allow for this session', 'Deny'] as const;
 
 export interface PolicyDeps {
   db: Database;
   install: InstallPolicy;
   logger: Logger;
-  /** Counts decisions by action (CONTRACT 17 "approvals by action"). */
+  /** Counts decisions by action (`agentsvc_approvals_total`, docs/monitoring.md). */
   count?: (action: AuditAction) => void;
   /** The rules of the session's solution role (`policy` of the role), when it has one. */
   roleRules?: (sessionId: string) => Promise<Rule[]>;
@@ -43,7 +43,7 @@ export interface PolicyDeps {
 type GatePayload = HookGates['tool.before']['payload'];
 
 /**
- * The tool policy (CONTRACT 15): assembles the rules of the four sources for a call, decides it
+ * The tool policy (docs/policy.md): assembles the rules of the four sources for a call, decides it
  * with the rule engine (rules.ts), turns `ask` into the install's `unattended` action when nobody
  * attends the run, records every decision, and takes the person's answers to approvals.
  * Plugged into the run engine through the `tool.before` gate only.

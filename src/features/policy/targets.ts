@@ -3,7 +3,7 @@ import type { CallFacts } from './rules.js';
 import type { ShellParser } from './shell.js';
 
 /**
- * What a call's rule patterns are matched on (CONTRACT 15): the simple commands of a Bash line,
+ * What a call's rule patterns are matched on (docs/policy.md): the simple commands of a Bash line,
  * the workspace-relative path a file tool would touch, the host a WebFetch reaches, the JSON text
  * of any other tool's arguments.
  */

@@ -4,7 +4,7 @@ import { type ZipStream, zipFolder } from '../../core/files/zip.js';
 import type { Database } from '../../platform/db/index.js';
 import { redactor, sessionSecrets } from '../sharing/redact.js';
 
-/** The format of a session archive (CONTRACT 9). */
+/** The format of a session archive (docs/sharing-and-portability.md). */
 export const FORMAT = 'agentsvc-session';
 export const VERSION = 1;
 
@@ -62,12 +62,12 @@ export async function exportSession(db: Database, workspaces: string, userId: st
     'select type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason, created_at from memories where user_id = ? and source_session = ? order by id',
     [userId, sessionId],
   );
-  // Annotations on this session's payloads (CONTRACT 13), keyed by the payload ids in turns.jsonl.
+  // Annotations on this session's payloads (docs/solutions-and-admin.md), keyed by the payload ids in turns.jsonl.
   const annotations = await sql('select payload_id, label, note, data, created_at, updated_at from payload_annotations where user_id = ? and session_id = ? order by created_at, id', [
     userId,
     sessionId,
   ]);
-  // Secrets are masked in the values, before they are encoded (CONTRACT 9): the files stay as the workspace holds them.
+  // Secrets are masked in the values, before they are encoded (docs/sharing-and-portability.md): the files stay as the workspace holds them.
   const mask = redactor(await sessionSecrets(db, sessionId));
   const manifest: Manifest = {
     format: FORMAT,

@@ -278,7 +278,7 @@ export async function cleanup(dir: string) {
   await rm(dir, { recursive: true, force: true });
 }
 
-/** A question's ref is its call id; an approval's is an object naming it (CONTRACT 15): both get the new id. */
+/** A question's ref is its call id; an approval's is an object naming it (docs/policy.md): both get the new id. */
 function pendingRef(ref: unknown, remap: (id: unknown, prefix: 'tc') => unknown): unknown {
   if (typeof ref === 'string' && ref) return remap(ref, 'tc');
   if (ref && typeof ref === 'object' && typeof (ref as { tool_call_id?: unknown }).tool_call_id === 'string') return { ...ref, tool_call_id: remap((ref as { tool_call_id: unknown }).tool_call_id, 'tc') };

@@ -1,7 +1,7 @@
 import { portabilityRoutes } from './routes.js';
 import { defineModule } from '../../platform/lib/modules.js';
 
-/** Export and import of a session (CONTRACT 9). */
+/** Export and import of a session (docs/sharing-and-portability.md). */
 export const portabilityModule = defineModule({
   name: 'portability',
   needs: ['sessions'],

@@ -24,7 +24,7 @@ export interface PortabilityDeps {
   };
 }
 
-/** GET .../export, POST .../preview-import and .../import (CONTRACT 9). */
+/** GET .../export, POST .../preview-import and .../import (docs/sharing-and-portability.md). */
 export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (app, d) => {
   const { config } = d;
   await app.register(multipart, { limits: { fileSize: config.limits.upload, files: 1, fields: 10 } });

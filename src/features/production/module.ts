@@ -20,7 +20,7 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-/** Production agents, production solutions and their documents, production users (CONTRACT 13). */
+/** Production agents, production solutions and their documents, production users (docs/solutions-and-admin.md). */
 export const productionModule = defineModule({
   name: 'production',
   needs: ['sessions', 'solutions', 'runner', 'users', 'policy'],

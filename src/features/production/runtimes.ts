@@ -2,7 +2,7 @@ import type { Config } from '../../platform/config/index.js';
 import type { RuntimeT } from './agents/schemas.js';
 
 /**
- * Runtimes (CONTRACT 13): the runner kind this install runs tools on and the models it offers.
+ * Runtimes (docs/solutions-and-admin.md): the runner kind this install runs tools on and the models it offers.
  * A production agent's `runtime_provider` and a production-solution agent's `runtime_id` name one.
  */
 export function runtimes(config: Config): RuntimeT[] {

@@ -29,7 +29,7 @@ export interface RegistryDeps {
   config: Config;
   firstParty: FirstParty;
   plugins: () => PluginReport;
-  /** The solutions catalogue (CONTRACT 13): id, name, description, layout and where it came from. */
+  /** The solutions catalogue (docs/solutions-and-admin.md): id, name, description, layout and where it came from. */
   solutions: () => { id: string; name: string; description: string; layout_type: string; source: string }[];
 }
 
@@ -69,7 +69,7 @@ async function catalogue({ config, firstParty, plugins, solutions }: RegistryDep
   return out;
 }
 
-/** SPEC.md registry endpoints (CONTRACT 12): a read-only catalogue, skills orgs, configuration templates. */
+/** The registry endpoints (docs/plugins.md): a read-only catalogue, skills orgs, configuration templates. */
 export const registryRoutes: FastifyPluginAsyncZod<RegistryDeps> = async (app, deps) => {
   const tags = ['registry'];
   app.get('/api/registry/resources', { schema: { tags, querystring: ListQuery, response: { 200: z.array(Resource) } } }, async (req, reply) => {

@@ -13,7 +13,7 @@ const State = z.object({
   total: z.number().int(),
 });
 
-/** SPEC.md replay endpoints (CONTRACT 8). */
+/** Replay endpoints (docs/time-travel.md). */
 export const replayRoutes: FastifyPluginAsyncZod<{ replays: Replays }> = async (app, { replays }) => {
   const tags = ['sessions'];
   const params = SessionParams;

@@ -59,7 +59,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
- * Replay sessions (CONTRACT 8): a new session of the caller re-emits a source session's recorded
+ * Replay sessions (docs/time-travel.md): a new session of the caller re-emits a source session's recorded
  * events on its own stream (its own seq), with the recorded gaps divided by the speed, building its
  * own turns as it goes; a subscriber sees a live chat. Playback is one run of the replay session
  * (SESSION_BUSY meanwhile, chat:stop ends it). Its state lives in `sessions.replay_state`, so PATCH

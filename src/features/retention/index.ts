@@ -19,7 +19,7 @@ const BATCH = 200;
 export type Retention = ReturnType<typeof createRetention>;
 
 /**
- * The daily retention sweep (CONTRACT 17). A timer rather than the jobs port: that port hands
+ * The daily retention sweep (docs/operations.md). A timer rather than the jobs port: that port hands
  * every due schedule to the scheduled tasks' one handler. Every node sweeps; that is harmless, as
  * each delete is one statement that skips what another node already removed (and running sessions).
  */

@@ -21,7 +21,7 @@ export interface LauncherDeps {
  * the runs API: the end of every `scheduled` run, on the node that ran it or on the node that
  * recovered it after its own died, settles the record of its session. `skip_confirmations` answers
  * each question with its first option(s) instead of pausing (approvals are never answered so:
- * unattended runs do not pause for them, CONTRACT 15).
+ * unattended runs do not pause for them, docs/policy.md).
  */
 export class TaskLauncher {
   private offs: (() => void)[] = [];

@@ -4,7 +4,7 @@ import { me } from '../../platform/server/auth.js';
 import { Calendar, CalendarQuery, CreateTaskBody, PatchTaskBody, RunRecord, ScheduledTask, TaskIdParams } from './schemas.js';
 import type { SchedulingService } from './service.js';
 
-/** SPEC.md "Scheduled tasks": another user's task is a 404. */
+/** docs/scale-out.md "Scheduled tasks": another user's task is a 404. */
 export const scheduledTaskRoutes: FastifyPluginAsyncZod<{ scheduling: SchedulingService }> = async (app, { scheduling }) => {
   const tags = ['scheduled-tasks'];
   const params = TaskIdParams;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from '../../platform/lib/storable.js';
 
-/** Request and response shapes of SPEC.md "Scheduled tasks" (records as CONTRACT 11 decides). */
+/** Request and response shapes of docs/scale-out.md "Scheduled tasks" (records as docs/scale-out.md decides). */
 
 const When = z.string().datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone (e.g. 2026-12-01T09:00:00Z)' });
 

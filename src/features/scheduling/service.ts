@@ -17,7 +17,7 @@ export interface SchedulingOptions {
   defaultTimeZone?: string;
 }
 
-/** At most this many occurrences per task in a calendar (CONTRACT 11). */
+/** At most this many occurrences per task in a calendar (docs/scale-out.md). */
 const MAX_OCCURRENCES = 1000;
 const DAY_MS = 86_400_000;
 

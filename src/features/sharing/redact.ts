@@ -30,7 +30,7 @@ function needles(secrets: string[]): string[] {
 }
 
 /**
- * Masks secrets in values, before anything is serialised (CONTRACT 9): every string of the value,
+ * Masks secrets in values, before anything is serialised (docs/sharing-and-portability.md): every string of the value,
  * object keys included, is searched as it is. A string holding JSON (a tool call's arguments) is
  * also decoded and its strings searched, so no escape the writer chose (`\u0022`, `\/`) hides a
  * secret. Masking the serialised text instead missed every secret holding a newline, `"` or `\`,

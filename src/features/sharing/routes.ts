@@ -27,7 +27,7 @@ const hash = (token: string) => createHash('sha256').update(token).digest('hex')
 const TOKEN = /^share_[A-Za-z0-9]{32}$/;
 
 /**
- * Share links (CONTRACT 9): a token (stored as its SHA-256 only) that reads the session's active
+ * Share links (docs/sharing-and-portability.md): a token (stored as its SHA-256 only) that reads the session's active
  * branch at fetch time, as JSON (`/api/share/{token}`) and as a page (`/share/{token}`), without a
  * key. Expired, revoked or unknown: 404; with public sharing off, nothing answers.
  */

@@ -8,7 +8,7 @@ export interface LiveShare {
   intent: string;
 }
 
-/** The `share_links` table: share tokens, stored as their SHA-256 only (CONTRACT 9). */
+/** The `share_links` table: share tokens, stored as their SHA-256 only (docs/sharing-and-portability.md). */
 export class ShareLinkStore {
   constructor(private readonly db: Database) {}
 

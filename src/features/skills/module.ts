@@ -1,7 +1,7 @@
 import { skillRoutes } from './routes.js';
 import { defineModule } from '../../platform/lib/modules.js';
 
-/** The skills library and a session's skills (CONTRACT 12). */
+/** The skills library and a session's skills (docs/plugins.md). */
 export const skillsModule = defineModule({
   name: 'skills',
   needs: ['sessions', 'engine', 'plugins'],

@@ -30,7 +30,7 @@ function kindOf(path: string): 'script' | 'reference' | 'asset' | 'other' {
   return 'other';
 }
 
-/** SPEC.md "Global skills" and the session skill endpoints (CONTRACT 12), over the skills plugin. */
+/** The global and session skill endpoints (docs/plugins.md "Skills"), over the skills plugin. */
 export const skillRoutes: FastifyPluginAsyncZod<SkillRouteDeps> = async (app, { config, sessions, conversation, library, toolsChanged }) => {
   const tags = ['skills'];
   const files = sessionFiles(config.workspaces);

@@ -6,7 +6,7 @@ import { ROOT } from '../../platform/lib/assets.js';
 import { RuleSchema } from '../../platform/config/policy.js';
 
 /**
- * The solutions catalogue (CONTRACT 13): packages `templates/solutions/<id>/solution.json` shipped
+ * The solutions catalogue (docs/solutions-and-admin.md): packages `templates/solutions/<id>/solution.json` shipped
  * with the service, `AGENTSVC_HOME/solutions/<id>/` installed by the operator, and `solutions/<id>/`
  * inside plugin folders. Each is validated once at start; a broken one is reported and skipped.
  */
@@ -24,7 +24,7 @@ export const RoleSchema = z
     tools: z.array(z.string().min(1).max(200)).max(500).nullable().default(null),
     initial_mode: z.enum(['planning', 'executing']).nullable().default(null),
     skills: z.array(z.string().regex(SKILL, 'skill names are 1-64 of [a-z0-9-]')).max(200).default([]),
-    /** Tool policy rules of sessions with this role (CONTRACT 15); a bad rule skips the solution. */
+    /** Tool policy rules of sessions with this role (docs/policy.md); a bad rule skips the solution. */
     policy: z.array(RuleSchema).max(1000).default([]),
   })
   .strict();

@@ -28,7 +28,7 @@ export const catalogModule = defineModule({
 });
 
 /**
- * Roles in sessions (CONTRACT 13): checked against the admins' grants at creation; at each run a
+ * Roles in sessions (docs/solutions-and-admin.md): checked against the admins' grants at creation; at each run a
  * role's prompt joins the system prompt and only its tools are offered.
  */
 export const solutionsModule = defineModule({

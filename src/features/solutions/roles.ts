@@ -35,10 +35,10 @@ export function roleAllows(tools: string[] | null, t: Pick<Tool, 'name' | 'provi
 }
 
 /**
- * Solution roles in sessions (CONTRACT 13): at creation the role is checked (unknown: 422, not
+ * Solution roles in sessions (docs/solutions-and-admin.md): at creation the role is checked (unknown: 422, not
  * granted: 403) and recorded; at each run its system prompt and skills join the system prompt,
  * and only its tools are offered and may run. Its skills are copied into the session folder
- * under `.skills/<name>` (the session-skill layout of CONTRACT 12).
+ * under `.skills/<name>` (the session-skill layout of docs/plugins.md).
  */
 export class Roles {
   /** Which roles a user may use: the admins' grants (src/features/admin), or every role. */

@@ -38,7 +38,7 @@ export interface SolutionRouteDeps {
   userExists: (userId: string) => Promise<boolean>;
 }
 
-/** SPEC.md "Solutions" (CONTRACT 13): the catalogue, a user's roles, a package's files. */
+/** docs/solutions-and-admin.md "Solutions": the catalogue, a user's roles, a package's files. */
 export const solutionRoutes: FastifyPluginAsyncZod<SolutionRouteDeps> = async (app, deps) => {
   const tags = ['solutions'];
   const found = (id: string) => {

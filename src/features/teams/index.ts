@@ -27,7 +27,7 @@ export interface WorkspacesDeps {
   catalog: SolutionCatalog;
 }
 
-/** The agents of a workspace are production agents (CONTRACT 13): this adapter is the port's only tie to them. */
+/** The agents of a workspace are production agents (docs/solutions-and-admin.md): this adapter is the port's only tie to them. */
 export function prodAgentPort(db: Database, prodAgents: ProdAgents): AgentPort {
   return {
     owned: async (userId, agentId) => {

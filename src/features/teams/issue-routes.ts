@@ -20,7 +20,7 @@ import {
 } from './schemas.js';
 import type { WorkspaceService } from './service.js';
 
-/** SPEC "Workspaces and issues": the issue half. Every route answers 404 to a non-member. */
+/** docs/solutions-and-admin.md "Workspaces and issues": the issue half. Every route answers 404 to a non-member. */
 export const issueRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService }> = async (app, { service }) => {
   const { store, issues, runs } = service.d;
   const tags = ['issues'];

@@ -8,7 +8,7 @@ import { iso } from './store.js';
 
 const Session = z.record(z.string(), z.unknown());
 
-/** SPEC "Workspaces and issues": the workspace half (members, agents, assistant session). */
+/** docs/solutions-and-admin.md "Workspaces and issues": the workspace half (members, agents, assistant session). */
 export const workspaceRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService }> = async (app, { service }) => {
   const { store, agents } = service.d;
   const tags = ['workspaces'];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from '../../platform/lib/storable.js';
 
-/** Workspaces and issues (SPEC "Workspaces and issues", CONTRACT 13). Lists answer `{items}`. */
+/** Workspaces and issues (docs/solutions-and-admin.md "Workspaces and issues"). Lists answer `{items}`. */
 
 export const PRIORITIES = ['urgent', 'high', 'medium', 'low', 'none'] as const;
 export const STATUSES = ['backlog', 'todo', 'in_progress', 'in_review', 'done', 'blocked', 'cancelled'] as const;

@@ -37,7 +37,7 @@ export class WorkspaceService {
 
   /**
    * A member assignee must be a member. An agent must be a production agent of the assigning
-   * member (CONTRACT 13; anyone else's is 404, whoever brought it in): it joins the workspace's
+   * member (docs/solutions-and-admin.md; anyone else's is 404, whoever brought it in): it joins the workspace's
    * agents now if it had not yet. Answers the agent's row.
    */
   private async checkAssignee(userId: string, workspaceId: string, type: string | null | undefined, id: string | null | undefined, at: string[]): Promise<AgentRow | null> {
@@ -52,7 +52,7 @@ export class WorkspaceService {
   private async checkParent(workspaceId: string, parentId: string | null | undefined, self: string | null) {
     if (parentId == null) return;
     const parent = await this.d.issues.get(workspaceId, parentId).catch(() => null);
-    // Checked like a path id (CONTRACT 6): an issue of another workspace, or none, is 404.
+    // Checked like a path id (docs/trust-boundary.md): an issue of another workspace, or none, is 404.
     if (!parent) throw Errors.notFound('parent issue');
     if (self && (await this.d.issues.isAncestorOrSelf(self, parentId))) throw Errors.invalid(['body', 'parent_id'], 'an issue cannot be its own parent or the parent of its ancestors');
   }
@@ -92,7 +92,7 @@ export class WorkspaceService {
     return this.d.issues.get(workspaceId, issueId);
   }
 
-  /** A member leaves (or is removed): their agents leave the workspace and their open task runs stop (CONTRACT 13). */
+  /** A member leaves (or is removed): their agents leave the workspace and their open task runs stop (docs/solutions-and-admin.md). */
   async removeMember(workspaceId: string, userId: string): Promise<void> {
     await this.d.store.removeMember(workspaceId, userId);
     await this.d.runs.stopOwner(workspaceId, userId, 'the owner of the agent left the workspace');

@@ -117,7 +117,7 @@ export class WorkspaceStore {
   }
 
   /**
-   * The member leaves, and their agents with them (CONTRACT 13), in one transaction: no
+   * The member leaves, and their agents with them (docs/solutions-and-admin.md), in one transaction: no
    * assignment can see the member gone and their agent still here.
    */
   async removeMember(id: string, userId: string): Promise<void> {

@@ -74,7 +74,7 @@ export function issuePrompt(issue: IssueT, workspaceName: string): string {
 }
 
 /**
- * Task runs (CONTRACT 13): assigning an issue to an agent starts a session of that agent (its
+ * Task runs (docs/solutions-and-admin.md): assigning an issue to an agent starts a session of that agent (its
  * owner's, configured from the agent) whose prompt is the issue. The record follows its run through
  * the runs API like a scheduled task's: the end of every `task` run (on its node, or on the node
  * that recovered it) settles it; a check at start and when a session is deleted settles what no run

@@ -1,5 +1,5 @@
 /**
- * A request id on every log line written on behalf of a request (CONTRACT 17): fastify binds
+ * A request id on every log line written on behalf of a request (docs/operations.md): fastify binds
  * `reqId` to `req.log` only, while the services log through the app's logger. An
  * AsyncLocalStorage holds the id of the REST request or Socket.IO client event being handled, and
  * the pino mixin adds it as `reqId` to any line that has none, so a run's lines (its failure

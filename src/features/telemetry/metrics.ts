@@ -1,5 +1,5 @@
 /**
- * The service's Prometheus metrics (CONTRACT 17), on prom-client (the maintained Node client:
+ * The service's Prometheus metrics (docs/operations.md), on prom-client (the maintained Node client:
  * text exposition format, histograms, default process metrics with event-loop lag), registered in
  * a registry of our own so tests and several services in one process never share counters.
  *
@@ -167,7 +167,7 @@ export class ServiceMetrics {
   }
 
   /**
-   * Model calls, retries, fallbacks, tokens and cost from the model hooks (CONTRACT 17), with the
+   * Model calls, retries, fallbacks, tokens and cost from the model hooks (docs/operations.md), with the
    * `model` label one of `models` (the configured ids) or `other`, so that no caller can grow the
    * series. Returns the listeners' removal.
    */
@@ -206,7 +206,7 @@ export class ServiceMetrics {
     };
   }
 
-  /** One decision of the tool policy (CONTRACT 15). */
+  /** One decision of the tool policy (docs/policy.md). */
   approval(action: string): void {
     this.approvals.inc({ action });
   }

@@ -15,7 +15,7 @@ export interface MetricsRouteDeps {
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
- * GET /metrics (CONTRACT 17) in Prometheus text format, for an admin key or the metrics token, and
+ * GET /metrics (docs/operations.md) in Prometheus text format, for an admin key or the metrics token, and
  * the HTTP request figures of every route. Registered unencapsulated (fastify-plugin) so its
  * onResponse hook sees the whole app. /metrics itself is a public route for the auth plugin and
  * checks its own credentials: a scraper holds a token, not a user's key.

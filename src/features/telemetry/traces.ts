@@ -1,5 +1,5 @@
 /**
- * OTLP traces (CONTRACT 17). Runs are read off the run engine's hooks (src/core/engine/hooks.ts), so the
+ * OTLP traces (docs/operations.md). Runs are read off the run engine's hooks (src/core/engine/hooks.ts), so the
  * loop has no tracing calls in it: one span per run, with a child per model call (GenAI semantic
  * conventions: operation, request and response model, token usage) and per tool call. The hooks
  * tell a model or tool call after it ended, with its start and duration, so those spans are made

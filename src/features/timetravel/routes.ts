@@ -30,7 +30,7 @@ const Rewound = z.object({
 const Switched = z.object({ session_id: z.string(), branch_id: z.string(), turns: z.number().int(), restored_files: z.number().int(), stopped_background_tasks: z.number().int() });
 const Checkout = z.object({ checkpoint_id: z.string(), position: z.enum(['before', 'turn_end']), turns: z.array(TurnSchema), files: z.array(z.object({ path: z.string(), size: z.number() })) });
 
-/** SPEC.md checkpoints, rewind, checkout, switch-branch (CONTRACT 8). */
+/** Checkpoints, rewind, checkout, switch-branch (docs/time-travel.md). */
 export const timeTravelRoutes: FastifyPluginAsyncZod<{ timetravel: TimeTravel }> = async (app, { timetravel }) => {
   const tags = ['sessions'];
   const params = SessionParams;

@@ -6,7 +6,7 @@ import type { CountMessage } from './count.js';
 import { TokenCounter } from './off-thread.js';
 
 /**
- * POST /api/sessions/tokenize/{prompt,messages} (CONTRACT 8): the tokenizer `/history` uses
+ * POST /api/sessions/tokenize/{prompt,messages} (docs/time-travel.md): the tokenizer `/history` uses
  * (o200k_base), with the chat template's overhead (count.ts), plus 3 tokens for the assistant's
  * reply when `add_generation_prompt`. Large bodies are counted in a worker thread (off-thread.ts):
  * no request holds the event loop for long, whatever its text.

@@ -20,7 +20,7 @@ interface Total {
   tokens: number;
   cost: number;
   loadedAt: number;
-  /** BUDGET_WARNING sent for this period (CONTRACT 16: once per period). */
+  /** BUDGET_WARNING sent for this period (docs/models-and-usage.md: once per period). */
   warned: boolean;
 }
 
@@ -38,7 +38,7 @@ const over = (spec: BudgetSpec, t: { tokens: number; cost: number }, share = 1) 
   (spec.max_tokens !== null && t.tokens >= spec.max_tokens * share) || (spec.max_cost !== null && t.cost >= spec.max_cost * share);
 
 /**
- * Budgets (CONTRACT 16): the install's from config, users' and sessions' from the budgets table
+ * Budgets (docs/models-and-usage.md): the install's from config, users' and sessions' from the budgets table
  * (read whole at start, kept in memory, refreshed every 30 s for other nodes' changes). Each
  * budget's use in its period is a running total: read once from model_usage, then raised by
  * every recorded call, so checking before a model call costs no query on an ordinary run.

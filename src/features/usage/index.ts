@@ -7,7 +7,7 @@ import { Budgets } from './budgets.js';
 import { usageRoutes, type UsageRouteDeps } from './routes.js';
 import { roundCost, UsageStore } from './store.js';
 
-/** What a run spent so far: `chat:end.usage` (CONTRACT 16). */
+/** What a run spent so far: `chat:end.usage` (docs/models-and-usage.md). */
 export interface RunUsage {
   input_tokens: number;
   output_tokens: number;

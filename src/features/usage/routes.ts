@@ -32,7 +32,7 @@ function sum(items: UsageRow[]) {
   };
 }
 
-/** CONTRACT 16: GET /api/usage, GET /api/budgets, a user's budgets (admins), a session's (its owner). */
+/** docs/models-and-usage.md: GET /api/usage, GET /api/budgets, a user's budgets (admins), a session's (its owner). */
 export const usageRoutes: FastifyPluginAsyncZod<UsageRouteDeps> = async (app, d) => {
   const tags = ['usage'];
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { budgetSpec } from '../../platform/config/models.js';
 import { text } from '../../platform/lib/storable.js';
 
-/** CONTRACT 16: usage reports and budgets. */
+/** docs/models-and-usage.md: usage reports and budgets. */
 
 /** A day (`YYYY-MM-DD`, midnight in the install's time zone) or an ISO 8601 instant. */
 const when = z

@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/db/index.js';
 import type { BudgetSpec } from '../../platform/config/models.js';
 
-/** One model call as recorded (CONTRACT 16). */
+/** One model call as recorded (docs/models-and-usage.md). */
 export interface UsageRecord {
   user_id: string;
   session_id: string;

@@ -1,5 +1,5 @@
 /**
- * Masking credentials in a setting's value for `GET /api/env` (docs/settings.md). Written by hand:
+ * Masking credentials in a setting's value for `GET /api/env` (docs/memories-and-settings.md). Written by hand:
  * the values are our own settings (URLs, host strings, tokens), and the masking libraries found
  * redact object keys or known token shapes, not a password inside a URL's userinfo or query.
  */

@@ -36,7 +36,7 @@ function mask(item: SettingItem): SettingItem {
   return { ...item, value: maskSetting(item.env_var, item.value), default: maskSetting(item.env_var, item.default) };
 }
 
-/** GET /api/env: the settings by group, secrets masked (CONTRACT 10). The checks are in src/features/diagnostics. */
+/** GET /api/env: the settings by group, secrets masked (docs/memories-and-settings.md). The checks are in src/features/diagnostics. */
 export const envRoutes: FastifyPluginAsyncZod<EnvDeps> = async (app, deps) => {
   const tags = ['settings'];
   const Item = z.object({ env_var: z.string(), value: z.string(), default: z.string(), remark: z.string() });

@@ -8,7 +8,7 @@ import { EnvMap } from '../../core/sessions/schemas.js';
 import { EnvBucketStore, PreferenceStore } from './store.js';
 
 /**
- * User preferences and env buckets (CONTRACT 10). The `default` bucket reaches the session's tools
+ * User preferences and env buckets (docs/memories-and-settings.md). The `default` bucket reaches the session's tools
  * under the session's own env (the run's claim merges them). Values are never logged.
  */
 export const settingsRoutes: FastifyPluginAsyncZod<{ db: Database }> = async (app, { db }) => {

@@ -1,6 +1,6 @@
 import type { Database } from '../../platform/db/index.js';
 
-/** The `user_preferences` table: a user's key/value preferences (CONTRACT 10). */
+/** The `user_preferences` table: a user's key/value preferences (docs/memories-and-settings.md). */
 export class PreferenceStore {
   constructor(private readonly db: Database) {}
 
@@ -20,7 +20,7 @@ export interface EnvBucket {
 }
 
 /**
- * The `env_buckets` table: a user's named env maps (CONTRACT 10). The `default` bucket reaches a
+ * The `env_buckets` table: a user's named env maps (docs/memories-and-settings.md). The `default` bucket reaches a
  * session's tools under the session's own env: the run's claim reads it in its own statement
  * (chat/run-store.ts), and share redaction reads it to mask those values.
  */

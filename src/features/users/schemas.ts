@@ -20,6 +20,6 @@ export const Me = z.object({
   avatar_url: z.string().nullable(),
   created_at: z.string(),
   is_admin: z.boolean(),
-  /** Bytes in the user's workspaces and their quota (0: none), CONTRACT 17. */
+  /** Bytes in the user's workspaces and their quota (0: none), docs/operations.md. */
   storage: z.object({ used_bytes: z.number().int(), quota_bytes: z.number().int() }),
 });

@@ -57,7 +57,7 @@ const anyObject = (v: unknown): Record<string, Record<string, unknown>> => {
   return o;
 };
 
-/** config.json keys that name a setting by a shorter name (CONTRACT 12: `mcp`, `integrations`). */
+/** config.json keys that name a setting by a shorter name (docs/plugins.md: `mcp`, `integrations`). */
 const FILE_ALIASES: Record<string, string> = { models: 'AGENTSVC_MODELS', budgets: 'AGENTSVC_BUDGETS', mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS', policy: 'AGENTSVC_POLICY' };
 
 /** Setting name (environment variable) -> schema and default. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * AGENTSVC_MODELS and AGENTSVC_BUDGETS (CONTRACT 16). AGENTSVC_MODELS keeps its old form (ids
+ * AGENTSVC_MODELS and AGENTSVC_BUDGETS (docs/models-and-usage.md). AGENTSVC_MODELS keeps its old form (ids
  * separated by commas) and may also be a JSON list of entries with their own endpoint, key (by
  * the name of an environment variable, never the key itself), context window, prices and fallbacks.
  */
@@ -138,7 +138,7 @@ interface ModelList {
 }
 
 /**
- * A model id's entry of the models config (CONTRACT 16); an id not in the list (a session's own
+ * A model id's entry of the models config (docs/models-and-usage.md); an id not in the list (a session's own
  * choice) uses the default endpoint, key and context window.
  */
 export function modelEntry(config: ModelList, id: string, listed?: ReadonlyMap<string, ModelEntry>): ModelEntry {

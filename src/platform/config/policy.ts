@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The install's tool policy (`AGENTSVC_POLICY` or config.json `policy`, CONTRACT 15) and the shape
+ * The install's tool policy (`AGENTSVC_POLICY` or config.json `policy`, docs/policy.md) and the shape
  * of a rule, which every source of rules shares (REST bodies, solution roles). Here, not in
  * src/features/policy, so that reading the configuration needs nothing of the policy module.
  */

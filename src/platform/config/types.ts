@@ -29,7 +29,7 @@ export interface Config {
     apiKey: string;
     default: string;
     models: string[];
-    /** Every offered model with its endpoint, key, window, price and fallbacks (CONTRACT 16). */
+    /** Every offered model with its endpoint, key, window, price and fallbacks (docs/models-and-usage.md). */
     entries: ModelEntry[];
     /** Retries of a call that fails before its first delta, per model of the chain. */
     retries: number;
@@ -95,7 +95,7 @@ export interface Config {
   mcp: { servers: unknown; timeoutMs: number };
   /** config.json `integrations` as given: the integrations plugin parses it. */
   integrations: unknown;
-  /** The install's tool policy (CONTRACT 15): default, rules, unattended. */
+  /** The install's tool policy (docs/policy.md): default, rules, unattended. */
   policy: InstallPolicy;
   skills: { promptTokens: number; uploadBytes: number };
   publicSharing: boolean;

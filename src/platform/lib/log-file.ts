@@ -1,5 +1,5 @@
 /**
- * The service log: JSON lines in AGENTSVC_HOME/logs/agentsvc.log, rotated by size (CONTRACT 17)
+ * The service log: JSON lines in AGENTSVC_HOME/logs/agentsvc.log, rotated by size (docs/operations.md)
  * by rotating-file-stream (maintained, no dependencies; classical rotation: agentsvc.log.1 is the
  * newest old file, agentsvc.log.N the oldest, N = `keep`). `agentsvc logs` reads them back.
  */

@@ -17,7 +17,7 @@ export function storable(v: unknown): boolean {
 /** A string a database column can hold, of at most `max` (and at least `min`) characters. */
 export const text = (max: number, min = 0) => z.string().min(min).max(max).refine(storable, STORABLE_MSG);
 
-/** How deep JSON input may nest (CONTRACT 3): deeper is a 422 before any recursive walk meets it. */
+/** How deep JSON input may nest (docs/errors.md): deeper is a 422 before any recursive walk meets it. */
 export const MAX_JSON_DEPTH = 64;
 
 /** Whether JSON text nests arrays/objects deeper than `max`: one pass over the text, no parse. */

@@ -1,7 +1,7 @@
 /**
  * System users a root service drops to, and the folder access they need. A root install runs the
  * embedded PostgreSQL as `postgres` (it refuses uid 0) and sandboxed commands as `agentsvc-sandbox`
- * (CONTRACT 6: never host root); each must traverse to its own folders, without the folders on
+ * (docs/trust-boundary.md: never host root); each must traverse to its own folders, without the folders on
  * the way being opened to every local user.
  */
 import { execFileSync, spawnSync } from 'node:child_process';

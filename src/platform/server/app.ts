@@ -47,8 +47,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installBodyGuards(app);
 
   await app.register(swagger, openapiOptions());
-  // The document and its page (/api/docs, served by consoleRoutes) are public (CONTRACT.md
-  // section 2). /api/docs/json is where the earlier swagger-ui page served it; kept for clients
+  // The document and its page (/api/docs, served by consoleRoutes) are public
+  // (docs/trust-boundary.md). /api/docs/json is where the earlier swagger-ui page served it; kept for clients
   // that read it there.
   for (const url of ['/api/openapi.json', '/api/docs/json']) app.get(url, { config: publicRoute, schema: { hide: true } }, async () => app.swagger());
 

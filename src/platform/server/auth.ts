@@ -13,7 +13,7 @@ declare module 'fastify' {
     identity: { user: User; keyId: string } | null;
   }
   interface FastifyContextConfig {
-    /** Reachable without a key (CONTRACT.md section 2). Set only on the routes of that list. */
+    /** Reachable without a key (docs/trust-boundary.md). Set only on the routes of that list. */
     public?: boolean;
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_JSON_DEPTH, jsonTextDeeperThan } from '../lib/storable.js';
 import { AppError, Errors } from './errors.js';
 
-/** A request body that sends nothing for this long is answered 408 (CONTRACT 3: within 10 s). */
+/** A request body that sends nothing for this long is answered 408 (docs/errors.md: within 10 s). */
 export const BODY_IDLE_MS = 8000;
 
 /**

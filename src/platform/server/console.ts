@@ -7,7 +7,7 @@ import { publicRoute } from './auth.js';
 import { AppError } from './errors.js';
 
 /**
- * The web console (CONTRACT.md section 18): the single-page app built from web/ into dist/web by
+ * The web console (docs/console.md): the single-page app built from web/ into dist/web by
  * `npm run build` (so by `npm ci`), served here with its assets and nothing from elsewhere.
  *
  * Every route of this file is public: the page and its scripts carry no user data, the app asks
@@ -18,7 +18,7 @@ import { AppError } from './errors.js';
 
 /** Paths the app routes itself (history API); each answers index.html. */
 export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/usage', '/users', '/keys', '/audit'];
-/** The API reference page (web/docs.html): the OpenAPI document rendered, public (CONTRACT.md section 2). */
+/** The API reference page (web/docs.html): the OpenAPI document rendered, public (docs/trust-boundary.md). */
 export const DOCS_ROUTE = '/api/docs';
 
 /**

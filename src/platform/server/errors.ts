@@ -1,6 +1,6 @@
 /**
  * The error catalog: every error the API returns has a stable code and a status, and leaves as
- * `{"detail": string | array, "code": string}` (CONTRACT.md section 3).
+ * `{"detail": string | array, "code": string}` (docs/errors.md).
  */
 export class AppError extends Error {
   constructor(
@@ -37,7 +37,7 @@ export const Errors = {
 /** PostgreSQL's insufficient_resources class (disk_full, out_of_memory) and the file system's own. */
 const STORAGE_CODES = new Set(['53000', '53100', '53200', 'ENOSPC', 'EDQUOT']);
 
-/** A full disk (or database): not bad input, and not an internal error either (CONTRACT 3). */
+/** A full disk (or database): not bad input, and not an internal error either (docs/errors.md). */
 export function isStorageFull(e: unknown): boolean {
   const err = e as { code?: unknown; message?: unknown };
   return STORAGE_CODES.has(String(err?.code)) || /no space left on device|could not extend file/i.test(String(err?.message ?? ''));

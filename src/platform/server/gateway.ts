@@ -67,7 +67,7 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
       deps.logger?.warn({ user_id: socket.data.user.id, pending_bytes: pending }, 'a socket stopped reading its events; disconnected it (AGENTSVC_SOCKET_BUFFER_BYTES)'),
     );
     for (const m of deps.modules ?? []) m(socket, io);
-    // Every client event sent with an ack gets one (CONTRACT 4): one nobody handles says so.
+    // Every client event sent with an ack gets one (docs/socket-protocol.md): one nobody handles says so.
     socket.onAny((event: unknown, ...args: unknown[]) => {
       const ack = args.at(-1);
       if (typeof ack !== 'function' || socket.eventNames().includes(String(event))) return;

@@ -29,7 +29,7 @@ const Models = z.object({
       id: z.string(),
       name: z.string(),
       context_window: z.number().int(),
-      /** Per million tokens (CONTRACT 16); null when the install set none. */
+      /** Per million tokens (docs/models-and-usage.md); null when the install set none. */
       price: z.object({ input: z.number(), output: z.number(), cached_input: z.number() }).nullable(),
     }),
   ),

@@ -1,9 +1,9 @@
 /**
  * The OpenAPI document outside clients are generated from. Routes declare their schemas where they
- * are registered; this file turns fastify's view of them into what SPEC names and generators can
- * trust: wildcard paths get SPEC's parameter names (a generated client wrote a file literally named
+ * are registered; this file turns fastify's view of them into what the interface names and
+ * generators can trust: wildcard paths get their documented parameter names (a generated client wrote a file literally named
  * `{*}`), rename/copy are their own operations, public routes need no key, and every operation has
- * an operationId, a summary and the CONTRACT 3 error body. Checked by test/server/openapi.test.ts
+ * an operationId, a summary and the error body of docs/errors.md. Checked by test/server/openapi.test.ts
  * with Redocly's recommended rules.
  */
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
@@ -15,14 +15,14 @@ type PathItem = Record<string, Operation>;
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 
-/** SPEC's name for the wildcard of each wildcard route: folders for listings, uploads and zips. */
+/** The documented name for the wildcard of each wildcard route: folders for listings, uploads and zips. */
 function wildcardName(path: string): string {
   return /\/(ls|upload|download-dir)\/\{\*\}$/.test(path) ? 'dir_path' : 'file_path';
 }
 
 const ERROR_BODY = {
   type: 'object',
-  description: 'CONTRACT 3: every error has a stable code and a detail for people (a list of field errors for 422).',
+  description: 'Every error has a stable code and a detail for people (a list of field errors for 422).',
   required: ['detail', 'code'],
   properties: {
     detail: {
@@ -39,7 +39,7 @@ const ERROR_BODY = {
 };
 
 const ERROR_RESPONSE = {
-  description: 'An error (CONTRACT 3): 400 unreadable body, 401 no or bad key, 403 not allowed, 404 unknown (also another user\'s), 409 busy or conflicting, 413 too large, 422 invalid field, 429 rate limited, 500 unexpected, 503 not ready, 507 disk full',
+  description: 'An error (docs/errors.md): 400 unreadable body, 401 no or bad key, 403 not allowed, 404 unknown (also another user\'s), 409 busy or conflicting, 413 too large, 422 invalid field, 429 rate limited, 500 unexpected, 503 not ready, 507 disk full',
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
 /**
@@ -162,7 +162,7 @@ export function tidyDocument(doc: Json & { paths?: Record<string, PathItem> }): 
         op = renameParam(op, 'provider_key', 'record_id');
         op.description ??= 'Takes a provider_key (`<runtime_provider>:<record_id>`) as well as a record id.';
       }
-      // POST .../files/{file_path} is rename or copy, read off the path's end (SPEC's two routes).
+      // POST .../files/{file_path} is rename or copy, read off the path's end (two operations in the document).
       if (method === 'post' && /\/files\/\{file_path\}$/.test(path) && raw.startsWith('/api/sessions/')) {
         put(`${path}/rename`, 'post', { ...op, summary: 'Rename a file or folder (bare new_name, same folder)' });
         const { requestBody: _none, ...copy } = op;
@@ -237,7 +237,7 @@ export function openapiOptions(): FastifyDynamicSwaggerOptions {
     },
     transform: (input) => {
       const out = jsonSchemaTransform(input);
-      // The public routes (CONTRACT 2) are decided on the matched route's config: so is the document.
+      // The public routes (docs/trust-boundary.md) are decided on the matched route's config: so is the document.
       if ((input.route.config as { public?: boolean } | undefined)?.public) out.schema = { ...out.schema, security: [] } as typeof out.schema;
       return out;
     },

@@ -14,7 +14,7 @@ const sizeOf = (d: unknown) => (typeof d === 'string' ? d.length : d instanceof 
 const GRACE_MS = 1000;
 
 /**
- * Backpressure (CONTRACT 4): a client that does not read its socket must not make the service hold
+ * Backpressure (docs/socket-protocol.md): a client that does not read its socket must not make the service hold
  * its events without bound (two such sockets took it from 482 to 1,527 MB in 40 s). What a
  * connection has pending is what engine.io holds while its transport is busy plus what the
  * WebSocket has not handed to the kernel yet. Past `budget` bytes the connection is cut when its

@@ -1,6 +1,6 @@
 /**
- * The areas of SPEC.md's "Endpoints", in its order, each recognised by its paths (the document's
- * tags name modules, not SPEC's areas). The first pattern that matches a path decides, so the
+ * The areas of the REST interface, in the order the page shows them, each recognised by its paths
+ * (the document's tags name modules, not these areas). The first pattern that matches a path decides, so the
  * narrower areas under /api/sessions come before Sessions itself.
  */
 
@@ -23,7 +23,7 @@ const MATCHERS: [string, RegExp][] = [
   ['Published apps, registry, GIS, annotations, frontend config', /^\/api\/(published-apps|registry|gis|payloads|frontend_config)(\/|$)/],
 ];
 
-/** SPEC's order of the areas (Sessions first among the session ones, as SPEC lists them). */
+/** The order of the areas (Sessions first among the session ones). */
 export const AREA_ORDER = [
   'Health, config, identity',
   'Sessions',
@@ -31,11 +31,11 @@ export const AREA_ORDER = [
   'Sharing, export, import, tokenize',
   'Background tasks and session skills',
   ...MATCHERS.slice(5).map(([name]) => name),
-  'Beyond SPEC',
+  'Other routes',
 ];
 
 export function areaOf(path: string): string {
-  return MATCHERS.find(([, re]) => re.test(path))?.[0] ?? 'Beyond SPEC';
+  return MATCHERS.find(([, re]) => re.test(path))?.[0] ?? 'Other routes';
 }
 
 /** An id for a link to an area (`#area-...`). */

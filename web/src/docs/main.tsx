@@ -7,9 +7,9 @@ import { type Components, example, type Schema } from './example.js';
 
 /**
  * The API reference at /api/docs: the document the service ships (GET /api/openapi.json) as one
- * page, grouped by SPEC's areas, each operation with its parameters and an example request and
+ * page, grouped by the interface's areas, each operation with its parameters and an example request and
  * response made from its own schemas. Served by the service with everything bundled (no CDN), under
- * the console's CSP; it needs no key (CONTRACT.md section 2).
+ * the console's CSP; it needs no key (docs/trust-boundary.md).
  */
 
 interface Operation {
@@ -118,7 +118,7 @@ function OperationView({ e, schemas }: { e: Entry; schemas: Components }) {
           </div>
         </div>
         <p class="muted">
-          Errors: a <a href="#errors">CONTRACT 3 error body</a> with status 4XX or 5XX.
+          Errors: an <a href="#errors">error body</a> with status 4XX or 5XX.
         </p>
       </div>
     </details>

@@ -3,7 +3,7 @@ import type { Approval } from '../chat-model.js';
 import { Notice } from './notice.js';
 
 /**
- * A tool call held by the policy (CONTRACT.md section 15): what would run and the rule that asks,
+ * A tool call held by the policy (docs/policy.md): what would run and the rule that asks,
  * answered with one of the offered options as `chat:send askuser_answer {tool_call_id,
  * selections: {"0": [i]}, custom: {"0": reason}?}`. The reason goes with any answer; the service
  * quotes it in a denial.

@@ -5,7 +5,7 @@ import { Notice } from './notice.js';
 import { Unavailable } from './unavailable.js';
 
 /**
- * The audit of tool-policy decisions (CONTRACT.md section 15), for admins: every record, newest
+ * The audit of tool-policy decisions (docs/policy.md), for admins: every record, newest
  * first, filtered by action, session or user, a page at a time. Arguments come masked by the
  * service (as in shares).
  */

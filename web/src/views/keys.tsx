@@ -3,7 +3,7 @@ import { type ApiKey, ApiError, rest } from '../api.js';
 import { Notice } from './notice.js';
 
 /**
- * The signed-in admin's API keys (SPEC "API keys"; an admin page, CONTRACT.md section 18): list
+ * The signed-in admin's API keys (docs/trust-boundary.md "Users and keys"; an admin page, docs/console.md): list
  * (masked), create (the key is shown once, in this component's state only: the service keeps only
  * its hash, and leaving the page or "Done" forgets it), delete (its sockets are disconnected).
  */

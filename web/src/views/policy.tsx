@@ -5,7 +5,7 @@ import { Notice } from './notice.js';
 import { Unavailable } from './unavailable.js';
 
 /**
- * A session's tool policy (CONTRACT.md section 15): the effective rules with where each comes from,
+ * A session's tool policy (docs/policy.md): the effective rules with where each comes from,
  * and the session's own rules, which its owner adds and removes here. The service decides what
  * they may do (a session's rule narrows, never widens); a rule it refuses comes back as its 422.
  */

@@ -5,7 +5,7 @@ import { Notice } from './notice.js';
 import { Unavailable } from './unavailable.js';
 
 /**
- * Usage and budgets (CONTRACT.md section 16): the caller's model calls grouped by day, model or
+ * Usage and budgets (docs/models-and-usage.md): the caller's model calls grouped by day, model or
  * session (an admin may group by user), and each budget that applies with how much of it is used
  * and when it resets.
  */

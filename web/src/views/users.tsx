@@ -3,9 +3,9 @@ import { type Admin, ApiError, rest, type User } from '../api.js';
 import { Notice } from './notice.js';
 
 /**
- * Users, for admins (CONTRACT.md sections 13 and 18): everyone with e-mail and last activity,
+ * Users, for admins (docs/solutions-and-admin.md and docs/console.md): everyone with e-mail and last activity,
  * who is an admin (grant and revoke take effect at once; the last admin cannot be removed, 409
- * LAST_ADMIN), and a new user. The REST interface adds users through SPEC's SSO sync
+ * LAST_ADMIN), and a new user. The REST interface adds users through the SSO sync
  * (`token-status`), which gives each a key named `sso` but never shows it; it has no way to
  * disable or delete a user, so this page says what to do instead rather than offer a button
  * that cannot work.

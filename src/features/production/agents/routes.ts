@@ -17,7 +17,7 @@ import type { ProdAgent, ProdAgents } from './service.js';
 
 const pub = ({ user_id: _u, ...a }: ProdAgent) => a;
 
-/** SPEC.md "Production agents": per user; another user's agent is a 404. */
+/** docs/solutions-and-admin.md "Production agents": per user; another user's agent is a 404. */
 export const prodAgentRoutes: FastifyPluginAsyncZod<{ agents: ProdAgents }> = async (app, { agents }) => {
   const tags = ['production agents'];
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { STORABLE_MSG, storable, text } from '../../../platform/lib/storable.js';
 
-/** SPEC.md "Production agents" and its Limits row; bodies are strict (an unknown field is a 422). */
+/** docs/solutions-and-admin.md "Production agents", with their bounds; bodies are strict (an unknown field is a 422). */
 
 export const PreviewUrl = z.object({ name: text(128, 1), url: text(2000, 1) }).strict();
 

@@ -106,7 +106,7 @@ export interface StartSessionOptions {
   workspace_id?: string | null;
 }
 
-/** Production agents (SPEC "Production agents", CONTRACT 13): records, instantiate, start-session. */
+/** Production agents (docs/solutions-and-admin.md "Production agents"): records, instantiate, start-session. */
 export class ProdAgents {
   constructor(
     private readonly deps: {
@@ -168,7 +168,7 @@ export class ProdAgents {
   async create(userId: string, input: CreateAgentInput): Promise<ProdAgent> {
     await this.deps.roles.resolve(userId, input.solution_id, input.biz_role_id);
     const runtime = this.runtime(input.runtime_provider, ['body', 'runtime_provider']);
-    // A reference in the body is checked like a path id (CONTRACT 6): another user's agent is 404.
+    // A reference in the body is checked like a path id (docs/trust-boundary.md): another user's agent is 404.
     if (input.agent_id && !(await this.deps.agentIds(userId)).has(input.agent_id)) throw Errors.notFound('agent');
     const { agent_id, name, solution_id, biz_role_id, runtime_provider: _r, ...spec } = input;
     const id = `agent_${randomToken(20)}`;

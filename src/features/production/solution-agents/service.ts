@@ -17,7 +17,7 @@ interface Row {
 }
 
 /**
- * Agents of production solutions (SPEC "Production-solution agents"): a name, a runtime this
+ * Agents of production solutions (docs/solutions-and-admin.md "Production solutions (multi-agent DAG)"): a name, a runtime this
  * install offers, instructions. A DAG's agent node may name one by `agent_id`.
  */
 export class SolutionAgents {

@@ -25,7 +25,7 @@ export const EMPTY: Record<Kind, Record<string, unknown>> = {
 const iso = (d: Date | string | null) => (d == null ? null : new Date(d).toISOString());
 
 /**
- * The versioned documents of a production solution (CONTRACT 13): a save names the version it
+ * The versioned documents of a production solution (docs/solutions-and-admin.md): a save names the version it
  * was based on and creates latest+1, or fails with 409 VERSION_CONFLICT. The check and the insert
  * are one statement over the (solution, kind, version) primary key, so of two saves on the same
  * base exactly one wins, on any number of nodes.

@@ -47,7 +47,7 @@ const toRecord = (r: Row): RecordT => ({
   updated_at: new Date(r.updated_at).toISOString(),
 });
 
-/** Production-solution records of a user (CONTRACT 13); another user's record is a 404. */
+/** Production-solution records of a user (docs/solutions-and-admin.md); another user's record is a 404. */
 export class ProdSolutions {
   documents!: Documents;
 
@@ -81,7 +81,7 @@ export class ProdSolutions {
   async create(userId: string, input: CreateInput): Promise<RecordT> {
     for (const f of ['session_id', 'flow_session_id', 'architecture_session_id'] as const) {
       const v = input[f];
-      // A session named in the body must be the caller's: checked like a path id, 404 (CONTRACT 6).
+      // A session named in the body must be the caller's: checked like a path id, 404 (docs/trust-boundary.md).
       if (v != null) await this.sessions.getOwned(userId, v);
     }
     const id = `psol_${randomToken(20)}`;

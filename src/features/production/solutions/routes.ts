@@ -37,7 +37,7 @@ export interface ProdSolutionRouteDeps {
   agents: SolutionAgents;
 }
 
-/** SPEC.md "Production solutions (multi-agent DAG)" and "Production-solution agents". */
+/** docs/solutions-and-admin.md "Production solutions (multi-agent DAG)" and its agents. */
 export const prodSolutionRoutes: FastifyPluginAsyncZod<ProdSolutionRouteDeps> = async (app, { records, documents, agents }) => {
   const tags = ['production solutions'];
   const params = IdParams;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { STORABLE_MSG, storable, text } from '../../../platform/lib/storable.js';
 
-/** SPEC.md "Production solutions (multi-agent DAG)" and CONTRACT 13; bodies are strict. */
+/** docs/solutions-and-admin.md "Production solutions (multi-agent DAG)"; bodies are strict. */
 
 const Json = z.record(z.string(), z.unknown());
 const Objects = (max: number) => z.array(Json).max(max);

@@ -1,5 +1,5 @@
 /**
- * Validation of production-solution documents (CONTRACT 13). Every error carries a `path` into the
+ * Validation of production-solution documents (docs/solutions-and-admin.md). Every error carries a `path` into the
  * document (`nodes[2].type`, `edges[0].target`, `steps[1].node_ids[3]`) so a UI can show it next
  * to the node, edge or step it concerns.
  */

@@ -4,7 +4,7 @@ import { me } from '../../../platform/server/auth.js';
 import { Errors } from '../../../platform/server/errors.js';
 import type { ProdUsers } from './service.js';
 
-/** SPEC.md "Admin and production users": /api/prod_users, admins only (checked before the body). */
+/** docs/solutions-and-admin.md "Admin and production users": /api/prod_users, admins only (checked before the body). */
 export const prodUserRoutes: FastifyPluginAsyncZod<{ prodUsers: ProdUsers; isAdmin: (userId: string) => Promise<boolean> }> = async (app, { prodUsers, isAdmin }) => {
   const tags = ['production users'];
   app.addHook('onRequest', async (req) => {

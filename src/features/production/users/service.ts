@@ -28,7 +28,7 @@ function usernameFor(u: SsoUser): string {
 }
 
 /**
- * Production users (CONTRACT 13): every user with e-mail and last activity (the newest use of any
+ * Production users (docs/solutions-and-admin.md): every user with e-mail and last activity (the newest use of any
  * of their keys), and `token-status`, which makes sure each SSO subject has a user and an active
  * key named `sso`.
  */

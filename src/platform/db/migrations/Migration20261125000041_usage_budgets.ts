@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261125000041_usage_budgets extends Migration {
   override async up(): Promise<void> {
-    // One row per model call (CONTRACT 16). No foreign key on the session: what was spent stays
+    // One row per model call (docs/models-and-usage.md). No foreign key on the session: what was spent stays
     // spent when a session is deleted (a budget must not reset by deleting sessions).
     this.addSql(`create table model_usage (
       id bigserial primary key,

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261125000050_tool_policy extends Migration {
   override async up(): Promise<void> {
-    // A user's rules, set by an admin (CONTRACT 15).
+    // A user's rules, set by an admin (docs/policy.md).
     this.addSql(`create table user_policies (
       user_id text primary key references users(id) on delete cascade,
       rules jsonb not null default '[]'::jsonb,
