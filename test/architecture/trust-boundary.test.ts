@@ -22,6 +22,7 @@ const LAYER: Record<string, string> = {
   'src/core/files/zip.ts': 'zips a walked folder through descriptors',
   'src/core/files/read-lines.ts': 'reads an already opened FileHandle (type import)',
   'src/core/files/quota.ts': "counts a user's bytes by a descriptor walk of their folder (lstat, links never followed)",
+  'src/core/files/command-quota.ts': "after a command: a descriptor walk of the user's folder; what it added past the quota removed or cut back through those descriptors",
   'src/core/files/tree-io.ts': "a user's whole tree for backup and restore, through descriptors; links kept as links",
   'src/core/files/tree-sync.ts': 'a session folder as checkpoints read and rewind it, through descriptors; links kept as links',
   'src/core/tools/files/glob.ts': 'mtime of kernel paths given by the walk (/proc/self/fd/N/name)',
@@ -34,6 +35,7 @@ const LAYER: Record<string, string> = {
 
 /** Files that use the filesystem for the operator's own files, never for a user's tree. */
 const OPERATOR: Record<string, string> = {
+  'plugins/mcp/npx.ts': "AGENTSVC_HOME/shared/npm: the host's npm fetch of MCP server packages, shown read-only to computers (no user tree)",
   'src/platform/config/index.ts': 'config.json',
   'src/platform/db/embedded.ts': 'the embedded PostgreSQL folder',
   'src/platform/lib/system-user.ts': 'lets the service\'s system users traverse to their folders (root installs)',
@@ -64,6 +66,7 @@ const OPERATOR: Record<string, string> = {
   'src/features/backup/restore-target.ts': 'AGENTSVC_HOME and the service-owned checkpoint stores of the target; user trees go through tree-io.ts',
   'src/cli/commands/backup.ts': 'the CLI: the archive the person names',
   'src/cli/terminal/options.ts': 'the CLI: config and key files of the person running it',
+  'src/cli/terminal/endpoint.ts': "the CLI (agentsvc init): the config.json of the person's AGENTSVC_HOME",
   'src/cli/terminal/transfer.ts': 'the CLI: the archive the person names',
   'src/cli/commands/export.ts': 'the CLI: the archive the person names',
   'src/cli/terminal/logs.ts': 'the CLI: reads the service log of AGENTSVC_HOME',
