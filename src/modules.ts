@@ -46,6 +46,7 @@ import { tokenizeModule } from './features/token-count/module.js';
 import { backgroundModule, runnerModule, toolRoutesModule } from './core/tools/module.js';
 import { usageModule } from './features/usage/module.js';
 import { usersModule } from './features/users/module.js';
+import { identityModule } from './features/identity/module.js';
 import { teamStoreModule, teamsModule } from './features/teams/module.js';
 
 /** Work that runs once the service listens (timers, queues, listeners), stopped at shutdown. */
@@ -136,6 +137,7 @@ export const MODULES: readonly Module[] = [
   teamStoreModule,
   catalogModule,
   adminModule,
+  identityModule,
   solutionsModule,
   sessionsModule,
   memoriesModule,
