@@ -49,6 +49,10 @@ const OWNERS: Record<string, string> = {
   prod_solutions: 'src/features/production/solutions/records.ts',
   prod_solution_versions: 'src/features/production/solutions/records.ts',
   biz_role_grants: 'src/features/admin/service.ts',
+  user_links: 'src/features/identity/store.ts',
+  signins: 'src/features/identity/store.ts',
+  signin_requests: 'src/features/identity/store.ts',
+  identity_audit: 'src/features/identity/store.ts',
 };
 
 /** Whole-install copies: they read and write every table by design (listed, not debt). */

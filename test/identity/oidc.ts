@@ -106,3 +106,30 @@ export async function signIn(app: TestApp, login: string): Promise<Jar> {
   if (r.status !== 302 || !jar.cookies.has('agentsvc_signin')) throw new Error(`sign-in of ${login} failed: ${r.status} ${await r.text()}`);
   return jar;
 }
+
+/** Approves a device code as the person would: the provider's pages from the verification URL on, to its success page. */
+export async function approveDevice(jar: Jar, url: string, login: string): Promise<string> {
+  let r = await jar.fetch(url);
+  for (let i = 0; i < 20; i++) {
+    const location = r.headers.get('location');
+    if (location) {
+      r = await jar.fetch(new URL(location, r.url).href);
+      continue;
+    }
+    const html = await r.text();
+    const form = /<form([^>]*)>/.exec(html);
+    if (!form) return html;
+    const action = /action="([^"]*)"/.exec(form[1])?.[1] ?? r.url;
+    const body = new URLSearchParams();
+    for (const m of html.matchAll(/<input[^>]*type="hidden"[^>]*>/g)) {
+      const name = /name="([^"]+)"/.exec(m[0])?.[1];
+      if (name) body.set(name, /value="([^"]*)"/.exec(m[0])?.[1] ?? '');
+    }
+    if (/name="login"/.test(html)) {
+      body.set('login', login);
+      body.set('password', 'x');
+    }
+    r = await jar.fetch(new URL(action.replace(/&amp;/g, '&'), r.url).href, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+  throw new Error('the device approval did not end');
+}

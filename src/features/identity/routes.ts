@@ -30,6 +30,9 @@ const DeviceToken = z.object({
 });
 
 const CALLBACK = '/api/auth/oidc/callback';
+/** The provider's answer (RFC 6749 4.1.2, RFC 9207 `iss`); other parameters pass through to openid-client. */
+const param = z.string().max(4000).optional();
+const CallbackQuery = z.looseObject({ code: param, state: param, iss: param, error: param, error_description: param });
 /** How long a sign-in may take at the provider before its state is forgotten. */
 const REQUEST_TTL_MS = 10 * 60_000;
 
@@ -81,7 +84,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identities: Identities }> =
     }
   });
 
-  app.get('/api/auth/oidc/callback', { config: publicRoute, schema: { tags, querystring: z.record(z.string(), z.string()) } }, async (req, reply) => {
+  app.get('/api/auth/oidc/callback', { config: publicRoute, schema: { tags, querystring: CallbackQuery } }, async (req, reply) => {
     const p = provider();
     const q = req.query as Record<string, string>;
     const fail = async (status: number, reason: string, message: string) => {
