@@ -51,6 +51,7 @@ import { toolSearchModule } from './features/tool-search/module.js';
 import { backgroundModule, runnerModule, toolRoutesModule } from './core/tools/module.js';
 import { usageModule } from './features/usage/module.js';
 import { usersModule } from './features/users/module.js';
+import { identityModule } from './features/identity/module.js';
 import { teamStoreModule, teamsModule } from './features/teams/module.js';
 
 /** Work that runs once the service listens (timers, queues, listeners), stopped at shutdown. */
@@ -141,6 +142,7 @@ export const MODULES: readonly Module[] = [
   teamStoreModule,
   catalogModule,
   adminModule,
+  identityModule,
   solutionsModule,
   sessionsModule,
   memoriesModule,

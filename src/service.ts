@@ -157,9 +157,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     // Closed after everything else (the last closers still log), as the database is.
     endLog = logStream ? () => new Promise<void>((done) => logStream.end(() => done())) : endLog;
     progress('building the REST API and its OpenAPI document');
+    // Keys, and sign-ins with the provider, with the role table as the gate (src/features/identity).
+    const auth = get('identity');
     const app = await buildApp({
       config,
-      users,
+      users: auth,
       health: () => get('diagnostics').check(),
       logger: logStream ? { level: config.logLevel, stream: logStream, mixin: logMixin } : false,
       requestHook: get('telemetry').requestHook,
@@ -167,7 +169,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     });
     logger.bind(app.log);
     await app.listen({ host: config.host, port: config.port });
-    const io = createGateway(app.server, { config, users, logger, modules: collected.sockets });
+    const io = createGateway(app.server, { config, users: auth, logger, modules: collected.sockets });
     shutdown.add('clients', 'sockets', () => io.close());
     shutdown.add('clients', 'http', () => app.close());
     // Jobs start in module order and stop in reverse, each in its phase (intake unless it says).

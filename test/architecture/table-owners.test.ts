@@ -50,6 +50,10 @@ const OWNERS: Record<string, string> = {
   prod_solution_versions: 'src/features/production/solutions/records.ts',
   biz_role_grants: 'src/features/admin/service.ts',
   model_credentials: 'src/features/model-keys/store.ts',
+  user_links: 'src/features/identity/store.ts',
+  signins: 'src/features/identity/store.ts',
+  signin_requests: 'src/features/identity/store.ts',
+  identity_audit: 'src/features/identity/store.ts',
 };
 
 /** Whole-install copies: they read and write every table by design (listed, not debt). */

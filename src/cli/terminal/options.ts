@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { credentialKey, credentialsFile, readCredentials } from '../credentials.js';
 
 /**
  * How a client finds the service and its key: flags, then environment, then what `agentsvc up`
@@ -73,6 +74,11 @@ export function resolveTarget(flags: { url?: string; key?: string; home?: string
   else {
     const k = readTrim(keyFile);
     if (k) [key, keyFrom] = [k, keyFile];
+    else {
+      // Last: the sign-in `agentsvc login` stored for this URL (docs/identity.md).
+      const c = readCredentials(env)[credentialKey(url)];
+      if (c?.token) [key, keyFrom] = [c.token, credentialsFile(env)];
+    }
   }
   return { url: url.replace(/\/+$/, ''), urlFrom, key, keyFrom, home };
 }

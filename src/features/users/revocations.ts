@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { type AppServer, disconnectKey } from '../../platform/server/gateway.js';
+import { type AppServer, disconnectKey, userRoom } from '../../platform/server/gateway.js';
 import type { UserService } from './service.js';
 import { KEY_REVOKED_CHANNEL } from './service.js';
 
@@ -102,9 +102,11 @@ export class RevocationListener {
  */
 export function watchRevocations(io: AppServer, users: UserService, url: string, log?: (m: string) => void): Promise<RevocationListener> {
   return RevocationListener.start(url, {
-    revoked: (keyId) => disconnectKey(io, keyId),
+    // `user:<id>`: a disabled user (src/features/identity); otherwise a key's or a sign-in's id.
+    revoked: (id) => (id.startsWith('user:') ? io.in(userRoom(id.slice(5))).disconnectSockets(true) : disconnectKey(io, id)),
     resync: async () => {
-      const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:')).map((r) => r.slice(4));
+      // API keys only: sign-ins (`sgn_`) are re-checked by the identity module's own sweep.
+      const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:key_')).map((r) => r.slice(4));
       const alive = await users.existingKeyIds(served);
       for (const id of served) if (!alive.has(id)) disconnectKey(io, id);
     },

@@ -12,7 +12,17 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService; storage: St
 
   app.get('/api/auth/me', { schema: { tags: ['auth'], response: { 200: Me } } }, async (req) => {
     const u = me(req);
-    return { id: u.id, username: u.username, avatar_url: u.avatarUrl, created_at: u.createdAt.toISOString(), is_admin: u.isAdmin, storage: await storage(u.id) };
+    return {
+      id: u.id,
+      username: u.username,
+      avatar_url: u.avatarUrl,
+      created_at: u.createdAt.toISOString(),
+      is_admin: u.isAdmin,
+      // docs/identity.md: the role, and the token a cookie sign-in sends back as X-CSRF-Token.
+      role: u.isAdmin ? ('admin' as const) : u.role === 'viewer' ? ('viewer' as const) : ('member' as const),
+      csrf_token: req.identity?.csrf ?? null,
+      storage: await storage(u.id),
+    };
   });
 
   app.get('/api/user/api-keys/', { schema: { tags, response: { 200: z.array(ApiKeyPublic) } } }, async (req) => users.listKeys(me(req).id));

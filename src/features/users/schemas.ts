@@ -20,6 +20,9 @@ export const Me = z.object({
   avatar_url: z.string().nullable(),
   created_at: z.string(),
   is_admin: z.boolean(),
+  role: z.enum(['admin', 'member', 'viewer']),
+  /** For a browser signed in by cookie: send it as X-CSRF-Token with every change (docs/identity.md). */
+  csrf_token: z.string().nullable(),
   /** Bytes in the user's workspaces and their quota (0: none), docs/operations.md. */
   storage: z.object({ used_bytes: z.number().int(), quota_bytes: z.number().int() }),
 });

@@ -50,7 +50,7 @@ export class UserService {
     const em = this.em();
     const existing = await em.findOne(User, { username });
     if (existing) return { user: existing, created: false };
-    const user = em.create(User, { id: newId('user'), username, isAdmin: !!opts.admin, avatarUrl: null, createdAt: new Date() });
+    const user = em.create(User, { id: newId('user'), username, isAdmin: !!opts.admin, role: opts.admin ? 'admin' : 'member', disabled: false, avatarUrl: null, createdAt: new Date() });
     try {
       await em.persistAndFlush(user);
       return { user, created: true };
@@ -60,6 +60,47 @@ export class UserService {
       if (again) return { user: again, created: false };
       throw e;
     }
+  }
+
+  /** A new user of this role, or null when the name is taken (sign-in picks another: src/features/identity). */
+  async createUser(username: string, role: 'admin' | 'member' | 'viewer'): Promise<User | null> {
+    const em = this.em();
+    const user = em.create(User, { id: newId('user'), username, isAdmin: role === 'admin', role, disabled: false, avatarUrl: null, createdAt: new Date() });
+    const rows = await em.getConnection().execute<{ id: string }[]>(
+      `insert into users (id, username, is_admin, role, disabled, created_at) values (?, ?, ?, ?, false, ?) on conflict (username) do nothing returning id`,
+      [user.id, username, role === 'admin', role, user.createdAt],
+    );
+    return rows.length ? user : null;
+  }
+
+  async getUser(id: string): Promise<User | null> {
+    return this.em().findOne(User, { id });
+  }
+
+  /** Role and `is_admin` together: `is_admin` keeps meaning "admin" for everything that reads it. */
+  async setRole(id: string, role: 'admin' | 'member' | 'viewer'): Promise<void> {
+    await this.em().getConnection().execute('update users set role = ?, is_admin = ? where id = ?', [role, role === 'admin', id]);
+  }
+
+  /** Disabling announces it like a key deletion, so every process cuts the user's sockets at once. */
+  async setDisabled(id: string, disabled: boolean): Promise<void> {
+    await this.em().transactional(async (tx) => {
+      await tx.getConnection().execute('update users set disabled = ? where id = ?', [disabled, id]);
+      if (disabled) await tx.getConnection().execute(`select pg_notify(?, ?)`, [KEY_REVOKED_CHANNEL, `user:${id}`]);
+    });
+  }
+
+  /** A new name when it is free; false when another user has it. */
+  async rename(id: string, username: string): Promise<boolean> {
+    const rows = await this.em()
+      .getConnection()
+      .execute<{ id: string }[]>('update users set username = ? where id = ? and not exists (select 1 from users where username = ? and id <> ?) returning id', [username, id, username, id]);
+    return rows.length > 0;
+  }
+
+  /** Announce that what the id names (a sign-in's id, or `user:<id>`) is gone: sockets using it close on every node. */
+  async announceRevoked(what: string): Promise<void> {
+    await this.em().getConnection().execute(`select pg_notify(?, ?)`, [KEY_REVOKED_CHANNEL, what]);
   }
 
   async findUser(username: string): Promise<User | null> {
@@ -129,7 +170,7 @@ export class UserService {
     const key = await em.findOne(ApiKey, { keyHash: hashKey(plaintext) });
     if (!key) return null;
     const user = await em.findOne(User, { id: key.userId });
-    if (!user) return null;
+    if (!user || user.disabled) return null;
     const now = Date.now();
     if (now - (this.lastTouched.get(key.id) ?? 0) > 60_000) {
       this.lastTouched.set(key.id, now);

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { parseInstallPolicy } from './policy.js';
 import { parseBudgets, parseModels } from './models.js';
+import { oidcSettings, parseRoleMap } from './identity.js';
 import type { Config, SettingItem } from './types.js';
 
 export type { Config, SettingItem };
@@ -58,7 +59,7 @@ const anyObject = (v: unknown): Record<string, Record<string, unknown>> => {
 };
 
 /** config.json keys that name a setting by a shorter name (docs/plugins.md: `mcp`, `integrations`). */
-const FILE_ALIASES: Record<string, string> = { models: 'AGENTSVC_MODELS', budgets: 'AGENTSVC_BUDGETS', mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS', policy: 'AGENTSVC_POLICY' };
+const FILE_ALIASES: Record<string, string> = { oidc_roles: 'AGENTSVC_OIDC_ROLES', models: 'AGENTSVC_MODELS', budgets: 'AGENTSVC_BUDGETS', mcp: 'AGENTSVC_MCP_SERVERS', integrations: 'AGENTSVC_INTEGRATIONS', plugin_options: 'AGENTSVC_PLUGIN_OPTIONS', policy: 'AGENTSVC_POLICY' };
 
 /** Setting name (environment variable) -> schema and default. */
 const settings = {
@@ -145,6 +146,20 @@ const settings = {
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
   AGENTSVC_RUN_STARTS_AT_ONCE: int(1, 1000).default(8),
   AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
+  // Sign-in (docs/identity.md).
+  AGENTSVC_OIDC_ISSUER: url(['http:', 'https:']).optional(),
+  AGENTSVC_OIDC_CLIENT_ID: z.string().optional(),
+  AGENTSVC_OIDC_CLIENT_SECRET: z.string().optional(),
+  AGENTSVC_OIDC_NAME: z.string().max(60).optional(),
+  AGENTSVC_OIDC_SCOPES: z.string().default('openid profile email'),
+  AGENTSVC_OIDC_ROLES: jsonObject(parseRoleMap),
+  AGENTSVC_KEY_SIGNIN: z
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''])])
+    .transform((v) => !(v === false || v === 'false' || v === '0' || v === 'no' || v === 'off'))
+    .default(true),
+  AGENTSVC_SIGNIN_IDLE_HOURS: int(1, 24 * 365).default(12),
+  AGENTSVC_SIGNIN_MAX_DAYS: int(1, 365).default(7),
+  AGENTSVC_TRUST_PROXY: bool.default(false),
 } as const;
 
 type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> };
@@ -245,6 +260,20 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   if (v.AGENTSVC_SEARCH_BACKEND === 'searxng' && !v.AGENTSVC_SEARCH_URL) {
     throw new ConfigError('AGENTSVC_SEARCH_URL', 'required for search backend searxng');
   }
+  const fail = (setting: string, message: string): never => {
+    throw new ConfigError(setting, message);
+  };
+  const oidc = oidcSettings(
+    {
+      issuer: v.AGENTSVC_OIDC_ISSUER,
+      clientId: v.AGENTSVC_OIDC_CLIENT_ID,
+      clientSecret: v.AGENTSVC_OIDC_CLIENT_SECRET,
+      name: v.AGENTSVC_OIDC_NAME,
+      scopes: v.AGENTSVC_OIDC_SCOPES,
+      roles: v.AGENTSVC_OIDC_ROLES,
+    },
+    fail,
+  );
   return {
     settings: describe(s),
     home: resolve(v.AGENTSVC_HOME),
@@ -326,6 +355,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     share: { ttlSeconds: v.AGENTSVC_SHARE_TTL_SECONDS, publicUrl: v.AGENTSVC_PUBLIC_URL?.replace(/\/$/, '') },
     memoryEnabled: v.AGENTSVC_MEMORY_ENABLED,
     budgets,
+    identity: { oidc, keySignin: v.AGENTSVC_KEY_SIGNIN, idleHours: v.AGENTSVC_SIGNIN_IDLE_HOURS, maxDays: v.AGENTSVC_SIGNIN_MAX_DAYS, trustProxy: v.AGENTSVC_TRUST_PROXY },
     timeZone: v.AGENTSVC_TIMEZONE,
     file: Object.keys(file).length ? filePath : undefined,
   };

@@ -1,6 +1,7 @@
 /** The shape of the one typed config (src/platform/config/index.ts reads and checks it). */
 import type { InstallPolicy } from './policy.js';
 import type { BudgetSpec, ModelEntry } from './models.js';
+import type { IdentityConfig } from './identity.js';
 
 /** One setting as `GET /api/env` shows it (secrets masked there). */
 export interface SettingItem {
@@ -116,6 +117,8 @@ export interface Config {
   /** Bounds on an imported archive: entries and unpacked bytes. */
   importLimits: { entries: number; bytes: number };
   memoryEnabled: boolean;
+  /** Sign-in: the OpenID Connect provider, roles, sign-in lifetimes (docs/identity.md). */
+  identity: IdentityConfig;
   /** The install's budgets (AGENTSVC_BUDGETS); day and month periods follow `timeZone`. */
   budgets: BudgetSpec[];
   /** The install's time zone (AGENTSVC_TIMEZONE): where a budget's day and month begin. */

@@ -6,6 +6,10 @@ export class User {
   id!: string;
   username!: string;
   isAdmin: boolean = false;
+  /** admin, member or viewer (docs/identity.md); `isAdmin` stays true exactly for admins. */
+  role: 'admin' | 'member' | 'viewer' = 'member';
+  /** A disabled user's keys, sign-ins and sockets are refused (docs/identity.md). */
+  disabled: boolean = false;
   avatarUrl: string | null = null;
   createdAt: Date = new Date();
 }
@@ -27,6 +31,8 @@ export const UserSchema = new EntitySchema<User>({
     id: { type: 'string', primary: true },
     username: { type: 'string', unique: true },
     isAdmin: { type: 'boolean', default: false },
+    role: { type: 'string', default: 'member' },
+    disabled: { type: 'boolean', default: false },
     avatarUrl: { type: 'string', nullable: true },
     createdAt: { type: 'Date' },
   },

@@ -28,6 +28,13 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route as `METHOD url` (HEAD aside), as registered: what the role table must decide (docs/identity.md). */
+    routeKeys: { key: string; public: boolean }[];
+  }
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
@@ -39,6 +46,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<ZodTypeProvider>();
+  app.decorate('routeKeys', [] as { key: string; public: boolean }[]);
+  app.addHook('onRoute', (r) => {
+    // Read when asked: a scope's own onRoute (the console's) may make its routes public after this one ran.
+    const isPublic = () => !!(r.config as { public?: boolean } | undefined)?.public;
+    for (const m of [r.method].flat())
+      if (m !== 'HEAD')
+        app.routeKeys.push({
+          key: `${m} ${r.url}`,
+          get public() {
+            return isPublic();
+          },
+        });
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   if (deps.requestHook) await app.register(deps.requestHook.plugin, deps.requestHook.opts);
@@ -46,7 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandler(app);
   installBodyGuards(app);
 
-  await app.register(swagger, openapiOptions());
+  await app.register(swagger, openapiOptions(deps.users.rolesOf?.bind(deps.users)));
   // The document and its page (/api/docs, served by consoleRoutes) are public
   // (docs/trust-boundary.md). /api/docs/json is where the earlier swagger-ui page served it; kept for clients
   // that read it there.

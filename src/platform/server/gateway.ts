@@ -3,6 +3,7 @@ import { Server } from 'socket.io';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Authenticator } from './auth.js';
+import { AppError } from './errors.js';
 import { limitPending } from './socket-budget.js';
 import type { AppServer, AppSocket, SocketData } from './socket-types.js';
 
@@ -40,17 +41,22 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
   io.use(async (socket, next) => {
     try {
       const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
-      const identity = await deps.users.authenticate(typeof token === 'string' ? token : undefined);
+      // Without auth.token, a browser's sign-in cookie (checked against the Origin: src/features/identity).
+      const identity =
+        token === undefined && deps.users.cookie
+          ? await deps.users.cookie(socket.request.headers, 'socket')
+          : await deps.users.authenticate(typeof token === 'string' ? token : undefined);
       if (!identity) return next(Object.assign(new Error('unauthorized: missing or invalid auth.token'), { data: { code: 'UNAUTHORIZED' } }));
       if (openFor(identity.user.id) >= cap) {
         const e = tooMany(cap);
         return next(Object.assign(new Error(e.message), { data: { code: e.code } }));
       }
-      const { id, username, isAdmin } = identity.user;
-      socket.data.user = { id, username, isAdmin };
+      const { id, username, isAdmin, role } = identity.user;
+      socket.data.user = { id, username, isAdmin, role };
       socket.data.keyId = identity.keyId;
       next();
-    } catch {
+    } catch (e) {
+      if (e instanceof AppError) return next(Object.assign(new Error(e.message), { data: { code: e.code } }));
       next(Object.assign(new Error('authentication unavailable'), { data: { code: 'UNAVAILABLE' } }));
     }
   });

@@ -21,6 +21,10 @@ const PublicConfig = z.object({
   platformOsPath: z.string(),
   publicSharingEnabled: z.boolean(),
   memoryEnabled: z.boolean(),
+  /** Sign-in with the provider (docs/identity.md): whether it is on, the button's name, and whether keys may sign in. */
+  oidcEnabled: z.boolean(),
+  oidcName: z.string().nullable(),
+  keySigninEnabled: z.boolean(),
 });
 const Models = z.object({
   default: z.string(),
@@ -54,6 +58,9 @@ export const metaRoutes: FastifyPluginAsyncZod<{ config: Config; health: () => P
     platformOsPath: '',
     publicSharingEnabled: config.publicSharing,
     memoryEnabled: config.memoryEnabled,
+    oidcEnabled: !!config.identity.oidc,
+    oidcName: config.identity.oidc?.name ?? null,
+    keySigninEnabled: config.identity.keySignin,
   }));
 
   app.get('/api/config/models', { schema: { tags: ['meta'], response: { 200: Models } } }, async () => ({

@@ -222,7 +222,7 @@ function tidyAnswers(key: string, op: Operation): void {
 }
 
 /** Options of @fastify/swagger: zod schemas converted, public routes without the key requirement. */
-export function openapiOptions(): FastifyDynamicSwaggerOptions {
+export function openapiOptions(rolesOf?: (method: string, url: string) => readonly string[] | 'public' | undefined): FastifyDynamicSwaggerOptions {
   return {
     openapi: {
       info: {
@@ -239,6 +239,10 @@ export function openapiOptions(): FastifyDynamicSwaggerOptions {
       const out = jsonSchemaTransform(input);
       // The public routes (docs/trust-boundary.md) are decided on the matched route's config: so is the document.
       if ((input.route.config as { public?: boolean } | undefined)?.public) out.schema = { ...out.schema, security: [] } as typeof out.schema;
+      // Who may use it, from the role table (docs/identity.md).
+      const method = [input.route.method].flat().find((m) => m !== 'HEAD') ?? 'GET';
+      const roles = rolesOf?.(method, input.route.url);
+      if (roles) out.schema = { ...out.schema, 'x-roles': roles === 'public' ? ['public'] : [...roles] } as typeof out.schema;
       return out;
     },
     transformObject: (o) => tidyDocument(('openapiObject' in o ? o.openapiObject : o.swaggerObject) as Json),

@@ -8,7 +8,7 @@ export interface SocketData {
    * entity manager it was loaded by alive (its identity map and unit of work) for as long as the
    * socket is open: about 9 KiB per idle socket.
    */
-  user: Pick<User, 'id' | 'username' | 'isAdmin'>;
+  user: Pick<User, 'id' | 'username' | 'isAdmin' | 'role'>;
   keyId: string;
 }
 

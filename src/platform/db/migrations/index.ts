@@ -17,6 +17,7 @@ import { Migration20261125000050_tool_policy } from './Migration20261125000050_t
 import { Migration20261126000042_usage_purpose } from './Migration20261126000042_usage_purpose.js';
 import { Migration20261127000060_egress_audit } from './Migration20261127000060_egress_audit.js';
 import { Migration20261127000070_model_credentials } from './Migration20261127000070_model_credentials.js';
+import { Migration20261127000071_identity } from './Migration20261127000071_identity.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -38,4 +39,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126000042_usage_purpose', class: Migration20261126000042_usage_purpose },
   { name: 'Migration20261127000060_egress_audit', class: Migration20261127000060_egress_audit },
   { name: 'Migration20261127000070_model_credentials', class: Migration20261127000070_model_credentials },
+  { name: 'Migration20261127000071_identity', class: Migration20261127000071_identity },
 ];
