@@ -66,6 +66,7 @@ const OPERATOR: Record<string, string> = {
   'src/features/backup/restore-target.ts': 'AGENTSVC_HOME and the service-owned checkpoint stores of the target; user trees go through tree-io.ts',
   'src/cli/commands/backup.ts': 'the CLI: the archive the person names',
   'src/cli/terminal/options.ts': 'the CLI: config and key files of the person running it',
+  'src/cli/terminal/credentials.ts': "the CLI (agentsvc login): the person's sign-in credentials file, mode 0600",
   'src/cli/terminal/endpoint.ts': "the CLI (agentsvc init): the config.json of the person's AGENTSVC_HOME",
   'src/cli/terminal/transfer.ts': 'the CLI: the archive the person names',
   'src/cli/commands/export.ts': 'the CLI: the archive the person names',

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { ClientError } from '../terminal/api.js';
 import { ClientCommand } from '../terminal/command.js';
-import { credentialKey, readCredentials, writeCredentials } from '../credentials.js';
+import { credentialKey, readCredentials, writeCredentials } from '../terminal/credentials.js';
 
 interface DeviceStart {
   user_code: string;

@@ -1,5 +1,5 @@
 import { ClientCommand } from '../terminal/command.js';
-import { credentialKey, readCredentials, writeCredentials } from '../credentials.js';
+import { credentialKey, readCredentials, writeCredentials } from '../terminal/credentials.js';
 
 export default class Logout extends ClientCommand<typeof Logout> {
   static summary = 'Sign out: end the sign-in at the service and forget it';

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { credentialKey, credentialsFile, readCredentials } from '../credentials.js';
+import { credentialKey, credentialsFile, readCredentials } from './credentials.js';
 
 /**
  * How a client finds the service and its key: flags, then environment, then what `agentsvc up`
