@@ -84,6 +84,8 @@ export interface Config {
   replayTtlHours: number;
   /** Poll interval of the database-backed scheduler (no Redis). */
   schedulerPollMs: number;
+  /** Webhooks (docs/webhooks.md): private targets allowed; the first retry's delay, doubled each time. */
+  webhooks: { allowPrivate: boolean; retryBaseMs: number };
   compaction: { at: number; keepTurns: number };
   memoryTopK: number;
   plugins: string[];
