@@ -11,13 +11,15 @@ declare module '../../platform/lib/modules.js' {
 
 export const inboxModule = defineModule({
   name: 'inbox',
-  needs: ['policy', 'scheduling', 'chat', 'engine'],
+  needs: ['policy', 'scheduling', 'chat', 'engine', 'sessions'],
   start(ctx) {
     const inbox = new Inbox({
       db: ctx.db,
       conversation: ctx.get('engine').conversation,
       runs: ctx.get('chat').runs,
       policy: ctx.get('policy'),
+      audit: ctx.get('policy').audit,
+      sessions: ctx.get('sessions'),
       delayed: ctx.get('scheduling').delayed,
       logger: ctx.logger,
     });

@@ -7,6 +7,9 @@ import type { DelayedJobs } from '../../platform/infra/delayed.js';
 import { AppError } from '../../platform/server/errors.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import type { AskedApproval, PolicyService } from '../policy/service.js';
+import type { AuditStore } from '../policy/audit-store.js';
+import type { SessionService } from '../../core/sessions/service.js';
+import { DeadlineStore } from './store.js';
 
 /** The delayed-job topic of approval timeouts. */
 export const TIMEOUT_TOPIC = 'approval-timeout';
@@ -28,16 +31,13 @@ export interface InboxItem {
 
 export interface InboxDeps {
   db: Database;
+  sessions: Pick<SessionService, 'waiting'>;
+  audit: Pick<AuditStore, 'askedAt'>;
   conversation: Pick<Conversation, 'turns'>;
   runs: Pick<Runs, 'start'>;
   policy: Pick<PolicyService, 'onAsked' | 'decideAs'>;
   delayed: DelayedJobs;
   logger: Logger;
-}
-
-interface WaitingSession {
-  id: string;
-  intent: string;
 }
 
 /**
@@ -46,31 +46,20 @@ interface WaitingSession {
  * they hold across restarts and nodes.
  */
 export class Inbox {
+  private readonly deadlines: DeadlineStore;
+
   constructor(private readonly d: InboxDeps) {
+    this.deadlines = new DeadlineStore(d.db);
     d.policy.onAsked((a) => this.asked(a));
     d.delayed.handle(TIMEOUT_TOPIC, (callId) => this.timeout(callId));
   }
 
   /** The caller's waiting questions and approvals, oldest first; `total` counts them all. */
   async list(userId: string, limit: number, offset: number): Promise<{ items: InboxItem[]; total: number }> {
-    const sessions = await this.d.db.sql<WaitingSession>(
-      `select id, intent from sessions where user_id = ? and status = 'waiting_for_input' order by updated_at limit 1000`,
-      [userId],
-    );
+    const sessions = await this.d.sessions.waiting(userId);
     if (!sessions.length) return { items: [], total: 0 };
-    const ids = JSON.stringify(sessions.map((s) => s.id));
-    const [asked, deadlines] = await Promise.all([
-      this.d.db.sql<{ tool_call_id: string; at: Date }>(
-        `select tool_call_id, max(at) as at from policy_audit where session_id in (select jsonb_array_elements_text(?::jsonb)) and action = 'asked' group by tool_call_id`,
-        [ids],
-      ),
-      this.d.db.sql<{ tool_call_id: string; deadline: Date; on_timeout: 'deny' | 'allow' }>(
-        `select tool_call_id, deadline, on_timeout from approval_deadlines where session_id in (select jsonb_array_elements_text(?::jsonb))`,
-        [ids],
-      ),
-    ]);
-    const askedAt = new Map(asked.map((r) => [r.tool_call_id, new Date(r.at)]));
-    const deadline = new Map(deadlines.map((r) => [r.tool_call_id, r]));
+    const ids = sessions.map((s) => s.id);
+    const [askedAt, deadline] = await Promise.all([this.d.audit.askedAt(ids), this.deadlines.forSessions(ids)]);
     const items: InboxItem[] = [];
     for (const s of sessions) {
       for (const turn of await this.d.conversation.turns(s.id)) {
@@ -84,7 +73,7 @@ export class Inbox {
             tool_call_id: call.id,
             kind: isApproval(call.pending_question_ref) ? 'approval' : 'question',
             asked_at: at.toISOString(),
-            timeout_at: dl ? new Date(dl.deadline).toISOString() : null,
+            timeout_at: dl ? dl.deadline.toISOString() : null,
             on_timeout: dl?.on_timeout ?? null,
             tool_name: call.tool_name,
             ...refFields(call),
@@ -106,11 +95,7 @@ export class Inbox {
   private async asked(a: AskedApproval): Promise<void> {
     if (a.rule.timeout_seconds === undefined) return;
     const deadline = new Date(Date.now() + a.rule.timeout_seconds * 1000);
-    await this.d.db.sql(
-      `insert into approval_deadlines (tool_call_id, session_id, user_id, deadline, on_timeout) values (?, ?, ?, ?, ?)
-       on conflict (tool_call_id) do update set deadline = excluded.deadline, on_timeout = excluded.on_timeout`,
-      [a.callId, a.sessionId, a.userId, deadline, a.rule.on_timeout ?? 'deny'],
-    );
+    await this.deadlines.set(a.callId, a.sessionId, a.userId, deadline, a.rule.on_timeout ?? 'deny');
     await this.d.delayed.at(TIMEOUT_TOPIC, a.callId, deadline);
   }
 
@@ -120,12 +105,9 @@ export class Inbox {
    * time, and the answer's claim (waiting_for_input -> running) lets one decision through.
    */
   async timeout(callId: string): Promise<void> {
-    const [row] = await this.d.db.sql<{ session_id: string; user_id: string; seconds: number; on_timeout: 'deny' | 'allow' }>(
-      'select session_id, user_id, round(extract(epoch from deadline - asked_at))::int as seconds, on_timeout from approval_deadlines where tool_call_id = ?',
-      [callId],
-    );
+    const row = await this.deadlines.get(callId);
     if (!row) return;
-    const done = () => this.d.db.sql('delete from approval_deadlines where tool_call_id = ?', [callId]);
+    const done = () => this.deadlines.remove(callId);
     const later = () => this.d.delayed.at(TIMEOUT_TOPIC, callId, new Date(Date.now() + RETRY_MS));
     const turns = await this.d.conversation.turns(row.session_id);
     const turn = turns.find((t) => t.tool_calls.some((c) => c.id === callId));

@@ -11,11 +11,12 @@ declare module '../../platform/lib/modules.js' {
 
 export const webhooksModule = defineModule({
   name: 'webhooks',
-  needs: ['scheduling', 'engine', 'solutions'],
+  needs: ['scheduling', 'engine', 'solutions', 'sessions'],
   start(ctx) {
     const { admin } = ctx.get('solutions');
     const webhooks = new Webhooks({
       db: ctx.db,
+      sessions: ctx.get('sessions'),
       delayed: ctx.get('scheduling').delayed,
       conversation: ctx.get('engine').conversation,
       logger: ctx.logger,

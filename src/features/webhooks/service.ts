@@ -5,6 +5,7 @@ import type { HookEvents } from '../../core/engine/hooks.js';
 import { isApproval } from '../../core/engine/approval.js';
 import { checkTarget, FetchError, parseHttpUrl, type Resolver, safeFetch } from '../../core/tools/web/safe-fetch.js';
 import type { Database } from '../../platform/db/index.js';
+import type { SessionService } from '../../core/sessions/service.js';
 import type { DelayedJobs } from '../../platform/infra/delayed.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
@@ -27,6 +28,7 @@ const PREVIEW = 200;
 
 export interface WebhookDeps {
   db: Database;
+  sessions: Pick<SessionService, 'getOwned'>;
   delayed: DelayedJobs;
   conversation: Pick<Conversation, 'turns'>;
   logger: Logger;
@@ -68,21 +70,17 @@ export class Webhooks {
     if (e.status === 'failed') event = run.origin === 'scheduled' ? 'scheduled_task.failed' : 'run.failed';
     else if (e.status === 'completed') event = e.finish_reason === 'tool_question' || e.finish_reason === 'tool_approval' ? 'run.waiting' : 'run.completed';
     if (!event) return;
-    const [s] = await this.d.db.sql<{ intent: string }>('select intent from sessions where id = ?', [run.sessionId]);
+    const intent = await this.d.sessions.getOwned(run.userId, run.sessionId).then((s) => s.intent, () => '');
     const data: Record<string, unknown> = {
       session_id: run.sessionId,
       run_id: run.runId,
       user_id: run.userId,
-      session_intent: preview(s?.intent),
+      session_intent: preview(intent),
       status: e.status,
       finish_reason: e.finish_reason,
       error: e.error ? { code: e.error.code, message: preview(e.error.message) } : null,
     };
     if (event === 'run.waiting') data.waiting = await this.waiting(run.sessionId);
-    if (event === 'scheduled_task.failed') {
-      const [t] = await this.d.db.sql<{ task_id: string }>('select task_id from scheduled_task_runs where session_id = ? limit 1', [run.sessionId]);
-      data.task_id = t?.task_id ?? null;
-    }
     await this.emit(event, run.userId, run.sessionId, data);
     // A failed scheduled task is also a failed run.
     if (event === 'scheduled_task.failed') await this.emit('run.failed', run.userId, run.sessionId, data);
@@ -247,8 +245,7 @@ export class Webhooks {
     const url = p.url === undefined ? undefined : await this.checkUrl(p.url);
     const row = await this.store.update(id, { ...p, url, events: p.events && [...new Set(p.events)] });
     // Enabled again: its waiting queues go on.
-    if (p.enabled) for (const q of await this.store.sql<{ session_id: string | null }>(`select distinct session_id from webhook_deliveries where webhook_id = ? and status = 'pending'`, [id]))
-      await this.d.delayed.at(DELIVERY_TOPIC, queueKey(id, q.session_id), new Date());
+    if (p.enabled) for (const q of await this.store.pendingQueues(id)) await this.d.delayed.at(DELIVERY_TOPIC, queueKey(id, q), new Date());
     return view(row);
   }
 

@@ -41,7 +41,7 @@ export interface AttemptRow {
 export class WebhookStore {
   constructor(private readonly db: Database) {}
 
-  sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
+  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
     return this.db.sql<T>(q, p);
   }
 
@@ -150,6 +150,12 @@ export class WebhookStore {
 
   async disable(id: string, reason: string): Promise<void> {
     await this.sql('update webhooks set enabled = false, disabled_reason = ?, updated_at = now() where id = ?', [reason, id]);
+  }
+
+  /** The sessions (null: none) of a webhook's queues that have deliveries waiting. */
+  async pendingQueues(webhookId: string): Promise<(string | null)[]> {
+    const rows = await this.sql<{ session_id: string | null }>(`select distinct session_id from webhook_deliveries where webhook_id = ? and status = 'pending'`, [webhookId]);
+    return rows.map((r) => r.session_id);
   }
 
   /** Queues with a delivery due and nobody working on it (a lost job, Redis emptied): the sweep kicks them again. */
