@@ -11,7 +11,7 @@ import type { TestApp } from '../helpers/app.js';
 const POLICY = JSON.stringify({ default: 'allow', rules: [{ tool: 'Echo', pattern: '*secret*', action: 'ask' }] });
 const QUESTION = { questions: [{ question: 'Which branch?', options: [{ label: 'main' }, { label: 'dev' }] }] };
 
-async function waiting(app: TestApp, model: Awaited<ReturnType<typeof buildWithModel>>['model'], intent: string, call: { name: string; args: unknown }) {
+async function waiting(app: TestApp, model: Awaited<ReturnType<typeof buildWithModel>>['model'], intent: string, call: { name: string; args: object }) {
   const sid = await createSession(app, app.adminKey, { intent });
   const w = await watch(app, sid);
   model.script({ toolCalls: [call] });
