@@ -156,12 +156,19 @@ function Shell({
         </a>
         <nav class="pages" aria-label="Pages">
           {pages.map((p) => (
-            <a key={p.page} href={`/${p.page}`} onClick={onLink} aria-current={route.page === p.page ? 'page' : undefined}>
+            <a
+              key={p.page}
+              href={`/${p.page}`}
+              onClick={onLink}
+              aria-current={route.page === p.page ? 'page' : undefined}
+            >
               {p.label}
               {p.page === 'inbox' && !!waiting && (
-                <span class="count" aria-label={`${waiting} waiting`}>
-                  {waiting}
-                </span>
+                <>
+                  {' '}
+                  <span class="count">{waiting}</span>
+                  <span class="sr-only"> waiting</span>
+                </>
               )}
             </a>
           ))}
