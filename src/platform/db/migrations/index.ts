@@ -16,7 +16,7 @@ import { Migration20261125000041_usage_budgets } from './Migration20261125000041
 import { Migration20261125000050_tool_policy } from './Migration20261125000050_tool_policy.js';
 import { Migration20261126000042_usage_purpose } from './Migration20261126000042_usage_purpose.js';
 import { Migration20261127000060_egress_audit } from './Migration20261127000060_egress_audit.js';
-import { Migration20261127000070_inbox_webhooks } from './Migration20261127000070_inbox_webhooks.js';
+import { Migration20261127000071_inbox_webhooks } from './Migration20261127000071_inbox_webhooks.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -37,5 +37,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000050_tool_policy', class: Migration20261125000050_tool_policy },
   { name: 'Migration20261126000042_usage_purpose', class: Migration20261126000042_usage_purpose },
   { name: 'Migration20261127000060_egress_audit', class: Migration20261127000060_egress_audit },
-  { name: 'Migration20261127000070_inbox_webhooks', class: Migration20261127000070_inbox_webhooks },
+  { name: 'Migration20261127000071_inbox_webhooks', class: Migration20261127000071_inbox_webhooks },
 ];

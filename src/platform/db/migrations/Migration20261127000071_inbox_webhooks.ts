@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261127000070_inbox_webhooks extends Migration {
+export class Migration20261127000071_inbox_webhooks extends Migration {
   override async up(): Promise<void> {
     // The database-backed delayed jobs (src/platform/infra/delayed-db.ts): one row per topic and key.
     this.addSql(`create table delayed_jobs (
