@@ -39,6 +39,8 @@ import { replayModule } from './features/replay/module.js';
 import { retentionModule } from './features/retention/module.js';
 import { runLimitsModule } from './features/run-limits/module.js';
 import { schedulingModule } from './features/scheduling/module.js';
+import { inboxModule } from './features/inbox/module.js';
+import { webhooksModule } from './features/webhooks/module.js';
 import { sessionsModule } from './core/sessions/module.js';
 import { settingsModule } from './features/user-settings/module.js';
 import { sharingModule } from './features/sharing/module.js';
@@ -159,6 +161,8 @@ export const MODULES: readonly Module[] = [
   toolSearchModule,
   chatModule,
   schedulingModule,
+  inboxModule,
+  webhooksModule,
   teamsModule,
   retentionModule,
   filesModule,

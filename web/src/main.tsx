@@ -4,6 +4,7 @@ import { ApiError, keyStore, rest } from './api.js';
 import { Connection, type LinkStatus } from './connection.js';
 import { ADMIN_PAGES, href, navigate, onLink, type Page, useRoute } from './router.js';
 import { AuditView } from './views/audit.js';
+import { InboxView, useInboxCount } from './views/inbox.js';
 import { KeysView } from './views/keys.js';
 import { SessionView } from './views/session.js';
 import { Sessions } from './views/sessions.js';
@@ -122,6 +123,28 @@ function App() {
   if (checking) return <p class="loading">Loading…</p>;
   if (!signed) return <SignIn onSignedIn={setSigned} notice={notice} />;
   const pages = PAGE_LINKS.filter((p) => signed.admin || !ADMIN_PAGES.has(p.page));
+  return <Shell route={route} signed={signed} pages={pages} listVersion={listVersion} refreshList={refreshList} refreshMe={refreshMe} signOut={signOut} />;
+}
+
+function Shell({
+  route,
+  signed,
+  pages,
+  listVersion,
+  refreshList,
+  refreshMe,
+  signOut,
+}: {
+  route: ReturnType<typeof useRoute>;
+  signed: Signed;
+  pages: typeof PAGE_LINKS;
+  listVersion: number;
+  refreshList: () => void;
+  refreshMe: () => void;
+  signOut: (why?: string) => void;
+}) {
+  // What waits on this person, counted in the header (docs/inbox.md).
+  const waiting = useInboxCount();
   return (
     <div class={`shell ${route.sessionId || route.page ? 'has-session' : 'no-session'}`}>
       <a class="skip" href="#main">
@@ -133,8 +156,20 @@ function App() {
         </a>
         <nav class="pages" aria-label="Pages">
           {pages.map((p) => (
-            <a key={p.page} href={`/${p.page}`} onClick={onLink} aria-current={route.page === p.page ? 'page' : undefined}>
+            <a
+              key={p.page}
+              href={`/${p.page}`}
+              onClick={onLink}
+              aria-current={route.page === p.page ? 'page' : undefined}
+            >
               {p.label}
+              {p.page === 'inbox' && !!waiting && (
+                <>
+                  {' '}
+                  <span class="count">{waiting}</span>
+                  <span class="sr-only"> waiting</span>
+                </>
+              )}
             </a>
           ))}
           {/* The service's own page (not part of the app): the REST interface, grouped by area. */}
@@ -169,6 +204,7 @@ function App() {
 }
 
 const PAGE_LINKS: { page: Page; label: string }[] = [
+  { page: 'inbox', label: 'Inbox' },
   { page: 'usage', label: 'Usage' },
   { page: 'users', label: 'Users' },
   { page: 'keys', label: 'Keys' },
@@ -187,6 +223,7 @@ function PageView({ page, signed, onAdminsChanged }: { page: Page; signed: Signe
   if (page === 'users') return <UsersView me={signed.username} onChanged={onAdminsChanged} />;
   if (page === 'keys') return <KeysView />;
   if (page === 'audit') return <AuditView />;
+  if (page === 'inbox') return <InboxView />;
   return <UsageView admin={signed.admin} />;
 }
 

@@ -3,12 +3,12 @@ import { useEffect, useState } from 'preact/hooks';
 /**
  * The console's routes, on the history API (the service answers index.html for each, see
  * CONSOLE_ROUTES in src/platform/server/console.ts): `/`, `/sessions/:id` and
- * `/sessions/:id/{files,checkpoints,share,policy}`, and the pages of the header: `/usage`, and for
+ * `/sessions/:id/{files,checkpoints,share,policy}`, and the pages of the header: `/inbox`, `/usage`, and for
  * admins `/users`, `/keys`, `/audit`.
  */
 
 export type Tab = 'chat' | 'files' | 'checkpoints' | 'share' | 'policy';
-export type Page = 'usage' | 'users' | 'keys' | 'audit';
+export type Page = 'inbox' | 'usage' | 'users' | 'keys' | 'audit';
 export interface Route {
   sessionId: string | null;
   tab: Tab;
@@ -17,7 +17,7 @@ export interface Route {
 }
 
 const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share', 'policy'];
-export const PAGES: Page[] = ['usage', 'users', 'keys', 'audit'];
+export const PAGES: Page[] = ['inbox', 'usage', 'users', 'keys', 'audit'];
 /** Pages only an admin key sees (docs/console.md). */
 export const ADMIN_PAGES: ReadonlySet<Page> = new Set(['users', 'keys', 'audit']);
 

@@ -112,6 +112,12 @@ export class SessionService {
     return rows.map((r) => r.id);
   }
 
+  /** A user's sessions waiting for an answer, least recently changed first (the inbox; at most `limit`). */
+  async waiting(userId: string, limit = 1000): Promise<{ id: string; intent: string }[]> {
+    const rows = await this.em().find(Session, { userId, status: 'waiting_for_input' }, { fields: ['id', 'intent'], orderBy: { updatedAt: 'asc' }, limit });
+    return rows.map((r) => ({ id: r.id, intent: r.intent }));
+  }
+
   async getOwned(userId: string, id: string, em: EntityManager = this.em()): Promise<Session> {
     const s = await em.findOne(Session, { id, userId });
     if (!s) throw Errors.notFound('session');

@@ -45,6 +45,16 @@ export class AuditStore {
     );
   }
 
+  /** When each call of these sessions was last asked for an approval (the inbox's `asked_at`). */
+  async askedAt(sessionIds: string[]): Promise<Map<string, Date>> {
+    if (!sessionIds.length) return new Map();
+    const rows = await this.db.sql<{ tool_call_id: string; at: Date }>(
+      `select tool_call_id, max(at) as at from policy_audit where session_id in (select jsonb_array_elements_text(?::jsonb)) and action = 'asked' group by tool_call_id`,
+      [JSON.stringify(sessionIds)],
+    );
+    return new Map(rows.map((r) => [r.tool_call_id, new Date(r.at)]));
+  }
+
   /** Newest first; `total` counts every match. */
   async list(q: AuditQuery): Promise<{ items: AuditRecord[]; total: number }> {
     const where: string[] = [];

@@ -26,6 +26,9 @@ export interface Rule {
   action: Action;
   /** `write`: a deny that refuses writes only. */
   access?: 'write';
+  /** An ask decided by itself after this long (docs/inbox.md). */
+  timeout_seconds?: number;
+  on_timeout?: 'deny' | 'allow';
 }
 
 export interface SourcedRule extends Rule {
@@ -162,6 +165,10 @@ function strip(r: Rule): Rule {
   const out: Rule = r.pattern === undefined ? { tool: r.tool, action: r.action } : { tool: r.tool, pattern: r.pattern, action: r.action };
   if (r.paths !== undefined) out.paths = r.paths;
   if (r.access !== undefined) out.access = r.access;
+  if (r.timeout_seconds !== undefined) {
+    out.timeout_seconds = r.timeout_seconds;
+    out.on_timeout = r.on_timeout ?? 'deny';
+  }
   return out;
 }
 

@@ -30,6 +30,14 @@ import { callFacts } from './targets.js';
 /** The three answers of an approval, in the order of `options` (docs/policy.md). */
 export const APPROVAL_OPTIONS = ['Allow once', 'Allow for this session', 'Deny'] as const;
 
+/** An approval just asked, with the rule that asked it (its timeout_seconds and on_timeout). */
+export interface AskedApproval {
+  userId: string;
+  sessionId: string;
+  callId: string;
+  rule: Rule;
+}
+
 export interface PolicyDeps {
   db: Database;
   install: InstallPolicy;
@@ -51,6 +59,10 @@ type GatePayload = HookGates['tool.before']['payload'];
 export class PolicyService implements ApprovalPort {
   readonly store: PolicyStore;
   readonly audit: AuditStore;
+  /** Told when a call pauses for an approval (the inbox's timeouts). */
+  private readonly askedListeners: ((a: AskedApproval) => Promise<void>)[] = [];
+  /** Who decides the next answer to these calls, when not the person (`timeout`). */
+  private readonly deciders = new Map<string, string>();
 
   private constructor(
     private readonly deps: PolicyDeps,
@@ -109,6 +121,7 @@ export class PolicyService implements ApprovalPort {
       return { action: 'deny', message: `denied by policy: ${describeRule(d.rule, d.source)}: nobody attends this run to approve it (unattended: deny)` };
     }
     await record('asked');
+    for (const fn of this.askedListeners) await fn({ userId: p.run.userId, sessionId: p.run.sessionId, callId: p.callId, rule: d.rule });
     const question = {
       tool_name: p.tool.name,
       arguments: p.args,
@@ -154,12 +167,25 @@ export class PolicyService implements ApprovalPort {
     return { every, sessions: bySession };
   }
 
+  /** Called for every approval asked, before the call pauses; a listener that throws fails the call's gate (it must not). */
+  onAsked(fn: (a: AskedApproval) => Promise<void>): void {
+    this.askedListeners.push(fn);
+  }
+
+  /** The next answer to `callId` in this process is recorded as decided by `by` (e.g. `timeout`), not by the user. */
+  decideAs(callId: string, by: string | null): void {
+    if (by === null) this.deciders.delete(callId);
+    else this.deciders.set(callId, by);
+  }
+
   /** A person answered an approval: record it, and "Allow for this session" adds its rules. */
   async answered(userId: string, sessionId: string, call: ToolCall, ref: PendingApproval, choice: ApprovalChoice): Promise<void> {
+    const decidedBy = this.deciders.get(call.id) ?? userId;
+    this.deciders.delete(call.id);
     if (choice === 'session') await this.store.addApprovals(sessionId, (ref.session_rules as Rule[] | undefined) ?? []);
     const args = safeJson(call.arguments);
     const d = { rule: ref.rule as Rule, source: ref.source as Source } as Decision;
-    await this.record(userId, sessionId, call.id, call.tool_name, args, choice === 'deny' ? 'rejected' : 'approved', d, userId);
+    await this.record(userId, sessionId, call.id, call.tool_name, args, choice === 'deny' ? 'rejected' : 'approved', d, decidedBy);
   }
 
   private async record(userId: string, sessionId: string, callId: string, tool: string, args: unknown, action: AuditAction, d: Pick<Decision, 'rule' | 'source'>, decidedBy: string) {

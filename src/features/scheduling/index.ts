@@ -2,6 +2,9 @@ import type { Database } from '../../platform/db/index.js';
 import { BullJobs } from '../../platform/infra/jobs-bullmq.js';
 import { DatabaseJobs } from '../../platform/infra/jobs-db.js';
 import type { JobsPort } from '../../platform/infra/jobs.js';
+import { BullDelayedJobs } from '../../platform/infra/delayed-bullmq.js';
+import { DatabaseDelayedJobs } from '../../platform/infra/delayed-db.js';
+import type { DelayedJobs } from '../../platform/infra/delayed.js';
 import type { Logger } from '../../platform/lib/logger.js';
 import { type LauncherDeps, TaskLauncher } from './launcher.js';
 import { scheduledTaskRoutes } from './routes.js';
@@ -23,13 +26,17 @@ export type Scheduling = Awaited<ReturnType<typeof createScheduling>>;
 /** Scheduled tasks, wired: routes for the app, start once the service listens, close on shutdown. */
 export async function createScheduling(d: SchedulingDeps) {
   const store = new TaskStore(d.db);
-  const jobs: JobsPort = d.redisUrl ? new BullJobs(d.redisUrl, d.logger, `agentsvc:${await store.installationId()}`) : new DatabaseJobs(d.db, d.logger, d.pollMs);
+  const prefix = `agentsvc:${await store.installationId()}`;
+  const jobs: JobsPort = d.redisUrl ? new BullJobs(d.redisUrl, d.logger, prefix) : new DatabaseJobs(d.db, d.logger, d.pollMs);
+  // One-off jobs at a time on the same queue (approval timeouts, webhook deliveries).
+  const delayed: DelayedJobs = d.redisUrl ? new BullDelayedJobs(d.redisUrl, d.logger, prefix) : new DatabaseDelayedJobs(d.db, d.logger, d.pollMs);
   const launcher = new TaskLauncher({ ...d, store });
   const scheduling = new SchedulingService({ store, jobs, launcher, logger: d.logger, models: d.models });
   let expiry: NodeJS.Timeout | null = null;
   let active = 0;
   return {
     jobs,
+    delayed,
     /** Jobs waiting (due, install-wide) and active (handled by this node now), for the metrics. */
     async jobCounts() {
       return { waiting: await jobs.waiting(), active };
@@ -48,6 +55,7 @@ export async function createScheduling(d: SchedulingDeps) {
           active--;
         }
       });
+      await delayed.start();
       jobs.onLost?.(() => void scheduling.syncSchedules().catch(() => {}));
       expiry = setInterval(() => void scheduling.expire(), 30_000);
       expiry.unref();
@@ -55,7 +63,7 @@ export async function createScheduling(d: SchedulingDeps) {
     async close() {
       if (expiry) clearInterval(expiry);
       launcher.close();
-      await jobs.close();
+      await Promise.all([jobs.close(), delayed.close()]);
     },
   };
 }

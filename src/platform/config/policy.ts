@@ -14,10 +14,15 @@ export const RuleSchema = z
     // Path rules for every tool and process (docs/policy-paths.md).
     paths: z.string().min(1).max(2000).optional().describe('a glob over workspace-relative paths: a path rule for every tool and every process of the computer'),
     access: z.literal('write').optional().describe('with action deny: only writes are refused (processes may read)'),
+    // Approval timeouts (docs/inbox.md).
+    timeout_seconds: z.number().int().min(1).max(30 * 86400).optional().describe('with action ask: an approval not answered in this many seconds is decided by on_timeout'),
+    on_timeout: z.enum(['deny', 'allow']).optional().describe('with timeout_seconds: what an unanswered approval becomes (default deny)'),
   })
   .strict()
   .refine((r) => r.paths === undefined || r.pattern === undefined, { message: 'a rule has either pattern or paths, not both', path: ['paths'] })
-  .refine((r) => r.access === undefined || r.action === 'deny', { message: 'access applies to deny rules only', path: ['access'] });
+  .refine((r) => r.access === undefined || r.action === 'deny', { message: 'access applies to deny rules only', path: ['access'] })
+  .refine((r) => r.timeout_seconds === undefined || r.action === 'ask', { message: 'timeout_seconds applies to ask rules only', path: ['timeout_seconds'] })
+  .refine((r) => r.on_timeout === undefined || r.timeout_seconds !== undefined, { message: 'on_timeout needs timeout_seconds', path: ['on_timeout'] });
 
 export type PolicyRule = z.output<typeof RuleSchema>;
 
@@ -59,5 +64,6 @@ export function normalRules(rules: PolicyRule[]): PolicyRule[] {
     ...(r.paths === undefined ? {} : { paths: r.paths }),
     action: r.action,
     ...(r.access === undefined ? {} : { access: r.access }),
+    ...(r.timeout_seconds === undefined ? {} : { timeout_seconds: r.timeout_seconds, on_timeout: r.on_timeout ?? 'deny' }),
   }));
 }

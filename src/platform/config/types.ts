@@ -85,6 +85,8 @@ export interface Config {
   replayTtlHours: number;
   /** Poll interval of the database-backed scheduler (no Redis). */
   schedulerPollMs: number;
+  /** Webhooks (docs/webhooks.md): private targets allowed; the first retry's delay, doubled each time. */
+  webhooks: { allowPrivate: boolean; retryBaseMs: number };
   compaction: { at: number; keepTurns: number };
   /** Past this many tools (or 10% of the context window) a run offers ToolSearch instead (docs/tool-search.md). */
   toolSearch: { directMax: number };

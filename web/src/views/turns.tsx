@@ -39,7 +39,7 @@ function keyArgument(call: ToolCall): string {
 
 const STATUS: Record<string, string> = { pending: 'running', awaiting_answer: 'waiting for your answer', done: 'done', error: 'error', cancelled: 'cancelled' };
 
-function QuestionForm({ q, onAnswer }: { q: Question; onAnswer: (toolCallId: string, selections: Record<string, number[]>, custom: Record<string, string>) => Promise<string | null> }) {
+export function QuestionForm({ q, onAnswer }: { q: Question; onAnswer: (toolCallId: string, selections: Record<string, number[]>, custom: Record<string, string>) => Promise<string | null> }) {
   const [picked, setPicked] = useState<Record<string, number[]>>({});
   const [custom, setCustom] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
