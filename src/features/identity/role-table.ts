@@ -236,6 +236,28 @@ export const ROUTE_ROLES: Readonly<Record<string, Decision>> = {
   'DELETE /api/auth/signins/:signin_id': EVERYONE,
   'PATCH /api/admin/users/:user_id': ADMIN,
   'GET /api/admin/identity-audit': ADMIN,
+  // Personal model keys (docs/model-keys.md): reading your own is everyone's; storing one is for who runs.
+  'GET /api/me/credentials': EVERYONE,
+  'GET /api/me/credentials/:model_id': EVERYONE,
+  'PUT /api/me/credentials/:model_id': MEMBERS,
+  'DELETE /api/me/credentials/:model_id': MEMBERS,
+  // The protocol doors (docs/protocol-doors.md) run sessions: members. GET and DELETE /mcp answer 405.
+  'POST /mcp': MEMBERS,
+  'GET /mcp': EVERYONE,
+  'DELETE /mcp': EVERYONE,
+  'POST /api/ag-ui/:session_id': MEMBERS,
+  // The inbox (docs/inbox.md): reading it is everyone's; answering runs the session on.
+  'GET /inbox': PUBLIC,
+  'GET /api/inbox': EVERYONE,
+  'POST /api/inbox/:tool_call_id/answer': MEMBERS,
+  // Webhooks (docs/webhooks.md): they send what runs do, so they are for who runs.
+  'GET /api/webhooks': MEMBERS,
+  'POST /api/webhooks': MEMBERS,
+  'GET /api/webhooks/:webhook_id': MEMBERS,
+  'PATCH /api/webhooks/:webhook_id': MEMBERS,
+  'DELETE /api/webhooks/:webhook_id': MEMBERS,
+  'GET /api/webhooks/:webhook_id/deliveries': MEMBERS,
+  'POST /api/webhooks/:webhook_id/test': MEMBERS,
 };
 
 /** Client socket events, the same way: a viewer subscribes and reads, never sends, stops or compacts. */
