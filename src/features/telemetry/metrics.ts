@@ -37,7 +37,7 @@ const LAG_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
  */
 const HTTP_SECONDS = [0.005, 0.025, 0.1, 0.5, 2.5, 10];
 /** Notice codes that are label values; any other counts as `other` (docs/socket-protocol.md). */
-const NOTICE_CODES = new Set(['BUDGET_WARNING', 'RUN_LIMIT', 'LOOP_DETECTED']);
+const NOTICE_CODES = new Set(['BUDGET_WARNING', 'RUN_LIMIT', 'LOOP_DETECTED', 'TOOLS_DEFERRED', 'TOOL_SEARCH']);
 /** `/api/sessions/:id/files` -> `sessions`; `/metrics` -> `metrics`; no route -> `unmatched`. */
 export function httpArea(route: string | undefined): string {
   if (!route) return 'unmatched';
@@ -162,7 +162,7 @@ export class ServiceMetrics {
     this.toolDuration = new Histogram({ name: 'agentsvc_tool_call_duration_seconds', help: 'Tool call duration', labelNames: ['tool'], buckets: SECONDS, registers });
     this.events = new Counter({ name: 'agentsvc_events_published_total', help: 'Session events published by this node', labelNames: ['event'], registers });
     this.approvals = new Counter({ name: 'agentsvc_approvals_total', help: 'Tool policy decisions by action (allowed, denied, asked, approved, rejected)', labelNames: ['action'], registers });
-    this.notices = new Counter({ name: 'agentsvc_notices_total', help: 'system:notice events by code (BUDGET_WARNING: a budget passed 80%; RUN_LIMIT; LOOP_DETECTED; other)', labelNames: ['code'], registers });
+    this.notices = new Counter({ name: 'agentsvc_notices_total', help: 'system:notice events by code (BUDGET_WARNING: a budget passed 80%; RUN_LIMIT; LOOP_DETECTED; TOOLS_DEFERRED; TOOL_SEARCH; other)', labelNames: ['code'], registers });
     this.runLimits = new Counter({ name: 'agentsvc_run_limits_total', help: 'Runs ended by a ceiling or the loop detector (seconds, tool_calls, loop)', labelNames: ['limit'], registers });
   }
 
