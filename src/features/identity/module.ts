@@ -19,7 +19,8 @@ const DISCOVERY_WAIT_MS = 2000;
 /** A socket event the caller's role may not use is acked FORBIDDEN_ROLE and goes no further. */
 const eventGate: SocketModule = (socket) => {
   socket.use(([event, ...args], next) => {
-    const allowed = EVENT_ROLES[event as keyof typeof EVENT_ROLES];
+    // Own keys only: an event named `constructor` or `toString` is not a line of the table.
+    const allowed = typeof event === 'string' && Object.hasOwn(EVENT_ROLES, event) ? EVENT_ROLES[event as keyof typeof EVENT_ROLES] : undefined;
     const role = roleOf(socket.data.user);
     if (!allowed || allowed.includes(role)) return next();
     const ack = args.at(-1);
