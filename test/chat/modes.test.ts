@@ -83,7 +83,9 @@ t.test('planning mode, headless output, structured output, images', async (t) =>
   t.test('bound on model calls per run ends with max_turns', async (t) => {
     const sid = await createSession(app);
     await subscribe(sock, sid);
-    model.fallback = { toolCalls: [{ name: 'Echo', args: {} }] };
+    // Each call differs, so the loop detector (docs/run-limits.md) leaves the run to this bound.
+    let n = 0;
+    model.fallback = () => ({ toolCalls: [{ name: 'Echo', args: { n: n++ } }] });
     t.teardown(() => void (model.fallback = { text: ['ok'] }));
     const end = await run(sid, { message: 'loop forever' });
     t.equal(end.finish_reason, 'max_turns');
