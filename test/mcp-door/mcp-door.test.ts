@@ -147,8 +147,11 @@ t.test('a question ends the call with what is pending; answer resumes the run', 
 
   const a = await call(c, 'answer', { session_id: sid, tool_call_id: s.pending[0].tool_call_id, selections: { 0: [1] } });
   t.match(a.structuredContent, { status: 'completed', finish_reason: 'stop', text: 'You chose B.', pending: [] });
-  t.equal(a.structuredContent.turn_ids.length, 1, 'an answer stores no user turn: one assistant turn');
   const turns = (await call(c, 'get_messages', { session_id: sid })).structuredContent.messages;
+  const roleOf = new Map(turns.map((m: any) => [m.turn_id ?? m.id, m.role]));
+  // The paused turn ends again with its status after the answer (docs/socket-protocol.md), then the new one.
+  t.equal(a.structuredContent.turn_ids.length, 2, 'the paused turn and the assistant turn after the answer');
+  t.same(a.structuredContent.turn_ids.map((id: string) => roleOf.get(id)), ['assistant', 'assistant'], 'an answer stores no user turn');
   t.match(turns[1].tool_calls[0], { status: 'done', result: /chosen: "B"/ });
 });
 

@@ -53,7 +53,7 @@ t.test('chat -m --json shows the approval; audit prints the decisions', async (t
   const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
   model.script({ toolCalls: [{ name: 'Echo', args: { say: 'rm -rf' } }, { name: 'Echo', args: { say: 'hello' } }] });
   const r = await cli(['chat', '-m', 'go', '--json'], env);
-  t.equal(r.code, 0, r.stderr);
+  t.equal(r.code, 3, `a run that waits for an approval exits 3 (docs/terminal-keys.md): ${r.stderr}`);
   const end = JSON.parse(r.stdout);
   t.match(end, { status: 'completed', finish_reason: 'tool_approval', approval: { type: 'approval', tool_name: 'Echo', arguments: { say: 'hello' }, rule: { tool: '*', action: 'ask' }, source: 'install' } });
 
