@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket as Tcp } from 'node:net';
 import t from 'tap';
 import { freshDatabaseUrl } from '../helpers/db.js';
-import { deadline, sleep } from '../helpers/chaos.js';
+import { waitFor } from '../helpers/wait.js';
 import { boot, withModel } from '../helpers/nodes.js';
 
 /**
@@ -41,16 +41,8 @@ t.test('one connection, several streaming sessions, a client that stops reading:
     t.equal((await sender.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'flood' })).ok, true);
   }
   let peak = rss0;
-  await deadline(
-    (async () => {
-      while (ends.size < SESSIONS) {
-        peak = Math.max(peak, rssOf(pid));
-        await sleep(50);
-      }
-    })(),
-    120_000,
-    'every run ends',
-  );
+  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
+  await waitFor(() => ends.size >= SESSIONS, { timeoutMs: 120_000, everyMs: 50, what: 'every run ends' }).finally(() => clearInterval(sampler));
   const grown = (peak - rss0) / 2 ** 20;
   const { readdirSync } = await import('node:fs');
   const cuts = readdirSync(`${home}/logs`)
@@ -62,6 +54,6 @@ t.test('one connection, several streaming sessions, a client that stops reading:
   t.comment(`cut ${cuts[0]?.time - t0} ms after the flood began, ${cuts[0]?.pending_bytes} bytes pending; the runs took ${ran} ms; service RSS peak +${grown.toFixed(0)} MiB (all streams, the reader's included)`);
   t.ok(cuts[0] && cuts[0].time - t0 < ran, 'cut while the runs still streamed');
   tcp.resume();
-  await deadline((async () => { while (!disconnected) await sleep(20); })(), 10_000, 'the stalled client sees it was disconnected').catch((e) => t.fail(e.message));
+  await waitFor(() => disconnected, { timeoutMs: 10_000, what: 'the stalled client sees it was disconnected' }).catch((e) => t.fail(e.message));
   t.ok(disconnected, `the stalled connection was cut (${disconnected})`);
 });

@@ -1,3 +1,4 @@
+import type { InboxEntry } from '../../features/inbox/schemas.js';
 import type { Api } from './api.js';
 import { type Approval, askApproval } from './approval.js';
 import { keyArgument, short } from './format.js';
@@ -7,15 +8,8 @@ import { clean, type Style } from './style.js';
 
 /** `agentsvc inbox`: what waits on you (GET /api/inbox), and answering it in place (docs/inbox.md). */
 
-export interface InboxItem {
-  session_id: string;
-  session_intent: string;
-  tool_call_id: string;
-  kind: 'question' | 'approval';
-  asked_at: string;
-  timeout_at: string | null;
-  on_timeout: 'deny' | 'allow' | null;
-  tool_name: string;
+/** An item of GET /api/inbox (its schema: src/features/inbox/schemas.ts), with what it asks typed. */
+export interface InboxItem extends InboxEntry {
   questions?: Question[];
   arguments?: unknown;
   rule?: Approval['rule'];

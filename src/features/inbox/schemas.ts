@@ -14,11 +14,15 @@ export const InboxItem = z
     tool_call_id: z.string(),
     kind: z.enum(['question', 'approval']),
     asked_at: z.string(),
+    /** When an approval with a timeout is decided by itself, and how. */
     timeout_at: z.string().nullable(),
     on_timeout: z.enum(['deny', 'allow']).nullable(),
     tool_name: z.string(),
   })
   .passthrough();
+
+/** One item as the route answers it; what the item asks (questions, or the approval's call) passes through. */
+export type InboxEntry = z.infer<typeof InboxItem>;
 
 export const InboxList = z.object({ items: z.array(InboxItem), total: z.number().int() });
 

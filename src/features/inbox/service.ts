@@ -10,24 +10,14 @@ import type { AskedApproval, PolicyService } from '../policy/service.js';
 import type { AuditStore } from '../policy/audit-store.js';
 import type { SessionService } from '../../core/sessions/service.js';
 import { DeadlineStore } from './store.js';
+import type { InboxEntry } from './schemas.js';
 
 /** The delayed-job topic of approval timeouts. */
 export const TIMEOUT_TOPIC = 'approval-timeout';
 /** How soon a timeout that cannot be decided yet (its run still going, an earlier approval first) looks again. */
 const RETRY_MS = 2000;
 
-export interface InboxItem {
-  session_id: string;
-  session_intent: string;
-  tool_call_id: string;
-  kind: 'question' | 'approval';
-  asked_at: string;
-  /** When an approval with a timeout is decided by itself, and how. */
-  timeout_at: string | null;
-  on_timeout: 'deny' | 'allow' | null;
-  tool_name: string;
-  [field: string]: unknown;
-}
+export type InboxItem = InboxEntry;
 
 export interface InboxDeps {
   db: Database;

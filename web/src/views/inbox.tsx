@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { ToolCall } from '../../../src/core/conversation/turns.js';
+import type { InboxEntry } from '../../../src/features/inbox/schemas.js';
 import { api, encodePath } from '../api.js';
 import type { Question } from '../chat-model.js';
 import { href, onLink } from '../router.js';
@@ -12,18 +13,9 @@ import { QuestionForm } from './turns.js';
  * oldest first, each answered in place with the chat's own forms (POST /api/inbox/{id}/answer).
  */
 
-export interface InboxItem {
-  session_id: string;
-  session_intent: string;
-  tool_call_id: string;
-  kind: 'question' | 'approval';
-  asked_at: string;
-  timeout_at: string | null;
-  on_timeout: 'deny' | 'allow' | null;
-  tool_name: string;
+/** An item of GET /api/inbox (its schema: src/features/inbox/schemas.ts), with what it asks typed. */
+interface InboxItem extends InboxEntry {
   questions?: Question['questions'];
-  arguments?: unknown;
-  rule?: unknown;
   source?: string;
   options?: string[];
 }
