@@ -1,25 +1,13 @@
 import t from 'tap';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createLocalRunner } from '../../runners/local/index.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
+import { unconfined } from '../helpers/confined.js';
 import { chatAs, envChecks, offered } from '../plugins/helpers.js';
 
 // stdio MCP servers run by default inside each user's computer: one process per user, confined
 // like that user's commands. These tests need the local runner's bubblewrap confinement.
-const CI = process.env.CI === 'true';
-const probeHome = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-probe-'));
-chmodSync(probeHome, 0o711);
-t.teardown(() => rmSync(probeHome, { recursive: true, force: true }));
-const check = await createLocalRunner({ home: probeHome }).check();
-const why = check.error ?? check.warning;
-const confined = check.ok && !check.warning;
-if (!confined) {
-  if (CI) t.fail(`the local runner cannot confine commands, stdio MCP servers in computers untested: ${why}`);
-  else t.comment(`MCP servers in users' computers skipped: ${why}`);
-}
-const skip = confined ? false : `bubblewrap not usable: ${why}`;
+const skip = await unconfined(t, 'stdio MCP servers in users\' computers');
 
 const PROBE = resolve('test/fixtures/mcp-probe.mjs');
 

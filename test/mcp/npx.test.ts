@@ -1,9 +1,8 @@
 import t from 'tap';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLocalRunner } from '../../runners/local/index.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
+import { unconfined } from '../helpers/confined.js';
 import { FIXTURE_PACKAGE, fixtureRegistry } from '../helpers/npm-registry.js';
 import { waitFor } from '../helpers/wait.js';
 import { chatAs, envChecks, offered } from '../plugins/helpers.js';
@@ -12,18 +11,7 @@ import { chatAs, envChecks, offered } from '../plugins/helpers.js';
 // fetched on the host, the computer stays without network. A local registry serves the fixture
 // package (test/fixtures/mcp-tiny.mjs), so these tests need no network (the README's example as
 // printed, which needs the npm registry, is test/mcp/readme-example.test.ts).
-const CI = process.env.CI === 'true';
-const probeHome = mkdtempSync(join(tmpdir(), 'agentsvc-npx-probe-'));
-chmodSync(probeHome, 0o711);
-t.teardown(() => rmSync(probeHome, { recursive: true, force: true }));
-const check = await createLocalRunner({ home: probeHome }).check();
-const why = check.error ?? check.warning;
-const confined = check.ok && !check.warning;
-if (!confined) {
-  if (CI) t.fail(`the local runner cannot confine commands, npx MCP servers in computers untested: ${why}`);
-  else t.comment(`npx MCP servers in users' computers skipped: ${why}`);
-}
-const skip = confined ? false : `bubblewrap not usable: ${why}`;
+const skip = await unconfined(t, 'npx MCP servers in users\' computers');
 
 /** The host's npm (the service's) asks this registry while the test runs. */
 function useRegistry(t: { teardown(fn: () => unknown): void }, url: string | undefined) {
@@ -42,7 +30,7 @@ function tree(dir: string): string[] {
 }
 
 // One registry for the file: the fixture package is bundled and packed once.
-const registry = confined ? await fixtureRegistry(t) : { url: '', requests: [] as string[] };
+const registry = !skip ? await fixtureRegistry(t) : { url: '', requests: [] as string[] };
 
 const npx = (...args: string[]) => ({ command: 'npx', args: ['-y', FIXTURE_PACKAGE, ...args] });
 

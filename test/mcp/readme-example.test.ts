@@ -1,10 +1,9 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLocalRunner } from '../../runners/local/index.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
+import { unconfined } from '../helpers/confined.js';
 import { waitFor } from '../helpers/wait.js';
 import { chatAs, envChecks } from '../plugins/helpers.js';
 
@@ -13,18 +12,7 @@ import { chatAs, envChecks } from '../plugins/helpers.js';
 // It needs the npm registry: when that cannot be reached the test is skipped with the reason, also
 // with CI=true (CI does not promise network; test/mcp/npx.test.ts covers the same path offline
 // with a local registry). When the registry answers, every assertion holds, CI or not.
-const CI = process.env.CI === 'true';
-const probeHome = mkdtempSync(join(tmpdir(), 'agentsvc-npx-probe-'));
-chmodSync(probeHome, 0o711);
-t.teardown(() => rmSync(probeHome, { recursive: true, force: true }));
-const check = await createLocalRunner({ home: probeHome }).check();
-const why = check.error ?? check.warning;
-const confined = check.ok && !check.warning;
-if (!confined) {
-  if (CI) t.fail(`the local runner cannot confine commands, the README's MCP example untested: ${why}`);
-  else t.comment(`the README's MCP example skipped: ${why}`);
-}
-const skip = confined ? false : `bubblewrap not usable: ${why}`;
+const skip = await unconfined(t, 'the README\'s MCP example');
 
 const tree = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 
