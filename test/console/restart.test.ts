@@ -30,11 +30,13 @@ t.test('console: a service restart mid-stream', { timeout: 240_000 }, async (t) 
 
   // Stop the service mid-stream (its run ends interrupted) and start it again on the same port.
   const port = Number(new URL(app.url).port);
-  await app.service.close();
+  // Bounded, so that a shutdown waiting on something says what it waited on instead of hanging the file.
+  const stopped = await app.service.stop(20_000);
+  t.same(stopped, { outcome: 'clean', failed: [] }, `the first service stopped cleanly (${JSON.stringify(stopped)})`);
   await page.getByText('Reconnecting…').waitFor();
   await shot(page, '11-restart-reconnecting-desktop');
   const again = await startService({ ...app.config, port }, { logFile: false });
-  t.teardown(() => again.close());
+  t.teardown(async () => void (await again.stop(20_000)));
   await page.getByText('Reconnecting…').waitFor({ state: 'detached', timeout: 30_000 });
   await page.locator('.turns > article.turn.assistant.ts-interrupted').waitFor({ timeout: 30_000 });
 

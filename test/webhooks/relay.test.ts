@@ -52,6 +52,10 @@ t.test('the webhook relay example posts run.waiting to the chat and refuses a ba
   await untilEnd(w.seen, sid);
   await waitFor(() => chat.length === 1, { what: 'the chat message' });
   t.equal(chat[0], `*Release 2.0* waits for you:\n• question: Ship it on Friday?\n${app.url}/inbox`);
-  const log = await (await app.api(`/api/webhooks/${hook.id}/deliveries`)).json();
+  // The relay posts to the chat before it answers 204, so the delivery is recorded a moment later.
+  const log = await waitFor(async () => {
+    const l = await (await app.api(`/api/webhooks/${hook.id}/deliveries`)).json();
+    return l.items.length > 0 ? l : null;
+  }, { what: 'the delivery recorded' });
   t.match(log.items, [{ event: 'run.waiting', status: 'delivered', response_status: 204 }]);
 });

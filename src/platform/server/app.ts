@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config/index.js';
@@ -38,7 +38,8 @@ declare module 'fastify' {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
-    disableRequestLogging: true,
+    // One line per request is written by request-log.ts; fastify's own pair is off.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.limits.body,
     // Clients that hang mid-request must not hold a connection forever.
     requestTimeout: 120_000,
