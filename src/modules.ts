@@ -75,8 +75,10 @@ declare module './platform/lib/modules.js' {
     hooks: Hooks;
     tools: ToolRegistry;
     prompt: SystemPrompt;
-    /** Lines `up` shows after starting. */
+    /** Lines `up` shows after starting, as warnings. */
     warnings: string[];
+    /** Lines `up` shows after starting, as information (nothing is wrong). */
+    notes: string[];
     /** A model port that replaces the configured router (benchmarks). */
     model?: ModelPort;
     /** Whether the service finished starting (plugin lines become log lines then). */

@@ -61,6 +61,8 @@ export interface Service {
   url: string;
   adminKeyCreated: boolean;
   warnings: string[];
+  /** What `up` says after starting that is information, not a problem (e.g. shipped skills installed). */
+  notes: string[];
   /** Plugins loaded and skipped at start (first-party and from AGENTSVC_PLUGINS). */
   plugins: PluginReport;
   /** The first-party plugins' own objects (skills library, MCP connections). */
@@ -139,7 +141,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     prompt.order(PROMPT_ORDER);
     const tools = new ToolRegistry(logger);
     tools.order(TOOL_ORDER);
-    const kernel: Kernel = { config, logger, db, hooks: new Hooks(logger), tools, prompt, warnings: [], model: opts.model, started: () => started };
+    const kernel: Kernel = { config, logger, db, hooks: new Hooks(logger), tools, prompt, warnings: [], notes: [], model: opts.model, started: () => started };
     const collected: Collected = { routes: [], sockets: [], jobs: [] };
     progress(`starting ${MODULES.length} modules`);
     const modules = await startModules(MODULES, kernel, shutdown, (m, out) => {
@@ -226,6 +228,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       url: `http://${host}:${port}`,
       adminKeyCreated: admin.created,
       warnings: kernel.warnings,
+      notes: kernel.notes,
       plugins: plugins.report,
       firstParty: plugins.firstParty,
       close,

@@ -137,7 +137,7 @@ export function createSkillsPlugin(opts: SkillsPluginOptions): { plugin: Agentsv
       const lib = new SkillLibrary(api.config.home, api.files);
       library = lib;
       const seeded = lib.seed(opts.shipped ?? shippedDir());
-      if (seeded.length) api.log(`installed shipped skills: ${seeded.join(', ')}`);
+      if (seeded.length) api.info(`installed shipped skills: ${seeded.join(', ')}`);
       const tool = skillTool(lib);
       api.registerProvider({ name: 'skills', tools: async (scope: SessionScope) => ((await lib.visible(scope)).length ? [tool] : []) });
       api.addPromptContributor({ name: 'skills', contribute: async (ctx) => (ctx.mode === 'planning' ? null : skillsPrompt(await lib.visible(ctx), opts.promptTokens)) });

@@ -129,6 +129,9 @@ t.test('`up` with no model configured says so, then the next steps; a refused ke
     new RegExp(`\\n\\nNext steps\\n {2}web console +${url.replace(/[/.]/g, '\\$&')}/ .*\\n {2}API docs +${url.replace(/[/.]/g, '\\$&')}/api/docs\\n {2}chat here +agentsvc chat`),
   );
   t.notOk(out.includes('\u001b['), 'no colours when piped');
+  // A first start on a fresh home has nothing to warn about: what happened is said plainly.
+  t.match(out, /\nagentsvc: plugin skills: installed shipped skills: /, 'shipped skills: a plain line');
+  t.notMatch(out, /warning|Deprecation/i, 'no warning on a fresh home, no deprecation from a library');
   t.equal((await fetch(`${url}/api/docs`)).status, 200, 'the docs URL it names answers');
   await stopUp(up.child, 'SIGINT');
 

@@ -65,6 +65,7 @@ export default class Up extends BaseCommand<typeof Up> {
     const service = await startService(this.cfg, { opening, progress: step }).catch((e) => this.fail(e));
     // One line when the embedded database was left behind by a crash or an `up` that is gone.
     if (service.db.embedded?.notice) this.log(`agentsvc: ${service.db.embedded.notice}`);
+    for (const n of service.notes) this.log(`agentsvc: ${n}`);
     for (const w of service.warnings) this.logToStderr(`agentsvc: warning: ${w}`);
     const sandbox = await service.runner.check();
     if (sandbox.summary) this.log(`agentsvc: ${service.runner.kind} runner: ${sandbox.summary}`);

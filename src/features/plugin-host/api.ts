@@ -255,7 +255,10 @@ export interface PluginApi {
    * from their own settings, e.g. `mcp`). May hold the plugin's secrets; other plugins never see them.
    */
   options: Readonly<Record<string, unknown>>;
+  /** A problem the operator should see (`up` prints it as a warning, later a warn log line). */
   log(message: string): void;
+  /** What happened, not a problem (`up` prints it as a plain line, later an info log line). */
+  info(message: string): void;
 }
 
 /** A plugin module's default export. */

@@ -107,6 +107,12 @@ async function importPlugin(spec: string): Promise<unknown> {
   return mod.default ?? mod;
 }
 
+/** Where plugin lines go: problems (`warn`) and what happened (`info`). */
+export interface PluginLines {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
 /**
  * Load plugins from an explicit list (npm package names or paths, and the first-party plugins the
  * service passes as objects). Each is shape-checked; a plugin that fails to import, has the wrong
@@ -117,7 +123,7 @@ export async function loadPlugins(
   entries: PluginEntry[],
   host: PluginHost,
   config: Config,
-  log: (m: string) => void,
+  log: PluginLines,
   pluginOptions: Record<string, Record<string, unknown>> = {},
 ): Promise<PluginReport> {
   const report: PluginReport = { loaded: [], failed: [] };
@@ -143,7 +149,8 @@ export async function loadPlugins(
       const api: Api.PluginApi = {
         config: view,
         options: Object.freeze({ ...options }),
-        log: (m) => log(`plugin ${plugin.name}: ${m}`),
+        log: (m) => log.warn(`plugin ${plugin.name}: ${m}`),
+        info: (m) => log.info(`plugin ${plugin.name}: ${m}`),
         files: sessionFiles(config.workspaces, host.workspaces),
         fetch: (url, o = {}) => safeFetch(url, { ...o, allowPrivate: config.web.allowPrivate, maxRedirects: 5 }),
         registerProvider(provider) {
@@ -199,7 +206,7 @@ export async function loadPlugins(
       for (const u of undo.reverse()) u();
       for (const c of closers) await Promise.resolve(c()).catch(() => {});
       report.failed.push({ spec, error: (e as Error).message });
-      log(`plugin ${spec} skipped: ${(e as Error).message}`);
+      log.warn(`plugin ${spec} skipped: ${(e as Error).message}`);
     }
   }
   return report;

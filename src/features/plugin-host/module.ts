@@ -29,8 +29,11 @@ export const pluginsModule = defineModule({
       for (const c of host.closers) await c().catch((e) => logger.error(errField(e), 'a plugin failed to close'));
     };
     const firstParty = firstPartyPlugins(config);
-    // Plugin lines are `up` warnings while starting, then lines of the service log.
-    const pluginLog = (m: string) => (ctx.started() ? logger.warn({ source: 'plugin' }, m) : void ctx.warnings.push(m));
+    // Plugin lines are `up` lines while starting (warnings, or notes), then lines of the service log.
+    const pluginLog = {
+      warn: (m: string) => (ctx.started() ? logger.warn({ source: 'plugin' }, m) : void ctx.warnings.push(m)),
+      info: (m: string) => (ctx.started() ? logger.info({ source: 'plugin' }, m) : void ctx.notes.push(m)),
+    };
     const report = await loadPlugins([...firstParty.entries, ...config.plugins], host, config, pluginLog, config.pluginOptions).catch(async (e) => {
       await ctx.tools.close();
       await close();
