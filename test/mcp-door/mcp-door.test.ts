@@ -127,6 +127,31 @@ t.test("a socket's run: MCP is refused while it runs, then reads what it stored"
   t.equal(msgs.structuredContent.messages[1].blocks[0].content, 'slow');
 });
 
+t.test("a call the client cancels stops the run (chat:end interrupted, seen live by a socket); another client's same id does not", async (t) => {
+  const c = await mcp(t, app);
+  const sid = (await call(c, 'create_session', {})).structuredContent.session_id;
+  const { seen } = await watch(app, sid, c.key);
+  model.script({ hang: true });
+  const ac = new AbortController();
+  const running = c.callTool({ name: 'send_message', arguments: { session_id: sid, message: 'wait' } }, undefined, { signal: ac.signal, timeout: 30_000 });
+  await waitFor(() => seen.some((e) => e.name === 'chat:start'), { what: 'the run started' });
+  // A second client of the same user and key: its JSON-RPC ids are its own (the same numbers), so
+  // its cancellation of "that" id is not this call's.
+  const other = await mcp(t, app, c.key);
+  const stranger = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': (other.transport as StreamableHTTPClientTransport).sessionId ?? '', 'mcp-protocol-version': '2025-06-18' },
+    body: JSON.stringify([0, 1, 2, 3, 4, 5].map((requestId) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }))),
+  });
+  t.equal(stranger.status, 202);
+  t.match((other.transport as StreamableHTTPClientTransport).sessionId, /^mcps_/, 'the door named the client at initialize');
+  t.equal((await (await app.api(`/api/sessions/${sid}`, { key: c.key })).json()).status, 'running', "another client's cancellation left it running");
+  ac.abort('changed my mind');
+  await t.rejects(running, /changed my mind/);
+  await untilEnd(seen, sid);
+  t.match(seen.at(-1), { name: 'chat:end', payload: { session_id: sid, status: 'interrupted' } });
+});
+
 t.test('a question ends the call with what is pending; answer resumes the run', async (t) => {
   const c = await mcp(t, app);
   const sid = (await call(c, 'create_session', {})).structuredContent.session_id;

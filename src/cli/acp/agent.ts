@@ -1,5 +1,5 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { type Api, ClientError } from '../terminal/api.js';
+import type { Api } from '../terminal/api.js';
 import { type ChatEnd, ChatSession, type Pending, titleFrom } from '../terminal/chat.js';
 import { type Answer, parseQuestions } from '../terminal/question.js';
 import type { ServerEvent } from '../terminal/stream.js';
@@ -22,6 +22,7 @@ import {
   toolTitle,
   typedAnswer,
 } from './mapping.js';
+import { requestError } from './errors.js';
 
 /**
  * `agentsvc acp`: an Agent Client Protocol agent over stdio that is one more client of a running
@@ -48,26 +49,6 @@ const MODES: acp.SessionModeState['availableModes'] = [
 
 /** Tools whose result changes the session's task list: the plan is sent again after them. */
 const PLAN_TOOLS = new Set(['TaskCreate', 'TaskUpdate']);
-
-/** A JSON-RPC error an editor can show, from what the service answered. */
-export function requestError(e: unknown, sessionId?: string): acp.RequestError {
-  if (e instanceof acp.RequestError) return e;
-  if (e instanceof ClientError) {
-    const data = { code: e.code ?? e.kind, message: e.message };
-    switch (e.kind) {
-      case 'not_found':
-        return sessionId ? new acp.RequestError(-32002, `session ${sessionId} not found`, { sessionId, ...data }) : new acp.RequestError(-32002, e.message, data);
-      case 'auth':
-        return new acp.RequestError(-32000, e.message, data);
-      case 'invalid':
-      case 'busy':
-        return new acp.RequestError(-32602, e.message, data);
-      default:
-        return new acp.RequestError(-32603, e.message, data);
-    }
-  }
-  return new acp.RequestError(-32603, (e as Error)?.message ?? String(e));
-}
 
 class AcpSession {
   chat!: ChatSession;

@@ -146,5 +146,12 @@ export function interrupt(p: Pending): Interrupt {
     p.type === 'approval'
       ? `Allow ${p.tool_name} ${JSON.stringify(p.arguments)}? selections {"0": [i]}: ${p.options.map((o, i) => `${i} ${o}`).join(', ')}`
       : `Answer: ${(p.questions as { question?: string }[]).map((q) => q.question).join(' / ')}`;
-  return { id: p.tool_call_id, toolCallId: p.tool_call_id, reason: p.type === 'approval' ? 'agentsvc.approval' : 'agentsvc.question', message, responseSchema: ANSWER_SCHEMA, metadata: { agentsvc: p } };
+  return {
+    id: p.tool_call_id,
+    toolCallId: p.tool_call_id,
+    reason: p.type === 'approval' ? 'agentsvc.approval' : 'agentsvc.question',
+    message,
+    responseSchema: ANSWER_SCHEMA,
+    metadata: { agentsvc: p },
+  };
 }

@@ -9,6 +9,10 @@ export const agUiModule = defineModule({
   name: 'ag-ui',
   needs: ['doors', 'engine'],
   start(ctx) {
-    return { routes: [{ plugin: agUiRoutes, opts: { doors: ctx.get('doors'), conversation: ctx.get('engine').conversation, logger: ctx.logger } }] };
+    return {
+      routes: [
+        { plugin: agUiRoutes, opts: { doors: ctx.get('doors'), conversation: ctx.get('engine').conversation, logger: ctx.logger, pendingBytes: ctx.config.limits.socketBuffer } },
+      ],
+    };
   },
 });

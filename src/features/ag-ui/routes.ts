@@ -15,6 +15,8 @@ export interface AgUiDeps {
   doors: DoorRuns;
   conversation: Conversation;
   logger: Logger;
+  /** What one answer may have pending, not yet taken by its client (AGENTSVC_SOCKET_BUFFER_BYTES). */
+  pendingBytes: number;
 }
 
 /**
@@ -66,7 +68,7 @@ async function toSend(sessionId: string, body: Input, conversation: Conversation
     };
   }
   const last = body.messages.at(-1);
-  if (last?.role !== 'user') throw invalid('messages', 'the last message must be the user\'s new message (the session keeps the conversation before it)');
+  if (last?.role !== 'user') throw invalid('messages', "the last message must be the user's new message (the session keeps the conversation before it)");
   const message = userText(last.content);
   if (!message.trim()) throw invalid('messages', 'the user message has no text');
   return { session_id: sessionId, message };
@@ -76,7 +78,9 @@ async function toSend(sessionId: string, body: Input, conversation: Conversation
  * `POST /api/ag-ui/{session_id}`: a run of the session as an AG-UI event stream (server-sent
  * events). Everything that refuses a chat:send refuses it before the stream starts, as the REST
  * error body with its status (404, 409 SESSION_BUSY, 422, 429). Once it streams, the run goes to
- * its chat:end; a client that closes the stream before that stops the run (chat:stop).
+ * its chat:end; a client that closes the stream before that stops the run (chat:stop). A client
+ * that stops reading has its answer cut once more than `pendingBytes` wait for it (the memory it
+ * holds stays bounded); the run goes on, readable through the other doors.
  */
 export const agUiRoutes: FastifyPluginAsyncZod<AgUiDeps> = async (app, deps) => {
   app.post(
@@ -101,20 +105,46 @@ export const agUiRoutes: FastifyPluginAsyncZod<AgUiDeps> = async (app, deps) => 
       const gone = new AbortController();
       const queued: string[] = [];
       let streaming = false;
-      const write = (chunk: string) => (streaming ? reply.raw.write(chunk) : queued.push(chunk));
-      const followed = await deps.doors.start(userId, input, (ev) => {
-        for (const e of run.map(ev)) write(encoder.encodeSSE(e));
-      }, gone.signal);
+      let cut!: () => void;
+      const wasCut = new Promise<void>((resolve) => (cut = resolve));
+      let slow = false;
+      const write = (chunk: string) => {
+        if (slow) return;
+        if (!streaming) return void queued.push(chunk);
+        reply.raw.write(chunk);
+        if (reply.raw.writableLength <= deps.pendingBytes) return;
+        slow = true;
+        deps.logger.warn(
+          { user_id: userId, session_id: sessionId, pending_bytes: reply.raw.writableLength },
+          'an AG-UI client stopped reading its stream; ended it (AGENTSVC_SOCKET_BUFFER_BYTES)',
+        );
+        reply.raw.destroy();
+        cut();
+      };
+      const followed = await deps.doors.start(
+        userId,
+        input,
+        (ev) => {
+          for (const e of run.map(ev)) write(encoder.encodeSSE(e));
+        },
+        gone.signal,
+      );
       // Refusals threw above, as an ordinary error answer; from here on the answer is the stream.
       reply.hijack();
       reply.raw.writeHead(200, { 'content-type': encoder.getContentType(), 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
-      reply.raw.write(run.started().map((e) => encoder.encodeSSE(e)).join(''));
+      reply.raw.write(
+        run
+          .started()
+          .map((e) => encoder.encodeSSE(e))
+          .join(''),
+      );
       streaming = true;
-      for (const chunk of queued.splice(0)) reply.raw.write(chunk);
-      const closed = () => gone.abort();
+      for (const chunk of queued.splice(0)) write(chunk);
+      // The client went away: the run stops. Cut for not reading: the run goes on.
+      const closed = () => void (slow ? undefined : gone.abort());
       reply.raw.on('close', closed);
       try {
-        await followed.ended;
+        await Promise.race([followed.ended, wasCut]);
       } catch (e) {
         deps.logger.error({ ...errField(e), session_id: sessionId }, 'ag-ui stream failed');
       } finally {

@@ -15,7 +15,13 @@ export function conversationMarkdown(intent: string, turns: Turn[]): string {
     if (t.deprecated) continue;
     const who = t.kind === 'compaction' ? 'Summary of earlier turns' : t.role === 'user' ? 'User' : t.role === 'assistant' ? 'Assistant' : 'System';
     out.push(`## ${who}${t.loop_id !== 'root' ? ' (sub-agent)' : ''}`);
-    const text = t.kind === 'compaction' ? (t.summary_full ?? '') : t.blocks.filter((b) => b.type === 'text').map((b) => b.content).join('');
+    const text =
+      t.kind === 'compaction'
+        ? (t.summary_full ?? '')
+        : t.blocks
+            .filter((b) => b.type === 'text')
+            .map((b) => b.content)
+            .join('');
     if (text.trim()) out.push(text);
     for (const b of t.blocks) if (b.type === 'image') out.push(`![image](${b.content.startsWith('data:') ? 'data URL' : b.content})`);
     for (const c of t.tool_calls) {

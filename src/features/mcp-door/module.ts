@@ -1,18 +1,42 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { asset } from '../../platform/lib/assets.js';
+import { RevocationListener } from '../users/revocations.js';
+import { McpCalls } from './calls.js';
 import { mcpRoutes } from './routes.js';
 
 /**
  * The MCP server door: `POST /mcp` offers the user's sessions as MCP tools and resources to any MCP
- * host (docs/protocol-doors.md). A run it starts is a chat:send of the key's user, seen live by the
- * session's other clients. Not to be confused with plugins/mcp, the MCP client that gives the
+ * host (docs/protocol-doors.md). A run it starts is a chat:send of the caller's user, seen live by
+ * the session's other clients. Not to be confused with plugins/mcp, the MCP client that gives the
  * agent other servers' tools.
  */
 export const mcpDoorModule = defineModule({
   name: 'mcp-door',
-  needs: ['doors', 'sessions', 'engine'],
+  needs: ['doors', 'sessions', 'engine', 'users'],
   start(ctx) {
-    const deps = { doors: ctx.get('doors'), sessions: ctx.get('sessions'), conversation: ctx.get('engine').conversation, logger: ctx.logger, version: (JSON.parse(asset('package.json')) as { version: string }).version };
-    return { routes: [{ plugin: mcpRoutes, opts: deps }] };
+    const calls = new McpCalls();
+    const deps = {
+      doors: ctx.get('doors'),
+      sessions: ctx.get('sessions'),
+      conversation: ctx.get('engine').conversation,
+      logger: ctx.logger,
+      version: (JSON.parse(asset('package.json')) as { version: string }).version,
+      calls,
+    };
+    let listener: RevocationListener | null = null;
+    return {
+      routes: [{ plugin: mcpRoutes, opts: deps }],
+      jobs: [
+        {
+          // A revoked key or sign-in (or a disabled user), announced by any node, ends the answers it streams here.
+          name: 'mcp door revocations',
+          phase: 'infrastructure',
+          start: async ({ app }) => {
+            listener = await RevocationListener.start(ctx.db.url, { revoked: (id) => calls.revoked(id), resync: async () => {}, log: (m) => app.log.warn(m) });
+          },
+          stop: async () => listener?.close(),
+        },
+      ],
+    };
   },
 });

@@ -1,8 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { me } from '../../platform/server/auth.js';
 import { errField } from '../../platform/lib/logger.js';
+import { randomToken } from '../../platform/lib/ids.js';
+import type { McpRequest } from './calls.js';
 import { type McpDoorDeps, mcpServer } from './server.js';
+
+const SESSION_HEADER = 'mcp-session-id';
 
 /**
  * `POST /mcp`: the MCP server (Streamable HTTP), authorized by the bearer key as every /api route
@@ -14,11 +19,21 @@ import { type McpDoorDeps, mcpServer } from './server.js';
 export const mcpRoutes: FastifyPluginAsync<McpDoorDeps> = async (app, deps) => {
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
     const user = me(req);
-    const server = mcpServer(user.id, deps);
+    const given = req.headers[SESSION_HEADER];
+    const scope = typeof given === 'string' && given ? `s:${given}` : `c:${req.identity?.keyId}`;
+    deps.calls.cancel(user.id, scope, req.body);
+    const request: McpRequest = { userId: user.id, credentialId: req.identity?.keyId ?? '', scope, calls: new Map(), revoked: new AbortController() };
+    const server = mcpServer(request, deps);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     transport.onerror = (e) => req.log.debug({ ...errField(e) }, 'mcp transport');
+    // A session id names the client's requests for cancelling (its JSON-RPC ids are its own), not
+    // state: the transport stays stateless and ignores it, so any node answers any request.
+    const body = Array.isArray(req.body) ? req.body : [req.body];
+    if (body.some((m) => isInitializeRequest(m))) reply.raw.setHeader(SESSION_HEADER, `mcps_${randomToken(16)}`);
     reply.hijack();
+    const forget = deps.calls.add(request);
     reply.raw.on('close', () => {
+      forget();
       void transport.close().catch(() => {});
       void server.close().catch(() => {});
     });
@@ -38,10 +53,7 @@ export const mcpRoutes: FastifyPluginAsync<McpDoorDeps> = async (app, deps) => {
       url: '/mcp',
       schema: { hide: true },
       handler: async (_req, reply) =>
-        reply
-          .code(405)
-          .header('allow', 'POST')
-          .send({ detail: 'this MCP server keeps no session: POST each request to /mcp', code: 'METHOD_NOT_ALLOWED' }),
+        reply.code(405).header('allow', 'POST').send({ detail: 'this MCP server keeps no session: POST each request to /mcp', code: 'METHOD_NOT_ALLOWED' }),
     });
   }
 };

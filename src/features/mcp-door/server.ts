@@ -12,6 +12,7 @@ import { turnText, type Turn } from '../../core/conversation/turns.js';
 import type { DoorInput, DoorRuns } from '../doors/follow.js';
 import { type Pending, pendingOf } from '../doors/pending.js';
 import { conversationMarkdown } from './markdown.js';
+import type { McpCalls, McpRequest } from './calls.js';
 
 export interface McpDoorDeps {
   doors: DoorRuns;
@@ -19,6 +20,7 @@ export interface McpDoorDeps {
   conversation: Conversation;
   logger: Logger;
   version: string;
+  calls: McpCalls;
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -50,7 +52,16 @@ function failure(e: unknown, logger: Logger): CallToolResult {
 
 function ok(structured: Record<string, unknown>, text?: string): CallToolResult {
   const json = JSON.stringify(structured);
-  return { structuredContent: structured, content: text === undefined ? [{ type: 'text', text: json }] : [{ type: 'text', text }, { type: 'text', text: json }] };
+  return {
+    structuredContent: structured,
+    content:
+      text === undefined
+        ? [{ type: 'text', text: json }]
+        : [
+            { type: 'text', text },
+            { type: 'text', text: json },
+          ],
+  };
 }
 
 const invalid = (e: z.ZodError) => new AppError(422, 'VALIDATION_ERROR', issues(e));
@@ -60,7 +71,8 @@ const invalid = (e: z.ZodError) => new AppError(422, 'VALIDATION_ERROR', issues(
  * resources, each a call into the same services the REST API and the socket use. Built per request:
  * the door keeps no MCP session (stateless Streamable HTTP), so any node answers any request.
  */
-export function mcpServer(userId: string, deps: McpDoorDeps): McpServer {
+export function mcpServer(request: McpRequest, deps: McpDoorDeps): McpServer {
+  const { userId } = request;
   const server = new McpServer(
     { name: 'agentsvc', version: deps.version },
     {
@@ -121,40 +133,63 @@ export function mcpServer(userId: string, deps: McpDoorDeps): McpServer {
     const ids: string[] = [];
     let text = '';
     let pending: Pending[] = [];
-    const followed = await deps.doors.start(
-      userId,
-      input,
-      (ev) => {
-        const p = ev.payload as Record<string, unknown>;
-        if (ev.name === 'turn:patch' && p.patch_type === 'add_content') note((p.data as { text_delta: string }).text_delta);
-        else if (ev.name === 'turn:patch' && p.patch_type === 'add_tool_call') {
-          const d = p.data as { tool_name: string; status: string };
-          note(`[${d.tool_name}: ${d.status === 'awaiting_answer' ? 'waiting for an answer' : 'running'}]`);
-        } else if (ev.name === 'turn:patch' && p.patch_type === 'tool_result') note(`[tool ${(p.data as { status: string }).status}]`);
-        else if (ev.name === 'turn:end') {
-          const turn = p.turn as Turn;
-          if (turn.role !== 'assistant' || turn.loop_id !== 'root') return;
-          ids.push(turn.turn_id);
-          if (turnText(turn)) text = turnText(turn);
-          pending = pendingOf(turn);
-        } else if (ev.name === 'system:error') note(`[error ${String(p.code)}: ${String(p.message)}]`);
-      },
-      extra.signal,
-    );
-    if (followed.turnId) ids.unshift(followed.turnId);
-    const end = await followed.ended;
-    const waiting = end.finish_reason === 'tool_question' || end.finish_reason === 'tool_approval';
-    const result = {
-      session_id: input.session_id,
-      status: waiting ? ('waiting_for_input' as const) : end.status,
-      finish_reason: end.finish_reason,
-      text,
-      turn_ids: ids,
-      usage: end.usage,
-      pending: waiting ? pending : [],
-    };
-    const shown = waiting ? `${text}${text ? '\n\n' : ''}Waiting for input: ${pending.map(describe).join('; ')}. Call \`answer\`.` : text || `(run ${end.status}: ${end.finish_reason})`;
-    return ok(result, shown);
+    // The run stops when the client cancels the call (here, or by notifications/cancelled in a POST
+    // of its own: McpCalls) or goes away; not when a revoked credential ended the answer.
+    const run = new AbortController();
+    const callId = String(extra.requestId);
+    request.calls.set(callId, run);
+    const gone = () => void (request.revoked.signal.aborted ? undefined : run.abort());
+    let onRevoked = () => {};
+    const revoked = new Promise<never>((_, reject) => {
+      onRevoked = () => reject(new AppError(401, 'UNAUTHORIZED', 'the credential of this request was revoked; the run goes on'));
+      if (request.revoked.signal.aborted) onRevoked();
+      else request.revoked.signal.addEventListener('abort', onRevoked, { once: true });
+    });
+    revoked.catch(() => {});
+    if (extra.signal.aborted) gone();
+    else extra.signal.addEventListener('abort', gone, { once: true });
+    try {
+      const followed = await deps.doors.start(
+        userId,
+        input,
+        (ev) => {
+          const p = ev.payload as Record<string, unknown>;
+          if (ev.name === 'turn:patch' && p.patch_type === 'add_content') note((p.data as { text_delta: string }).text_delta);
+          else if (ev.name === 'turn:patch' && p.patch_type === 'add_tool_call') {
+            const d = p.data as { tool_name: string; status: string };
+            note(`[${d.tool_name}: ${d.status === 'awaiting_answer' ? 'waiting for an answer' : 'running'}]`);
+          } else if (ev.name === 'turn:patch' && p.patch_type === 'tool_result') note(`[tool ${(p.data as { status: string }).status}]`);
+          else if (ev.name === 'turn:end') {
+            const turn = p.turn as Turn;
+            if (turn.role !== 'assistant' || turn.loop_id !== 'root') return;
+            ids.push(turn.turn_id);
+            if (turnText(turn)) text = turnText(turn);
+            pending = pendingOf(turn);
+          } else if (ev.name === 'system:error') note(`[error ${String(p.code)}: ${String(p.message)}]`);
+        },
+        run.signal,
+      );
+      if (followed.turnId) ids.unshift(followed.turnId);
+      const end = await Promise.race([followed.ended, revoked]);
+      const waiting = end.finish_reason === 'tool_question' || end.finish_reason === 'tool_approval';
+      const result = {
+        session_id: input.session_id,
+        status: waiting ? ('waiting_for_input' as const) : end.status,
+        finish_reason: end.finish_reason,
+        text,
+        turn_ids: ids,
+        usage: end.usage,
+        pending: waiting ? pending : [],
+      };
+      const shown = waiting
+        ? `${text}${text ? '\n\n' : ''}Waiting for input: ${pending.map(describe).join('; ')}. Call \`answer\`.`
+        : text || `(run ${end.status}: ${end.finish_reason})`;
+      return ok(result, shown);
+    } finally {
+      request.calls.delete(callId);
+      extra.signal.removeEventListener('abort', gone);
+      request.revoked.signal.removeEventListener('abort', onRevoked);
+    }
   };
 
   server.registerTool(
