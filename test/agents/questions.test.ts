@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd, type Recorded } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 const QUESTIONS = {
   questions: [
@@ -244,7 +245,8 @@ t.test('chat:stop stops sub-agents too', async (t) => {
   const sid = await createSession(app);
   const { sock, seen } = await connected(app, sid);
   await request(sock, 'chat:send', { session_id: sid, message: 'hang' });
-  while (seen.filter((e) => e.name === 'turn:start' && e.payload.parent_fork_tool_call_id).length < 2) await new Promise((r) => setTimeout(r, 10));
+  await waitFor(() => seen.filter((e) => e.name === 'turn:start' && e.payload.parent_fork_tool_call_id).length >= 2, { what: 'both sub-agents started' });
+
   const t0 = Date.now();
   await request(sock, 'chat:stop', { session_id: sid });
   await untilEnd(seen, sid);

@@ -150,9 +150,11 @@ t.test('an exception nobody caught is logged and the process keeps serving', asy
   const { app } = await buildWithModel(t);
   const before = process.listenerCount('unhandledRejection');
   t.ok(before >= 1, 'a last-resort handler is installed while the service runs');
+  const handled = new Promise((r) => process.once('unhandledRejection', r));
   void Promise.reject(new Error('a bug somewhere'));
-  await new Promise((r) => setTimeout(r, 50));
+  await handled;
   t.equal((await fetch(`${app.url}/api/health`)).status, 200);
+
 });
 
 t.test('one socket may subscribe to a bounded number of sessions', async (t) => {

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { createRunner } from '../../runners/index.js';
 import { createLocalRunner } from '../../runners/local/index.js';
 import type { Runner } from '../../runners/types.js';
-import { filesOf, hostRootOf, runConformance, tracked } from './conformance.js';
+import { count, filesOf, hostRootOf, runConformance, tracked } from './conformance.js';
+import { waitFor } from '../helpers/wait.js';
+
 import { listeners, tcpProbe } from './audit.js';
 
 const CI = process.env.CI === 'true';
@@ -71,19 +73,19 @@ t.test('session env: never reaches bwrap, dangerous names refused', { skip }, as
   }
   // A variable that is allowed is set inside only: the bwrap process itself has a fixed environment.
   const running = c.exec('sleep 2; echo "$MARK"', { env: { MARK: 'inside-only' } });
-  await new Promise((r) => setTimeout(r, 500));
-  const bwraps = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
-  let seen = 0;
-  for (const pid of bwraps) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmd.split('\0')[0].endsWith('bwrap')) continue;
-      if (!cmd.includes(hostRootOf(home, c))) continue;
-      seen++;
-      t.notMatch(readFileSync(`/proc/${pid}/environ`, 'utf8'), /MARK=/, `bwrap ${pid} does not carry the session variable`);
-    } catch {}
-  }
-  t.ok(seen > 0, 'found the bwrap process');
+  const ours = () =>
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((pid) => {
+        try {
+          const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          return cmd.split('\0')[0].endsWith('bwrap') && cmd.includes(hostRootOf(home, c));
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+  const bwraps = await waitFor(() => ours().length > 0 && ours(), { what: 'the bwrap process of the command' });
+  for (const pid of bwraps) t.notMatch(readFileSync(`/proc/${pid}/environ`, 'utf8'), /MARK=/, `bwrap ${pid} does not carry the session variable`);
   t.equal((await running).stdout, 'inside-only\n');
 });
 
@@ -113,7 +115,7 @@ t.test('reset kills the user\'s running commands', async (t) => {
   const u = user('busy');
   const c = await runner.acquire(u);
   const running = c.exec('sleep 20');
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(async () => (await count(c, 'sleep 20')) > 0, { what: 'the command running' });
   const r = await runner.reset(u);
   t.same(r, { removed_containers: 0, removed_volume: true });
   const res = await running;

@@ -238,14 +238,17 @@ t.test('promtool accepts the text, and Prometheus scrapes it with the token', { 
     const body = r?.ok ? ((await r.json()) as { data: { result: { value: [number, string] }[] } }) : null;
     return body?.data.result[0] ? Number(body.data.result[0].value[1]) : null;
   };
-  const deadline = Date.now() + 60_000;
   let started: number | null = null;
   let up: number | null = null;
-  while (Date.now() < deadline && (up !== 1 || started === null)) {
-    up = await query('up{job="agentsvc"}');
-    started = await query('sum(agentsvc_runs_started_total)');
-    if (up !== 1 || started === null) await new Promise((r) => setTimeout(r, 250));
-  }
+  await waitFor(
+    async () => {
+      up = await query('up{job="agentsvc"}');
+      started = await query('sum(agentsvc_runs_started_total)');
+      return up === 1 && started !== null;
+    },
+    { timeoutMs: 60_000, everyMs: 250, what: 'Prometheus to scrape the target' },
+  ).catch(() => {}); // the assertions below say what was missing
+
   t.equal(up, 1, 'Prometheus scraped the target (up == 1)');
   t.equal(started, 1, 'and reads the run counter');
 

@@ -3,6 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { BIN, cleanEnv } from '../helpers/cli.js';
+import { waitFor as waitForCondition } from '../helpers/wait.js';
+
 
 export { BIN };
 
@@ -103,14 +105,20 @@ export function tmuxServer(name: string) {
       .join('\n')
       .replace(/\n+$/, '');
   async function waitFor(s: string, re: RegExp, timeoutMs = 60_000): Promise<string> {
-    const t0 = Date.now();
-    for (;;) {
-      const text = screen(s);
-      if (re.test(text)) return text;
-      if (Date.now() - t0 > timeoutMs) throw new Error(`screen never matched ${re}:\n${text}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      const shown = await waitForCondition(
+        () => {
+          const text = screen(s);
+          return re.test(text) && { text };
+        },
+        { timeoutMs, everyMs: 100, what: `the screen to match ${re}` },
+      );
+      return shown.text;
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; it shows:\n${screen(s)}`);
     }
   }
+
   const kill = () => void spawnSync('tmux', ['-L', name, 'kill-server']);
   return { tmux, screen, waitFor, kill };
 }

@@ -10,6 +10,7 @@ import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { rawZip } from '../portability/rawzip.js';
 import { cleanEnv } from '../helpers/cli.js';
+import { waitFor as waitForCondition } from '../helpers/wait.js';
 import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
 
 /**
@@ -190,11 +191,10 @@ t.test('export interrupted by Ctrl-C removes its .part file', async (t) => {
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const exited = new Promise<number | null>((r) => child.once('close', r));
-  const t0 = Date.now();
-  while (!readdirSync(dir).some((f) => f.endsWith('.part') && statSync(join(dir, f)).size > 0)) {
-    if (Date.now() - t0 > 60_000) throw new Error(`no .part file: ${readdirSync(dir)} ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForCondition(() => readdirSync(dir).some((f) => f.endsWith('.part') && statSync(join(dir, f)).size > 0), { timeoutMs: 60_000, everyMs: 50, what: 'a .part file with bytes' }).catch((e) => {
+    throw new Error(`${e.message}: ${readdirSync(dir)} ${stderr}`);
+  });
+
   child.kill('SIGINT');
   t.equal(await exited, 1);
   t.match(stderr, /^agentsvc: export interrupted; .*\.part was removed\n$/);
