@@ -10,6 +10,8 @@ import { deadline, type Api } from './chaos.js';
 import { freshDatabaseUrl } from './db.js';
 import { kill, startUp, type UpProcess } from './cli.js';
 import { waitFor } from './wait.js';
+import { missingCommand, needs } from './needs.js';
+
 
 type Teardown = { teardown(fn: () => unknown): void };
 
@@ -80,10 +82,7 @@ export function freePort(): Promise<number> {
  * failed under CI=true (CI must run it) and skipped with a printed reason elsewhere.
  */
 export function redisServerFor(what: string): boolean {
-  if (spawnSync('sh', ['-c', 'command -v redis-server']).status === 0) return true;
-  if (process.env.CI === 'true') tap.fail(`redis-server is not installed: CI must run the ${what}`);
-  else tap.comment(`skipped ${what}: redis-server not installed`);
-  return false;
+  return !needs(tap, what, missingCommand('redis-server'));
 }
 
 /** A redis-server on `port` that the test can kill and start again. */

@@ -4,6 +4,8 @@ import { createServer, type Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { waitFor as waitForCondition } from '../helpers/wait.js';
+import { missingCommand, needs } from '../helpers/needs.js';
+
 
 
 export { BIN };
@@ -89,7 +91,11 @@ export async function dropProxy(targetPort: number): Promise<{ url: string; cut(
   return p;
 }
 
-export const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
+/**
+ * Why the tests that drive the client on a terminal (tmux) cannot run here, or false: printed as a
+ * skip on a developer machine, a failure of `t` under CI=true (test/helpers/needs.ts).
+ */
+export const tmuxMissing = (t: { fail(m: string): void; comment(m: string): void }, what = 'the terminal tests on tmux') => needs(t, what, missingCommand('tmux'));
 
 /**
  * A tmux server of the test's own (-L name): run a command in a pane, read the screen, wait until

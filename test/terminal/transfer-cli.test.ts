@@ -11,7 +11,9 @@ import { request } from '../helpers/socket.js';
 import { rawZip } from '../portability/rawzip.js';
 import { cleanEnv } from '../helpers/cli.js';
 import { waitFor as waitForCondition } from '../helpers/wait.js';
-import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
+import { artifact, BIN, cli, tmuxMissing, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * `agentsvc export` and `agentsvc import` (docs/sharing-and-portability.md) against running services: a round trip
@@ -142,7 +144,7 @@ t.test('failures: one clear line, exit 1, nothing created', async (t) => {
 
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-transfer-${process.pid}`);
 
-t.test('on a terminal: a progress line with bar, bytes and entries', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('on a terminal: a progress line with bar, bytes and entries', { skip: noTmux }, async (t) => {
   const { app, sid } = await chatFixture(t);
   t.teardown(kill);
   for (let i = 0; i < 30; i++) {
