@@ -61,7 +61,7 @@ t.test('a run with text, a tool call and a final answer: exact events, stored tu
     'chat:end',
   ]);
   t.same(seen.map((e) => e.payload.seq), seen.map((_, i) => i + 1), 'seq rises by 1 from 1');
-  t.ok(seen.every((e) => e.payload.session_id === sid));
+  t.same([...new Set(seen.map((e) => e.payload.session_id))], [sid], 'every event names the session');
   t.same(seen[0].payload, { session_id: sid, seq: 1, mode: 'executing', headless: false });
   t.match(seen[1].payload, { role: 'user', turn_id: ack.turn_id, parent_fork_tool_call_id: null });
   t.match(seen[3].payload, { role: 'assistant', status: 'streaming', parent_fork_tool_call_id: null });
@@ -172,7 +172,7 @@ t.test('per-session subscriptions and per-user isolation', async (t) => {
   await request(other, 'chat:send', { session_id: s2, message: 'hi' });
   await request(other, 'chat:send', { session_id: s1, message: 'hi' });
   await untilEnd(seen, s1);
-  t.ok(seen.every((e) => e.payload.session_id === s1), 'only the subscribed session arrives');
+  t.same([...new Set(seen.map((e) => e.payload.session_id))], [s1], 'only the subscribed session arrives');
 
   const bs = app.socket(bob.key);
   await next(bs, 'connect');

@@ -79,9 +79,9 @@ t.test('running tasks are capped per user, with an error the model can act on', 
   const a = bg.start('s1', c, 'sleep 1000', opts());
   bg.start('s2', c, 'sleep 1000', opts());
   t.throws(() => bg.start('s1', c, 'sleep 1000', opts()), { isToolError: true, message: /limit 2 per user.*Stop one/ });
-  t.ok(bg.start('s3', c, 'sleep 1000', opts('bob')), 'another user is not affected');
+  t.equal(bg.start('s3', c, 'sleep 1000', opts('bob')).status, 'running', 'another user is not affected');
   await bg.stop('s1', a.id);
-  t.ok(bg.start('s1', c, 'sleep 1000', opts()), 'a stopped task frees its slot');
+  t.equal(bg.start('s1', c, 'sleep 1000', opts()).status, 'running', 'a stopped task frees its slot');
 });
 
 t.test('a task past its lifetime is killed and says why', async (t) => {
