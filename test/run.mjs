@@ -64,10 +64,9 @@ async function startRedis() {
     child.kill('SIGTERM');
     return exited;
   });
-  for (let i = 0; i < 50; i++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG')) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const { waitFor } = await tsImport('./helpers/wait.ts', import.meta.url);
+  await waitFor(() => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG'), { timeoutMs: 10_000, everyMs: 100, what: 'redis-server to answer PING' });
+
   process.env.TEST_REDIS_URL = `redis://127.0.0.1:${port}`;
 }
 

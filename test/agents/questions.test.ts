@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd, type Recorded } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 const QUESTIONS = {
   questions: [
@@ -147,7 +148,7 @@ t.test('parallel sub-agents interleave on the stream and nest under their fork c
     ['user', 'assistant', 'assistant'],
     'main chat view',
   );
-  t.ok(main.every((m: any) => m.loop_id === 'root'));
+  t.same(main.map((m: any) => m.loop_id), ['root', 'root', 'root']);
   const subs = all.filter((m: any) => m.parent_fork_tool_call_id !== null);
   t.equal(subs.length, 2);
   t.equal(new Set(subs.map((m: any) => m.loop_id)).size, 2, 'each sub-agent has its own loop_id');
@@ -189,11 +190,8 @@ t.test("a sub-agent's question pauses the parent and its answer resumes the sub-
   t.match(forkResult.payload.data.result, /gamma-1 gamma-2 gamma-3/);
   t.match(after.at(-1)!.payload, { status: 'completed', finish_reason: 'stop' });
   const all = await (await app.api(`/api/sessions/${sid}/messages`)).json();
-  t.ok(
-    all.every((m: any) => m.tool_calls.every((c: any) => c.status === 'done')),
-    'every call done',
-  );
-  t.ok(all.every((m: any) => m.status === 'completed'));
+  t.same([...new Set(all.flatMap((m: any) => m.tool_calls.map((c: any) => c.status)))], ['done'], 'every call done');
+  t.same([...new Set(all.map((m: any) => m.status))], ['completed']);
   t.equal(all.at(-1).parent_fork_tool_call_id, null);
   t.equal(all.at(-1).blocks[0].content, 'all done');
 });
@@ -244,7 +242,8 @@ t.test('chat:stop stops sub-agents too', async (t) => {
   const sid = await createSession(app);
   const { sock, seen } = await connected(app, sid);
   await request(sock, 'chat:send', { session_id: sid, message: 'hang' });
-  while (seen.filter((e) => e.name === 'turn:start' && e.payload.parent_fork_tool_call_id).length < 2) await new Promise((r) => setTimeout(r, 10));
+  await waitFor(() => seen.filter((e) => e.name === 'turn:start' && e.payload.parent_fork_tool_call_id).length >= 2, { what: 'both sub-agents started' });
+
   const t0 = Date.now();
   await request(sock, 'chat:stop', { session_id: sid });
   await untilEnd(seen, sid);

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor as waitForCondition } from '../helpers/wait.js';
 
 // The built CLI, as a sysadmin runs it (npm test builds first).
 export const BIN = join(process.cwd(), 'bin', 'run.js');
@@ -87,11 +88,11 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** Whether `cond` holds within `ms` (polled every 100 ms). */
 export async function waitFor(cond: () => boolean, ms = 20_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return cond();
+  return waitForCondition(cond, { timeoutMs: ms, everyMs: 100 }).then(
+    () => true,
+    () => cond(),
+  );
 }
+

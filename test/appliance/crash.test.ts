@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertFreshBuild, alive, cli, postmasterPid, stop, up, waitFor } from './cli-helpers.js';
+import { quietFor } from '../helpers/wait.js';
 
 function freshHome(t: { teardown(fn: () => unknown): void }) {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-crash-'));
@@ -62,8 +63,9 @@ t.test('an up killed alone: the next up adopts its orphaned PostgreSQL and stops
   const key = readFileSync(join(home, 'admin.key'), 'utf8').trim();
   const pgPid = postmasterPid(dataDir);
   await stop(first.child, 'SIGKILL');
-  await new Promise((r) => setTimeout(r, 300));
+  await quietFor(300, 'the orphaned PostgreSQL stopping with its parent');
   t.ok(alive(pgPid), 'the orphan keeps running');
+
 
   const second = await up(env);
   t.match(second.out(), new RegExp(`agentsvc: adopted the embedded PostgreSQL \\(pid ${pgPid}\\) left running by agentsvc pid ${first.child.pid}, which is gone`));

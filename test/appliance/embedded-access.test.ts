@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/platform/db/embedded.js';
+import { hasCommand, needs } from '../helpers/needs.js';
 
 const SECRETS = { OPENAI_API_KEY: 'sk-test-must-not-leak', DATABASE_URL: 'postgres://u:pw-must-not-leak@db/x', AGENTSVC_SEARCH_API_KEY: 'leak' };
 
@@ -22,7 +23,8 @@ async function query(url: string) {
   return r.rows[0].one;
 }
 
-t.test('the embedded PostgreSQL gets a minimal environment, not our secrets', { skip: existsSync('/proc/self/environ') ? false : 'no /proc on this system' }, async (t) => {
+const noProc = needs(t, 'the environment check of the embedded PostgreSQL', existsSync('/proc/self/environ') ? false : 'no /proc on this system');
+t.test('the embedded PostgreSQL gets a minimal environment, not our secrets', { skip: noProc }, async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-env-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const saved = { ...process.env };
@@ -41,17 +43,18 @@ t.test('the embedded PostgreSQL gets a minimal environment, not our secrets', { 
   t.equal(await query(db.url), 1);
 });
 
-const asRoot = process.getuid?.() === 0;
+// CI runs as root: there this test must run (before, it skipped silently when not root).
+const notRoot = needs(t, 'the closed-parent test of a root service', process.getuid?.() === 0 ? false : 'not root (the embedded server then runs as the postgres system user)');
 t.test(
   'as root, the postgres user reaches its data through a closed parent without opening it to everyone',
-  { skip: asRoot ? false : 'needs root (the embedded server then runs as the postgres system user)' },
+  { skip: notRoot },
   async (t) => {
     const closed = mkdtempSync(join(tmpdir(), 'agentsvc-closed-'));
     t.teardown(() => rmSync(closed, { recursive: true, force: true }));
     chmodSync(closed, 0o700); // like /root
     const home = join(closed, 'home');
     mkdirSync(home, { mode: 0o700 });
-    const hasSetfacl = spawnSync('sh', ['-c', 'command -v setfacl']).status === 0;
+    const hasSetfacl = hasCommand('setfacl');
     t.comment(hasSetfacl ? 'setfacl present: expecting ACLs' : 'no setfacl: expecting the group fallback');
 
     const db = await startEmbeddedPostgres(home, { database: 'postgres' });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { build } from '../helpers/app.js';
 import { next as once } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('Socket.IO connections per user are capped with a clear reason', async (t) => {
   const app = await build(t, { AGENTSVC_MAX_SOCKETS_PER_USER: '2' });
@@ -33,8 +34,11 @@ t.test('Socket.IO connections per user are capped with a clear reason', async (t
   // Other users are unaffected, and a closed socket frees its slot.
   const other = app.socket(bob.key);
   await once(other, 'connect');
+  const gone = a.id!;
   a.disconnect();
-  await new Promise((r) => setTimeout(r, 200));
+  // socket.io drops the socket from its namespace and runs its disconnect handlers in one step.
+  await waitFor(() => !app.service.io.sockets.sockets.has(gone), { what: 'the server to see the disconnect' });
+
   const again = app.socket();
   await once(again, 'connect');
   t.ok(again.connected, 'a slot freed by a disconnect can be reused');

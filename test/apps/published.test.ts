@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
+import { needs } from '../helpers/needs.js';
 
 /** Published apps (docs/solutions-and-admin.md): an app the agent wrote, served public and read-only, escapes refused. */
 
-const CI = process.env.CI === 'true';
 const chromiumPath = spawnSync('sh', ['-c', 'command -v chromium']).stdout?.toString().trim();
 
 const INDEX = `<!doctype html><html><head><meta charset="utf-8"><title>Counter</title><link rel="stylesheet" href="style.css"></head>
@@ -142,10 +142,7 @@ t.test('published apps: publish, serve, content types, escapes refused, unpublis
   }
   t.comment(`escape attempts refused with 404: ${refused.join('  ')}`);
 
-  if (!chromiumPath) {
-    if (CI) t.fail('chromium is not installed: CI must run the published app in a browser');
-    else t.comment('skipped the browser part: chromium not installed');
-  } else {
+  if (!needs(t, 'the published app in a browser', chromiumPath ? false : 'chromium is not installed')) {
     const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     t.teardown(() => browser.close());
     const p = await browser.newPage({ viewport: { width: 900, height: 500 } });
@@ -234,11 +231,7 @@ t.test('an app serves only its folder, and the service\'s own pages cannot load 
   t.equal((await meta('', 'same-origin', 'navigate', 'document')).status, 200, 'a link from the console opens it');
   t.equal((await meta('', 'same-origin', 'navigate', 'iframe')).status, 200, 'so does a frame (sandboxed by its CSP)');
 
-  if (!chromiumPath) {
-    if (CI) t.fail('chromium is not installed: CI must try the script load in a browser');
-    else t.comment('skipped the browser part: chromium not installed (the header checks above hold)');
-    return;
-  }
+  if (needs(t, 'the script load in a browser (the header checks above hold)', chromiumPath ? false : 'chromium is not installed')) return;
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   t.teardown(() => browser.close());
   const p = await browser.newPage();

@@ -2,6 +2,7 @@ import type { Socket } from 'socket.io-client';
 import type { TestApp } from '../helpers/app.js';
 import { connectedSocket, type prng } from '../helpers/chaos.js';
 import { STRINGS } from '../helpers/fuzz.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * The Socket.IO half of the bad-input campaign. The client events are read from a live server-side
@@ -94,8 +95,9 @@ function emitAck(s: Socket, event: string, payload: unknown, ms: number): Promis
 
 export async function socketCampaign(app: TestApp, o: Opts) {
   const probe = await connectedSocket(app, o.key);
-  await new Promise((r) => setTimeout(r, 50));
-  const server = [...app.service.io.sockets.sockets.values()].find((s) => s.id === probe.id);
+  // The server registers its handlers once the connection is set up: wait until it has.
+  const server = await waitFor(() => [...app.service.io.sockets.sockets.values()].find((s) => s.id === probe.id && s.eventNames().length > 0), { what: "the probe's handlers on the server" });
+
   const events = (server?.eventNames() ?? []).map(String).filter((e) => e !== 'disconnect' && e !== 'disconnecting' && e !== 'error');
   probe.disconnect();
   const cases = events.flatMap((e) => casesFor(e, o));

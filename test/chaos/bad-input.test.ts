@@ -2,7 +2,8 @@ import t from 'tap';
 import { Agent } from 'node:http';
 import { buildWithModel, createSession, subscribe } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
-import { catchCrashes, chaosSeed, connectedSocket, deadline, prng, sleep } from '../helpers/chaos.js';
+import { catchCrashes, chaosSeed, connectedSocket, deadline, prng } from '../helpers/chaos.js';
+import { pace, waitFor } from '../helpers/wait.js';
 import { bodyCases, diff, FILE_TRICKS, ID_TRICKS, migrationTables, sampleOf, send, snapshot, type Case } from '../helpers/fuzz.js';
 import { socketCampaign } from './bad-input-socket.js';
 
@@ -162,7 +163,7 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
       health.checks++;
       const r = await fetch(`${app.url}/api/health`, { signal: AbortSignal.timeout(HUNG_MS) }).catch((e) => e as Error);
       if (r instanceof Error || r.status !== 200) health.bad.push(r instanceof Error ? r.message : `status ${r.status}`);
-      await sleep(250);
+      await pace(250, 'the health poller samples four times a second');
     }
   })();
 
@@ -209,10 +210,12 @@ t.test(`at least ${TARGET} malformed requests on every route and socket event`, 
 
   // Accepted runs (soft chat:send) end before the after-snapshot.
   let stuck: { id: string; intent: string }[] = [];
-  for (const until = Date.now() + 20_000; Date.now() < until; await sleep(200)) {
+  const settled = async () => {
     stuck = (await exec(`select id, intent from sessions where status = 'running'`)) as typeof stuck;
-    if (!stuck.length) break;
-  }
+    return stuck.length === 0;
+  };
+  await waitFor(settled, { timeoutMs: 20_000, everyMs: 200, what: 'no run left running' }).catch(() => {}); // `stuck` is asserted below
+
   await app.service.log.flush();
   const after = await snapshot(exec, tables, ignore);
   const changed = diff(before, after).filter((k) => ![...excused].some((id) => k.includes(`"${id}"`) || (id.startsWith('memories:') && k.includes(id))));

@@ -2,7 +2,8 @@ import t from 'tap';
 import { connect as tcp } from 'node:net';
 import { build, type TestApp } from '../helpers/app.js';
 import { createSession } from '../helpers/chat.js';
-import { deadline, sleep } from '../helpers/chaos.js';
+import { deadline } from '../helpers/chaos.js';
+import { pace } from '../helpers/wait.js';
 
 /**
  * docs/errors.md: bad input never yields a 5xx and never hangs a connection. A body nested deeper than
@@ -33,7 +34,8 @@ function rawRequest(app: TestApp, path: string, length: number, chunks: string[]
     s.on('connect', async () => {
       s.write(`PUT ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${app.adminKey}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`);
       for (const [i, c] of chunks.entries()) {
-        if (i) await sleep(gapMs);
+        if (i) await pace(gapMs, 'a slow client: the gap between two chunks of its body');
+
         if (!s.destroyed) s.write(c);
       }
     });

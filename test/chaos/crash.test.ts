@@ -1,10 +1,12 @@
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { kill } from '../helpers/cli.js';
-import { deadline, sleep, transcriptProblems, type Api } from '../helpers/chaos.js';
+import { transcriptProblems, type Api } from '../helpers/chaos.js';
+import { waitFor } from '../helpers/wait.js';
+import { alive } from '../appliance/cli-helpers.js';
 import { boot, type Running, withModel as withRouter } from '../helpers/nodes.js';
 
 /**
@@ -35,13 +37,24 @@ function router(body: any) {
 async function noneRunning(api: Api, sids: string[], ms: number): Promise<{ left: string[]; waited: number }> {
   const t0 = Date.now();
   let left = sids;
-  while (Date.now() - t0 < ms) {
+  const settled = async () => {
     const st = await Promise.all(left.map(async (sid) => [sid, (await (await api(`/api/sessions/${sid}`)).json()).status] as const));
     left = st.filter(([, s]) => s === 'running').map(([sid]) => sid);
-    if (!left.length) break;
-    await sleep(500);
-  }
+    return left.length === 0;
+  };
+  await waitFor(settled, { timeoutMs: ms, everyMs: 500, what: 'no session running' }).catch(() => {}); // `left` says which
   return { left, waited: Date.now() - t0 };
+}
+
+/** How many processes on this machine run exactly `sleep <arg>` (the sandboxes' too: /proc shows them). */
+function sleepers(arg: string): number {
+  let n = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `sleep\0${arg}\0`) n++;
+    } catch {} // gone meanwhile
+  }
+  return n;
 }
 
 t.test('SIGKILL of up (external PostgreSQL) mid-run, restart: clean state, question still answerable', async (t) => {
@@ -70,8 +83,9 @@ t.test('SIGKILL of up (external PostgreSQL) mid-run, restart: clean state, quest
       if (m === 'agent') return ev.filter((e) => e.name === 'turn:start' && e.payload.parent_fork_tool_call_id).length >= 2;
       return ev.some((e) => e.name === 'chat:end');
     });
-  await deadline((async () => { while (!ready()) await sleep(50); })(), 30_000, 'all 20 chats in their state');
-  await sleep(500); // the Bash commands are running now
+  await waitFor(() => ready(), { timeoutMs: 30_000, everyMs: 50, what: 'all 20 chats in their state' });
+  const bashChats = messages.filter((m) => m.startsWith('bash')).length;
+  await waitFor(() => sleepers('30') >= bashChats, { timeoutMs: 10_000, what: 'the Bash commands running' });
   const ended = new Map(sids.map((sid) => [sid, seen.get(sid)!.filter((e) => e.name === 'turn:end').map((e) => ({ turn_id: e.payload.turn_id, status: e.payload.status }))]));
   const question = of('ask').find((e) => e.payload.patch_type === 'add_tool_call')!.payload.data;
 
@@ -104,7 +118,7 @@ t.test('SIGKILL of up (external PostgreSQL) mid-run, restart: clean state, quest
   await s2.timeout(10_000).emitWithAck('session:subscribe', { session_id: askSid });
   const ack = await s2.timeout(10_000).emitWithAck('chat:send', { session_id: askSid, message: '', askuser_answer: { tool_call_id: question.id, selections: { 0: [0] } } });
   t.same(ack, { ok: true, turn_id: null }, 'the question is still answerable');
-  await deadline((async () => { while (!after.some((e) => e.name === 'chat:end')) await sleep(50); })(), 15_000, 'the answered run').catch((e) => t.fail(e.message));
+  await waitFor(() => after.some((e) => e.name === 'chat:end'), { timeoutMs: 15_000, everyMs: 50, what: 'the answered run' }).catch((e) => t.fail(e.message));
   t.match(after.at(-1), { name: 'chat:end', payload: { status: 'completed', finish_reason: 'stop' } }, 'and the run completes');
 });
 
@@ -124,7 +138,7 @@ t.test('SIGKILL of up and its embedded PostgreSQL, restart at once: it comes bac
   sock.on('turn:patch', () => patches++);
   await sock.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid });
   t.equal((await sock.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'slow-x' })).ok, true);
-  await deadline((async () => { while (patches < 5) await sleep(50); })(), 20_000, 'the run streaming');
+  await waitFor(() => patches >= 5, { timeoutMs: 20_000, everyMs: 50, what: 'the run streaming' });
 
   // postmaster.pid line 1 is the server's pid; it leads its own process group (docs/architecture.md: own group).
   const pid = Number(readFileSync(join(home, 'db', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -170,7 +184,8 @@ t.test('embedded PostgreSQL killed, its pid reused by another process: the resta
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   await kill(first.up.child, 'SIGKILL');
   process.kill(-pid, 'SIGKILL');
-  await sleep(200);
+  await waitFor(() => !alive(pid), { timeoutMs: 5000, what: 'the killed PostgreSQL gone' });
+
   // After a crash (or a container restart) the stale postmaster.pid may name a live process that is
   // not PostgreSQL: pids are reused. Here it names this test process.
   const lines = readFileSync(pidFile, 'utf8').split('\n');

@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { catchCrashes, connectedSocket, deadline, mb, rssSampler, transcriptProblems } from '../helpers/chaos.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Abuse at the edges: a model that stalls after its headers, a model that streams nothing, a client
@@ -30,8 +31,10 @@ t.test('a model that stalls after its headers: MODEL_TIMEOUT, and chat:stop work
 
   // chat:stop while the stalled stream is open.
   const from = seen.length;
+  const calls = model.timeline.length;
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'stall again' })).ok, true);
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => model.timeline.length > calls, { what: 'the stalling model call open' });
+
   const t1 = Date.now();
   t.match(await request(sock, 'chat:stop', { session_id: sid }), { ok: true, stopped: true });
   await untilEnd(seen, sid, 5000, 2).catch((e) => t.fail(e.message));

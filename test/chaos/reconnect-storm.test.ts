@@ -2,7 +2,8 @@ import t from 'tap';
 import type { Socket } from 'socket.io-client';
 import { buildWithModel, createSession } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
-import { catchCrashes, chaosSeed, connectedSocket, deadline, prng, seqProblems, sleep } from '../helpers/chaos.js';
+import { catchCrashes, chaosSeed, connectedSocket, deadline, prng, seqProblems } from '../helpers/chaos.js';
+import { pace } from '../helpers/wait.js';
 
 /**
  * Reconnect storm: subscribers of running sessions drop (a dead socket, or session:unsubscribe on a
@@ -57,23 +58,24 @@ t.test(`${SUBSCRIBERS} subscribers of ${SESSIONS} streaming sessions drop and re
       const ack = await request(sock!, 'session:subscribe', { session_id: sid, since_seq: since });
       if (!ack.ok) problems.push(`subscriber ${c}: subscribe ack ${JSON.stringify(ack)}`);
     };
-    await sleep(rnd.int(0, runMs / 4));
+    await pace(rnd.int(0, runMs / 4), 'the subscriber joins at a random moment');
     await attach(true);
     const drops = rnd.int(3, 6);
     for (let d = 0; d < drops; d++) {
-      await sleep(rnd.int(0, runMs / drops));
+      await pace(rnd.int(0, runMs / drops), 'the next drop comes at a random moment');
+
       reconnects++;
       if (rnd.next() < 0.5) {
         // The connection dies: whatever was in flight on it is lost.
         const old = sock!;
         sock = null;
         old.disconnect();
-        await sleep(rnd.int(0, 150));
+        await pace(rnd.int(0, 150), 'a random gap before coming back');
         await attach(true);
       } else {
         const ack = await request(sock!, 'session:unsubscribe', { session_id: sid });
         if (!ack.ok) problems.push(`subscriber ${c}: unsubscribe ack ${JSON.stringify(ack)}`);
-        await sleep(rnd.int(0, 150));
+        await pace(rnd.int(0, 150), 'a random gap before coming back');
         await attach(false);
       }
     }

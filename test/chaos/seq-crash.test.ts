@@ -2,7 +2,7 @@ import t from 'tap';
 import pg from 'pg';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { kill } from '../helpers/cli.js';
-import { deadline, sleep } from '../helpers/chaos.js';
+import { waitFor } from '../helpers/wait.js';
 import { boot, withModel } from '../helpers/nodes.js';
 
 /**
@@ -43,7 +43,7 @@ t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what w
     t.equal((await sock.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: `stream ${i}` })).ok, true);
   }
   const deltas = (sid: string) => seen.get(sid)!.filter((e) => e.payload.patch_type === 'add_content').length;
-  await deadline((async () => { while (sids.some((sid) => deltas(sid) < 20)) await sleep(20); })(), 30_000, 'every chat streaming');
+  await waitFor(() => sids.every((sid) => deltas(sid) >= 20), { timeoutMs: 30_000, everyMs: 20, what: 'every chat streaming' });
   // Writes of events stall (a slow disk, a lock), sends do not: what clients see now is not stored
   // when the process dies.
   const db = new pg.Client({ connectionString: dbUrl });
@@ -52,7 +52,7 @@ t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what w
   await db.query('begin');
   await db.query('lock table session_events in share mode');
   const atLock = new Map(sids.map((sid) => [sid, deltas(sid)]));
-  await deadline((async () => { while (sids.some((sid) => deltas(sid) < atLock.get(sid)! + 20)) await sleep(20); })(), 30_000, 'every chat streaming past the stall');
+  await waitFor(() => sids.every((sid) => deltas(sid) >= atLock.get(sid)! + 20), { timeoutMs: 30_000, everyMs: 20, what: 'every chat streaming past the stall' });
   await kill(first.up.child, 'SIGKILL');
   sock.disconnect();
   // The dead process's blocked inserts go with it, as a crash takes what was not yet written.
@@ -76,7 +76,7 @@ t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what w
     t.equal(ack.ok, true);
   }
   const ended = (sid: string) => after.get(sid)!.some((e) => e.name === 'chat:end' || e.name === 'session:resync');
-  await deadline((async () => { while (!sids.every(ended)) await sleep(20); })(), 15_000, 'every resumed client learns how its run ended').catch((e) => t.fail(e.message));
+  await waitFor(() => sids.every(ended), { timeoutMs: 15_000, everyMs: 20, what: 'every resumed client learns how its run ended' }).catch((e) => t.fail(e.message));
   for (const sid of sids) {
     const evs = after.get(sid)!;
     t.same(evs.filter((e) => e.payload.seq <= lastSeen.get(sid)!).map((e) => `${e.name}@${e.payload.seq}`), [], 'nothing at or below the last seq seen');
@@ -90,7 +90,7 @@ t.test('SIGKILL mid-stream, restart: no seq reused, the end arrives above what w
     t.equal(ack.ok, true, `chat:send after the restart: ${JSON.stringify(ack)}`);
   }
   const done = (sid: string) => after.get(sid)!.filter((e) => e.name === 'chat:end').length >= (after.get(sid)!.some((e) => e.name === 'session:resync') ? 1 : 2);
-  await deadline((async () => { while (!sids.every(done)) await sleep(20); })(), 20_000, 'the chats after the restart').catch((e) => t.fail(e.message));
+  await waitFor(() => sids.every(done), { timeoutMs: 20_000, everyMs: 20, what: 'the chats after the restart' }).catch((e) => t.fail(e.message));
   for (const sid of sids) {
     const seqs = after.get(sid)!.map((e) => e.payload.seq);
     t.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), 'seqs rise');

@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Socket as Tcp } from 'node:net';
 import type { Socket } from 'socket.io-client';
 import { freshDatabaseUrl } from '../helpers/db.js';
-import { deadline, sleep } from '../helpers/chaos.js';
+import { waitFor } from '../helpers/wait.js';
 import { boot, withModel } from '../helpers/nodes.js';
 
 /**
@@ -44,7 +44,7 @@ t.test('a client that stops reading is disconnected past its budget; it resumes 
 
   const sender = await node.socket();
   t.equal((await sender.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'flood' })).ok, true);
-  await deadline((async () => { while (!ended(read) && reader.connected) await sleep(20); })(), 60_000, 'the run, seen by the reader');
+  await waitFor(() => ended(read) || !reader.connected, { timeoutMs: 60_000, everyMs: 20, what: 'the run, seen by the reader' });
   const deltas = text(read);
   t.equal(deltas.join('').length, TOTAL, 'the reader got the whole text, still connected');
   t.ok(reader.connected);
@@ -52,7 +52,7 @@ t.test('a client that stops reading is disconnected past its budget; it resumes 
 
   // The stalled client reads again: what the kernel held arrives, then the disconnect.
   tcp.resume();
-  await deadline((async () => { while (!disconnected) await sleep(20); })(), 10_000, 'the stalled client sees it was disconnected').catch((e) => t.fail(e.message));
+  await waitFor(() => disconnected, { timeoutMs: 10_000, everyMs: 20, what: 'the stalled client sees it was disconnected' }).catch((e) => t.fail(e.message));
   const last = Math.max(0, ...got.map((e) => e.payload.seq));
   t.ok(!ended(got) && text(got).join('').length < TOTAL / 2, `it was cut well before the end (had ${text(got).join('').length} of ${TOTAL} characters)`);
 
@@ -60,7 +60,7 @@ t.test('a client that stops reading is disconnected past its budget; it resumes 
   const again = await node.socket();
   const rest = recordOn(again, sid);
   await again.timeout(10_000).emitWithAck('session:subscribe', { session_id: sid, since_seq: last });
-  await deadline((async () => { while (!ended(rest) && again.connected) await sleep(20); })(), 30_000, 'the resumed stream');
+  await waitFor(() => ended(rest) || !again.connected, { timeoutMs: 30_000, everyMs: 20, what: 'the resumed stream' });
   t.ok(again.connected, 'the resumed replay stays within the budget');
   const all = [...got, ...rest];
   t.same(all.map((e) => e.payload.seq), read.map((e) => e.payload.seq), 'before and after the disconnect: every event once');

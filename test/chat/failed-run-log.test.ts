@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentsvc-runlog-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,13 +27,12 @@ t.test('a run the model fails is logged at warn with who, what and why', async (
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'fail please' })).ok, true);
   await untilEnd(seen, sid, 30_000);
   t.equal(seen.find((e) => e.name === 'chat:end')?.payload.status, 'failed');
-  const deadline = Date.now() + 10_000;
-  let line: Record<string, unknown> | undefined;
-  while (!line && Date.now() < deadline) {
+  const logged = () => {
     const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
-    line = lines.find((l) => l.session_id === sid && /^run failed/.test(l.msg));
-    if (!line) await new Promise((r) => setTimeout(r, 100));
-  }
+    return lines.find((l) => l.session_id === sid && /^run failed/.test(l.msg)) as Record<string, unknown> | undefined;
+  };
+  const line = await waitFor(logged, { timeoutMs: 10_000, everyMs: 100, what: 'the run failed line in the log' }).catch(() => undefined);
+
   t.match(line, { level: 40, session_id: sid, user_id: me, code: 'MODEL_ERROR', cause: /500/ }, 'one warn line says who, what and why');
   // The id of the chat:send that started the run (src/features/telemetry/log-context.ts), and REST lines
   // keep fastify's ids.

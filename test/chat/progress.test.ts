@@ -1,6 +1,7 @@
 import t from 'tap';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
+import { pace } from '../helpers/wait.js';
 
 t.test("a tool's progress notes reach subscribers as update_tool_call patches, throttled", async (t) => {
   const { app, model, sid, sock, seen } = await chatFixture(t);
@@ -12,7 +13,8 @@ t.test("a tool's progress notes reach subscribers as update_tool_call patches, t
     execute: async (_a, ctx) => {
       ctx.progress('step 1');
       ctx.progress('step 2 (dropped: within 250 ms of the last note)');
-      await new Promise((r) => setTimeout(r, 300));
+      await pace(300, 'the tool works on past the 250 ms window of its last note');
+
       ctx.progress('step 3');
       return 'finished';
     },

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
-import { waitFor } from '../helpers/wait.js';
+import { pace, waitFor } from '../helpers/wait.js';
+
 
 /**
  * A run start is one database round trip: the claim, the user turn and the run's first events in
@@ -115,7 +116,7 @@ t.test("the first delta does not wait for the assistant turn's insert; the turn 
   let insertDone = 0;
   db.sql = (async (q: string, p: unknown[] = []) => {
     if (!/^\s*insert into turns/i.test(q)) return sql(q, p);
-    await new Promise((r) => setTimeout(r, 400));
+    await pace(400, "the assistant turn's insert made slow");
     const rows = await sql(q, p);
     insertDone = Date.now();
     return rows;

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { chatFixture, subscribe, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** docs/socket-protocol.md: every client event with an ack gets one; a resubscribe on the same socket repeats nothing. */
 
@@ -19,7 +20,8 @@ t.test('a resubscribe on the same socket mid-run continues from its position: no
   model.script({ text: Array.from({ length: 120 }, (_, i) => `w${i} `), delayMs: 10 });
   t.equal((await request(sock, 'chat:send', { session_id: sid, message: 'stream' })).ok, true);
   for (let i = 0; i < 5; i++) {
-    while (seen.filter((e) => e.payload.patch_type === 'add_content').length < 10 * (i + 1)) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => seen.filter((e) => e.payload.patch_type === 'add_content').length >= 10 * (i + 1), { what: `${10 * (i + 1)} deltas` });
+
     // An older position (from 0) and the live-only form: both go on from where this socket is.
     await subscribe(sock, sid, i % 2 ? undefined : 0);
   }

@@ -2,6 +2,7 @@ import t from 'tap';
 import { applyPatch, type Turn } from '../../src/core/conversation/turns.js';
 import { buildWithModel, createSession, record, shape, subscribe, untilEnd, type Recorded } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { quietFor, waitFor } from '../helpers/wait.js';
 
 /** Rebuild turns from events the way a client does (turn:start, patches, turn:end). */
 function clientTurns(events: Recorded[]): Map<string, Turn> {
@@ -60,7 +61,7 @@ t.test('a run with text, a tool call and a final answer: exact events, stored tu
     'chat:end',
   ]);
   t.same(seen.map((e) => e.payload.seq), seen.map((_, i) => i + 1), 'seq rises by 1 from 1');
-  t.ok(seen.every((e) => e.payload.session_id === sid));
+  t.same([...new Set(seen.map((e) => e.payload.session_id))], [sid], 'every event names the session');
   t.same(seen[0].payload, { session_id: sid, seq: 1, mode: 'executing', headless: false });
   t.match(seen[1].payload, { role: 'user', turn_id: ack.turn_id, parent_fork_tool_call_id: null });
   t.match(seen[3].payload, { role: 'assistant', status: 'streaming', parent_fork_tool_call_id: null });
@@ -123,10 +124,12 @@ t.test('reconnect mid-run with since_seq: every event exactly once', async (t) =
   const first = record(a);
   await subscribe(a, sid);
   await request(a, 'chat:send', { session_id: sid, message: 'stream' });
-  while (first.filter((e) => e.name === 'turn:patch').length < 8) await new Promise((r) => setTimeout(r, 5));
+  await waitFor(() => first.filter((e) => e.name === 'turn:patch').length >= 8, { everyMs: 5, what: 'eight patches' });
   a.disconnect();
   const last = first.at(-1)!.payload.seq;
-  await new Promise((r) => setTimeout(r, 100)); // events flow while nobody listens
+  // Events flow while nobody listens: the log grows past what the first socket saw.
+  const stored = async () => (await app.service.db.sql<{ n: number | null }>('select max(seq)::int as n from session_events where session_id = ?', [sid]))[0].n ?? 0;
+  await waitFor(async () => (await stored()) > last + 3, { what: 'events stored while nobody listens' });
 
   const b = app.socket();
   await next(b, 'connect');
@@ -149,8 +152,9 @@ t.test('reconnect mid-run with since_seq: every event exactly once', async (t) =
   await next(d, 'connect');
   const fourth = record(d);
   await subscribe(d, sid);
-  await new Promise((r) => setTimeout(r, 50));
+  await quietFor(50, 'an old event replayed to a live-only subscriber');
   t.same(fourth, []);
+
 });
 
 t.test('per-session subscriptions and per-user isolation', async (t) => {
@@ -168,7 +172,7 @@ t.test('per-session subscriptions and per-user isolation', async (t) => {
   await request(other, 'chat:send', { session_id: s2, message: 'hi' });
   await request(other, 'chat:send', { session_id: s1, message: 'hi' });
   await untilEnd(seen, s1);
-  t.ok(seen.every((e) => e.payload.session_id === s1), 'only the subscribed session arrives');
+  t.same([...new Set(seen.map((e) => e.payload.session_id))], [s1], 'only the subscribed session arrives');
 
   const bs = app.socket(bob.key);
   await next(bs, 'connect');

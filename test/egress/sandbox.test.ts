@@ -15,6 +15,7 @@ import { PolicyService } from '../../src/features/policy/service.js';
 import type { InstallPolicy } from '../../src/platform/config/policy.js';
 import { testDatabase } from '../helpers/db.js';
 import { listeners, tcpProbe } from '../runners/audit.js';
+import { needs } from '../helpers/needs.js';
 
 // Hosts are a boundary (docs/policy-network.md): with network allowed, every process of a computer
 // reaches the network only through the egress proxy, which applies the host rules and the
@@ -23,7 +24,6 @@ import { listeners, tcpProbe } from '../runners/audit.js';
 // proxy's resolver maps (its test seam); the private-address rule is the real one except that it
 // treats those two test addresses as public.
 
-const CI = process.env.CI === 'true';
 const IMAGE = process.env.AGENTSVC_TEST_IMAGE ?? 'agentsvc-test:latest';
 const USER = 'u_egress';
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-egress-'));
@@ -148,10 +148,9 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
 async function ready(t: Test, runner: Runner): Promise<boolean> {
   const check = await runner.check();
   if (check.ok && !check.warning && /network only through the egress proxy/.test(check.summary ?? '')) return true;
-  const why = check.error ?? check.warning ?? check.summary;
-  if (CI) t.fail(`the ${runner.kind} runner with network cannot run: ${why}`);
-  else t.comment(`skipped: ${why}`);
+  needs(t, `the ${runner.kind} runner with network`, check.error ?? check.warning ?? check.summary ?? 'check failed');
   return false;
+
 }
 
 t.test('local runner (bubblewrap + pasta)', async (t) => {

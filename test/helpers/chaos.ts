@@ -21,7 +21,6 @@ export function deadline<X>(p: Promise<X>, ms: number, what: string): Promise<X>
   ]);
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** mulberry32: small, fast, reproducible from a printed seed. */
 export function prng(seed: number) {

@@ -6,9 +6,12 @@ import tap from 'tap';
 import { startFakeModel, type FakeModel, type Step } from '../fixtures/fake-model.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { deadline, sleep, type Api } from './chaos.js';
+import { deadline, type Api } from './chaos.js';
 import { freshDatabaseUrl } from './db.js';
 import { kill, startUp, type UpProcess } from './cli.js';
+import { waitFor } from './wait.js';
+import { missingCommand, needs } from './needs.js';
+
 
 type Teardown = { teardown(fn: () => unknown): void };
 
@@ -79,20 +82,14 @@ export function freePort(): Promise<number> {
  * failed under CI=true (CI must run it) and skipped with a printed reason elsewhere.
  */
 export function redisServerFor(what: string): boolean {
-  if (spawnSync('sh', ['-c', 'command -v redis-server']).status === 0) return true;
-  if (process.env.CI === 'true') tap.fail(`redis-server is not installed: CI must run the ${what}`);
-  else tap.comment(`skipped ${what}: redis-server not installed`);
-  return false;
+  return !needs(tap, what, missingCommand('redis-server'));
 }
 
 /** A redis-server on `port` that the test can kill and start again. */
 export async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG')) return child;
-    await sleep(50);
-  }
-  throw new Error('redis-server did not start');
+  await waitFor(() => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG'), { timeoutMs: 5000, everyMs: 50, what: `redis-server on port ${port}` });
+  return child;
 }
 
 /**
@@ -123,11 +120,5 @@ export function recorder(sock: Socket, sid: string): Ev[] {
 }
 
 /** Wait for a condition the test's sockets fill in (20 ms polls), failing after `ms`. */
-export const until = (what: string, ok: () => boolean, ms = 20_000) =>
-  deadline(
-    (async () => {
-      while (!ok()) await sleep(20);
-    })(),
-    ms,
-    what,
-  );
+export const until = (what: string, ok: () => boolean, ms = 20_000) => waitFor(ok, { timeoutMs: ms, everyMs: 20, what });
+

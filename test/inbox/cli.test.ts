@@ -2,8 +2,10 @@ import t from 'tap';
 import { buildWithModel, createSession, echoTool, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
-import { artifact, cli, hasTmux, startCli, tmuxServer } from '../terminal/helpers.js';
+import { artifact, cli, tmuxMissing, startCli, tmuxServer } from '../terminal/helpers.js';
 import type { TestApp } from '../helpers/app.js';
+
+const noTmux = tmuxMissing(t);
 
 // `agentsvc inbox` (docs/inbox.md): lists what waits; --answer answers one; on a terminal, the
 // chat's arrow-key picker chooses the item and the answer.
@@ -51,7 +53,7 @@ t.test('agentsvc inbox --list / --json / --answer, by direct invocation', async 
   t.match(left, { total: 1, items: [{ session_id: qsid, kind: 'question' }] }, 'the question is left');
 });
 
-t.test('agentsvc inbox on a terminal: the arrow-key picker chooses the item and the answer', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('agentsvc inbox on a terminal: the arrow-key picker chooses the item and the answer', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_POLICY: POLICY });
   const { tmux, waitFor: screenFor, kill } = tmuxServer(`agentsvc-inbox-${process.pid}`);
   t.teardown(kill);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import t from 'tap';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * `npm test` interrupted by Ctrl-C (issue 31, defect 11): the runner (test/run.mjs) must stop the
@@ -22,14 +23,14 @@ const alive = (pid: number) => {
 };
 
 async function until<T>(what: string, get: () => T | undefined, timeoutMs = 120_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
+  // Boxed: a defined value that is falsy (0, '') is an answer too.
+  const got = await waitFor(() => {
     const v = get();
-    if (v !== undefined) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return v !== undefined && { v };
+  }, { timeoutMs, everyMs: 100, what });
+  return got.v;
 }
+
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   t.test(`test/run.mjs on ${sig}: PostgreSQL stopped, temp folder removed`, { timeout: 240_000 }, async (t) => {

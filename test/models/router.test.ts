@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildWithModel, chatFixture, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
+import { pace, waitFor } from '../helpers/wait.js';
 import type { HookEvents } from '../../src/core/engine/hooks.js';
 
 // docs/models-and-usage.md: retries before the first delta with backoff and retry-after, fallback down the
@@ -85,8 +86,10 @@ t.test('chat:stop ends a retry-after wait at once', async (t) => {
   const { model, sid, sock, seen } = await chatFixture(t);
   model.script({ status: 429, headers: { 'retry-after': '30' } }, { text: ['never'] });
   await request(sock, 'chat:send', { session_id: sid, message: 'go' });
-  while (model.timeline.length < 1) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 200)); // inside the 30 s wait
+  await waitFor(() => model.timeline.length >= 1, { what: 'the first model call' });
+  // No event marks the router's retry-after wait: give the 429 time to reach it.
+  await pace(200, 'the 429 reaches the router, which then waits out retry-after (30 s)');
+
   const t0 = Date.now();
   t.match(await request(sock, 'chat:stop', { session_id: sid }), { ok: true, stopped: true });
   await untilEnd(seen, sid, 5000);

@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decide, type PolicySet } from '../../src/features/policy/rules.js';
 import { ShellParser } from '../../src/features/policy/shell.js';
+import { needs } from '../helpers/needs.js';
 
 // Command patterns fail closed (docs/policy-commands.md): a generated corpus of command lines,
 // each run by a real bash in a throwaway bubblewrap sandbox whose `touch` (every path to it) is a
 // shim that leaves /tmp/hit. Every line that made bash run touch must be judged denied by
 // `deny Bash touch*`. Lines that run no touch are judged as the checker likes (it may refuse more).
 
-const CI = process.env.CI === 'true';
 const bwrap = spawnSync('sh', ['-c', 'command -v bwrap']).stdout?.toString().trim();
 /** The sandbox's system: /usr read-only, nothing else of the host. */
 const SYSTEM = [
@@ -38,9 +38,7 @@ const SYSTEM = [
 ];
 const probe = bwrap ? spawnSync(bwrap, [...SYSTEM, '/bin/true']) : null;
 const why = !bwrap ? 'bubblewrap is not installed' : probe?.status !== 0 ? `bubblewrap cannot start a sandbox here: ${probe?.stderr}` : '';
-if (why && CI) t.fail(`the command corpus needs bubblewrap: ${why}`);
-const skip = why ? `skipped: ${why}` : false;
-if (why) t.comment(skip);
+const skip = needs(t, 'the command corpus (bubblewrap)', why);
 
 const SIZE = Number(process.env.SHELL_CORPUS_SIZE ?? 3000);
 /** Lines per sandbox; the sandboxes run two at a time. */

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { build, type TestApp } from '../helpers/app.js';
+import { pace, waitFor } from '../helpers/wait.js';
 
 /**
  * Import of a large archive (docs/sharing-and-portability.md, issue 25 finding 5): its JSON parts are read a record at a
@@ -47,13 +48,7 @@ function upload(app: TestApp, path: string, file: string, key = app.adminKey): P
   });
 }
 
-async function until(what: string, fn: () => boolean, ms = 30_000) {
-  const t0 = Date.now();
-  while (!fn()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const until = (what: string, fn: () => boolean, ms = 30_000) => waitFor(fn, { timeoutMs: ms, everyMs: 5, what });
 
 t.test('a 90 MB archive imports with bounded memory and no stall; one import per user at a time', { timeout: 600_000 }, async (t) => {
   const app = await build(t);
@@ -84,7 +79,8 @@ t.test('a 90 MB archive imports with bounded memory and no stall; one import per
       const t0 = performance.now();
       const ok = (await app.api('/api/health')).status === 200;
       health.push(ok ? performance.now() - t0 : Number.POSITIVE_INFINITY);
-      await new Promise((r) => setTimeout(r, 20));
+      await pace(20, "the health sampler's period");
+
     }
   })();
   await until('the import is under way', spooling);

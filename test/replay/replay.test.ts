@@ -1,7 +1,7 @@
 import t from 'tap';
 import { chatFixture, createSession, record, shape, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
-import { sleep } from '../helpers/chaos.js';
+import { pace, quietFor, waitFor } from '../helpers/wait.js';
 import type { TestApp } from '../helpers/app.js';
 
 /** Replay sessions (docs/time-travel.md): re-emitted like a live chat at 1, 2 or 5x, steered by PATCH, autonomous. */
@@ -16,13 +16,15 @@ function script(body: any) {
 
 const state = async (app: TestApp, sid: string) => (await (await app.api(`/api/sessions/${sid}`)).json()).replay_state;
 async function untilStatus(app: TestApp, sid: string, status: string, ms = 30_000) {
-  const t0 = Date.now();
-  for (;;) {
-    const s = await state(app, sid);
-    if (s?.status === status) return s;
-    if (Date.now() - t0 > ms) throw new Error(`replay not ${status} in ${ms} ms: ${JSON.stringify(s)}`);
-    await sleep(100);
-  }
+  return waitFor(
+    async () => {
+      const s = await state(app, sid);
+      return s?.status === status && s;
+    },
+    { timeoutMs: ms, everyMs: 100, what: `replay ${status}` },
+  ).catch(async (e) => {
+    throw new Error(`${e.message}: ${JSON.stringify(await state(app, sid))}`);
+  });
 }
 const view = (msgs: any[]) => msgs.map((m) => [m.role, m.loop_id, m.kind, m.status, m.blocks.map((b: any) => `${b.type}:${b.content}`).join('|'), m.tool_calls.map((c: any) => `${c.tool_name}:${c.status}`).join('|')]);
 
@@ -96,9 +98,10 @@ t.test('pause, change the pace, autonomous; refusals', async (t) => {
   t.equal((await patch(rid, { status: 'playing' })).status, 422, 'status outside its values');
   const paused = await (await patch(rid, { status: null })).json();
   t.match(paused, { replay_state: { status: 'paused' } });
-  await sleep(600);
+  await pace(600, 'a step already in flight at the pause lands');
   const p1 = (await state(app, rid)).position;
-  await sleep(800);
+  await quietFor(800, 'replay progress while paused');
+
   t.equal((await state(app, rid)).position, p1, 'paused: no progress');
   t.match(await (await patch(rid, { speed: 5 })).json(), { replay_state: { status: 'playing', speed: 5 } }, 'a new pace resumes');
   t.match(await request(sock, 'chat:send', { session_id: rid, message: 'x' }), { ok: false, error: { code: 'SESSION_BUSY' } }, 'busy while playing');

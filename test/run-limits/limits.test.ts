@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildWithModel, createSession, echoTool, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
+import { quietFor } from '../helpers/wait.js';
 
 // Ceilings on a run and the loop detector (docs/run-limits.md): each ends the run `completed` with
 // its finish_reason and a system:notice; the session stays usable; a wait for an answer is not counted.
@@ -112,7 +113,8 @@ t.test('the wait for an answer does not count toward the wall clock', async (t) 
   const first = await app.service.runs.start(admin.id, { session_id: sid, message: 'go' }, 'chat');
   t.match(await first.ended, { status: 'completed', finish_reason: 'tool_question' });
   // Nobody answers for longer than the whole run may take (the wall clock must pass: no event to wait for).
-  await new Promise((r) => setTimeout(r, 1500));
+  await quietFor(1500, 'the waiting question expiring with the run time limit');
+
   const turns = await (await app.api(`/api/sessions/${sid}/messages`)).json();
   const call = turns.flatMap((x: { tool_calls: { id: string; status: string }[] }) => x.tool_calls).find((c: { status: string }) => c.status === 'awaiting_answer');
   const { seen } = await watch(app, sid);

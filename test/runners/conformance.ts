@@ -9,6 +9,8 @@ import type { Computer, PathDenySet, Runner } from '../../runners/types.js';
 import { homeFs } from '../../src/core/files/workspace-fs.js';
 import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
 import { runAudit, type AuditOptions } from './audit.js';
+import { waitFor } from '../helpers/wait.js';
+
 
 /** Unique per test run and process, so parallel test files and reruns never share a computer. */
 export function uniqueUser(tag: string): string {
@@ -43,7 +45,7 @@ export function tracked(t: Test, runner: Runner): (tag: string) => string {
  * How many processes run exactly `cmdline`: on the host (local processes, and containers of a
  * local daemon) plus as the computer's own `ps` sees them (containers of a remote daemon).
  */
-async function count(c: Computer, cmdline: string): Promise<number> {
+export async function count(c: Computer, cmdline: string): Promise<number> {
   let n = 0;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
@@ -54,14 +56,10 @@ async function count(c: Computer, cmdline: string): Promise<number> {
   return n + ps.stdout.split('\n').filter((l) => l.trim() === cmdline).length;
 }
 
-/** Processes die a moment after SIGKILL: poll for up to two seconds. */
+/** Processes die a moment after SIGKILL: poll for up to two seconds; how many are left then. */
 async function noneLeft(c: Computer, cmdline: string): Promise<number> {
   let n = 0;
-  for (let i = 0; i < 20; i++) {
-    n = await count(c, cmdline);
-    if (n === 0) return 0;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(async () => (n = await count(c, cmdline)) === 0, { timeoutMs: 2000, everyMs: 100, what: `no ${cmdline} left` }).catch(() => {});
   return n;
 }
 
@@ -393,10 +391,11 @@ export async function runConformance(t: Test, makeRunner: () => Promise<Runner>,
     await files(c).write('seed.txt', 'x');
     // What REST file writes do meanwhile: host-side writes the reset does not kill.
     let writing = true;
+    let written = 0;
     const filling = (async () => {
-      for (let i = 0; writing; i++) await files(c).write(`d${i % 50}/f${i}.txt`, 'x').catch(() => {});
+      for (let i = 0; writing; i++) await files(c).write(`d${i % 50}/f${i}.txt`, 'x').then(() => written++, () => {});
     })();
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => written >= 5, { what: 'the service writing into the workspace' });
     const results = await Promise.allSettled([runner.reset(u), runner.reset(u), runner.reset(u)]);
     t.same(
       results.map((r) => r.status),

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { kill } from '../helpers/cli.js';
-import { seqProblems, sleep } from '../helpers/chaos.js';
+import { seqProblems } from '../helpers/chaos.js';
+import { pace, quietFor, waitFor } from '../helpers/wait.js';
 import { type Ev, freePort, recorder, socketTo, redisServerFor, startRedis, twoNodes, until, type Running } from '../helpers/nodes.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
@@ -120,19 +121,19 @@ if (redisServerFor('two-node test')) {
         return { code: r.status, body: await r.json() };
       };
       let hA = await health(a);
-      for (let i = 0; i < 50 && hA.body.status !== 'degraded'; i++) {
-        await sleep(100);
-        hA = await health(a);
-      }
+      await waitFor(async () => (hA = await health(a)).body.status === 'degraded', { timeoutMs: 5000, everyMs: 100, what: 'A to report Redis down' }).catch(() => {}); // asserted below
       t.match(hA, { code: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'down' } } }, 'A: 200 degraded, redis down');
       t.match(await health(b), { code: 200, body: { status: 'degraded' } }, 'B too');
-      await sleep(1000);
+      await pace(1000, 'Redis stays down a while, the run going on without it');
       redis = await startRedis(redisPort);
-      let ok = false;
-      for (let i = 0; i < 100 && !ok; i++) {
-        ok = (await health(a)).body.status === 'ok' && (await health(b)).body.status === 'ok';
-        if (!ok) await sleep(100);
-      }
+      const ok = await waitFor(async () => (await health(a)).body.status === 'ok' && (await health(b)).body.status === 'ok', {
+        timeoutMs: 10_000,
+        everyMs: 100,
+        what: 'both nodes ok again',
+      }).then(
+        () => true,
+        () => false,
+      );
       t.ok(ok, 'both nodes report ok once Redis is back');
       await until('chat:end on B', () => !!ended(onB), 30_000);
       t.match(ended(onB), { payload: { status: 'completed' } }, 'the run finished on A and B heard the end');
@@ -141,13 +142,11 @@ if (redisServerFor('two-node test')) {
     });
 
     await t.test('a scheduled task fires once with two nodes up', async (t) => {
-      let runs: any[] = [];
-      for (const t0 = Date.now(); Date.now() - t0 < 75_000; await sleep(250)) {
-        runs = await (await b.api(`/api/scheduled-tasks/${task.id}/runs`)).json();
-        if (runs.some((r) => r.status === 'completed')) break;
-      }
-      await sleep(500);
-      runs = await (await b.api(`/api/scheduled-tasks/${task.id}/runs`)).json();
+      const completed = async () => ((await (await b.api(`/api/scheduled-tasks/${task.id}/runs`)).json()) as any[]).some((r) => r.status === 'completed');
+      await waitFor(completed, { timeoutMs: 75_000, everyMs: 250, what: 'a completed occurrence' }).catch(() => {}); // asserted below
+      await quietFor(500, 'the other node firing the same occurrence');
+      const runs: any[] = await (await b.api(`/api/scheduled-tasks/${task.id}/runs`)).json();
+
       t.ok(runs.length >= 1, `${runs.length} occurrence(s) so far`);
       t.ok(runs.some((r) => r.status === 'completed'), 'completed');
       const chats = model.requests.filter((r) => JSON.stringify(r.messages).includes('scheduled tick')).length;

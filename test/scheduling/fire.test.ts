@@ -2,7 +2,7 @@ import t from 'tap';
 import { DatabaseJobs } from '../../src/platform/infra/jobs-db.js';
 import { buildWithModel } from '../helpers/chat.js';
 import { testDatabase } from '../helpers/db.js';
-import { sleep } from '../helpers/chaos.js';
+import { quietFor, waitFor } from '../helpers/wait.js';
 import type { TestApp } from '../helpers/app.js';
 
 /**
@@ -12,14 +12,17 @@ import type { TestApp } from '../helpers/app.js';
 
 const quiet = { error() {}, warn() {}, info() {} };
 
-async function waitRun(app: TestApp, taskId: string, ms: number, done = (r: any) => r.status !== 'running') {
-  const t0 = Date.now();
-  for (;;) {
-    const runs = await (await app.api(`/api/scheduled-tasks/${taskId}/runs`)).json();
-    if (runs.length && done(runs[0])) return runs;
-    if (Date.now() - t0 > ms) throw new Error(`no finished run in ${ms} ms: ${JSON.stringify(runs)}`);
-    await sleep(200);
-  }
+async function waitRun(app: TestApp, taskId: string, ms: number, done = (r: any) => r.status !== 'running'): Promise<any[]> {
+  const runs = async (): Promise<any[]> => (await app.api(`/api/scheduled-tasks/${taskId}/runs`)).json();
+  return waitFor(
+    async () => {
+      const got = await runs();
+      return got.length > 0 && done(got[0]) && got;
+    },
+    { timeoutMs: ms, everyMs: 100, what: `a run of ${taskId} in the awaited state` },
+  ).catch(async (e) => {
+    throw new Error(`${e.message}: ${JSON.stringify(await runs())}`);
+  });
 }
 
 /** Make the task's next occurrence due now (instead of waiting for the clock). */
@@ -77,7 +80,8 @@ t.test('the same occurrence fired twice, and two schedulers on one database: one
   await db.em().getConnection().execute(`update job_schedules set next_at = now() - interval '1 second' where id = 'job-a'`);
   for (const [i, n] of nodes.entries()) await n.start(async (id, when) => void got.push(`${i}:${id}:${when.toISOString()}`));
   await Promise.all([...Array(10)].map((_, i) => nodes[i % 2].poll()));
-  await sleep(300);
+  await waitFor(() => got.length > 0, { what: 'the due job handed to a node' });
+  await quietFor(300, 'a second hand-out of the same occurrence');
   t.equal(got.length, 1, `handed to one node once (${got.join(', ')})`);
   const [row] = await db.em().getConnection().execute(`select next_at from job_schedules where id = 'job-a'`);
   t.ok(new Date(row.next_at).getTime() > Date.now(), 'advanced to the next minute');
@@ -102,8 +106,9 @@ t.test('skip_confirmations answers questions with the first option; without it t
   const asks = await (await app.api('/api/scheduled-tasks', { method: 'POST', json: { title: 'Asks', prompt: 'report', cron: '0 0 1 1 *', timezone: 'UTC' } })).json();
   await dueNow(app, asks.id);
   const [open] = await waitRun(app, asks.id, 20_000, (r) => !!r.session_id);
-  await sleep(1500);
-  t.equal((await (await app.api(`/api/sessions/${open.session_id}`)).json()).status, 'waiting_for_input', 'the question waits for the user');
+  const status = async () => (await (await app.api(`/api/sessions/${open.session_id}`)).json()).status;
+  await waitFor(async () => !['created', 'running'].includes(await status()), { timeoutMs: 20_000, what: 'the run to reach the question' });
+  t.equal(await status(), 'waiting_for_input', 'the question waits for the user');
   t.match((await (await app.api(`/api/scheduled-tasks/${asks.id}/runs`)).json())[0], { status: 'running' });
 });
 
@@ -119,8 +124,9 @@ t.test('a run that fails is recorded failed with the reason; an expired task is 
   const soon = new Date(Date.now() + 1500).toISOString();
   const exp = await (await app.api('/api/scheduled-tasks', { method: 'POST', json: { title: 'Expires', prompt: 'x', cron: '0 0 1 1 *', timezone: 'UTC', expires_at: soon } })).json();
   t.equal(exp.enabled, true);
-  await sleep(2000);
+  await waitFor(() => Date.now() > Date.parse(soon), { timeoutMs: 5000, everyMs: 50, what: 'the expiry time to pass' });
   await app.service.scheduled.scheduling.expire();
+
   const after = await (await app.api(`/api/scheduled-tasks/${exp.id}`)).json();
   t.match(after, { enabled: false, next_run_at: null }, 'disabled once expired');
   const again = await app.api(`/api/scheduled-tasks/${exp.id}/start`, { method: 'POST' });

@@ -13,6 +13,7 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { logMixin, requestContext } from '../../src/features/telemetry/log-context.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
+import { missingCommand, needs } from '../helpers/needs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentsvc-reqid-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,12 +59,8 @@ t.test('`agentsvc logs` colours its lines on a terminal only, and shows the requ
   const ESC = String.fromCharCode(27);
   t.equal(piped.stdout, '2026-11-26 10:00:00.000 WARN  ev-7 run failed: the model answered 500 session_id=sess_a code=MODEL_ERROR\n', 'piped: plain, the request id before the message');
   // A terminal: `script` gives the command a pseudo-terminal (util-linux, on every Debian).
-  const noScript = spawnSync('sh', ['-c', 'command -v script']).status === 0 ? false : 'script (util-linux) not installed';
-  if (noScript) {
-    if (process.env.CI === 'true') t.fail(noScript);
-    else t.comment(`skipped the terminal half: ${noScript}`);
-    return;
-  }
+  if (needs(t, 'the terminal half', missingCommand('script', 'util-linux'))) return;
+
   const tty = spawnSync('script', ['-qec', `${process.execPath} ${BIN} logs`, '/dev/null'], { env, encoding: 'utf8' });
   t.equal(tty.status, 0, tty.stderr);
   t.ok(tty.stdout.includes(`${ESC}[33mWARN `), 'on a terminal: the level in colour');

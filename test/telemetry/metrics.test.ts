@@ -17,12 +17,10 @@ import { RedisBus } from '../../src/platform/infra/redis-bus.js';
 import { freePort as redisPort, startRedis } from '../helpers/nodes.js';
 import { waitFor } from '../helpers/wait.js';
 import { ServiceMetrics } from '../../src/features/telemetry/metrics.js';
+import { missingCommand, needs } from '../helpers/needs.js';
 
-const CI = process.env.CI === 'true';
 const TOKEN = 'metrics-token-0123456789';
-const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
-const noProm = has('promtool') && has('prometheus') ? false : 'promtool/prometheus not installed (Debian package prometheus)';
-if (noProm && CI) t.fail(`metrics must be checked by a real Prometheus in CI: ${noProm}`);
+const noProm = needs(t, 'the metrics checked by a real Prometheus', missingCommand('promtool', 'prometheus') || missingCommand('prometheus'));
 
 /** The value of one sample line, e.g. `agentsvc_runs_started_total{mode="executing"}`. */
 function sample(text: string, series: string): number | null {
@@ -145,8 +143,7 @@ t.test('jobs waiting: a scheduled occurrence due and not yet taken, then taken',
   t.equal(await waiting(), 0, 'taken by the poll');
 });
 
-const noRedis = has('redis-server') ? false : 'redis-server not installed';
-if (noRedis && CI) t.fail(`the remote delivery lag needs a real Redis in CI: ${noRedis}`);
+const noRedis = needs(t, 'the remote delivery lag through a real Redis', missingCommand('redis-server', 'redis-server'));
 
 t.test("another node's event: its delivery lag through Redis, origin remote", { skip: noRedis }, async (t) => {
   const port = await redisPort();
@@ -238,14 +235,17 @@ t.test('promtool accepts the text, and Prometheus scrapes it with the token', { 
     const body = r?.ok ? ((await r.json()) as { data: { result: { value: [number, string] }[] } }) : null;
     return body?.data.result[0] ? Number(body.data.result[0].value[1]) : null;
   };
-  const deadline = Date.now() + 60_000;
   let started: number | null = null;
   let up: number | null = null;
-  while (Date.now() < deadline && (up !== 1 || started === null)) {
-    up = await query('up{job="agentsvc"}');
-    started = await query('sum(agentsvc_runs_started_total)');
-    if (up !== 1 || started === null) await new Promise((r) => setTimeout(r, 250));
-  }
+  await waitFor(
+    async () => {
+      up = await query('up{job="agentsvc"}');
+      started = await query('sum(agentsvc_runs_started_total)');
+      return up === 1 && started !== null;
+    },
+    { timeoutMs: 60_000, everyMs: 250, what: 'Prometheus to scrape the target' },
+  ).catch(() => {}); // the assertions below say what was missing
+
   t.equal(up, 1, 'Prometheus scraped the target (up == 1)');
   t.equal(started, 1, 'and reads the run counter');
 

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { buildWithModel, echoTool } from '../helpers/chat.js';
-import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { artifact, tmuxMissing, startCli, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * A policy approval (issue 28, docs/policy.md) in the interactive client under tmux: shown like a
@@ -16,7 +18,7 @@ const idle = (before: string) => new RegExp(`${before}${IDLE}`, 's');
 const MENU = (say: string) =>
   `\\? Allow Echo\\?\\n {2}arguments: \\{"say":"${say}"\\}\\n {2}rule: ask \\* \\(install\\)\\n {2}1\\. Allow once\\n {2}2\\. Allow for this session\\n {2}3\\. Deny\\n {2}choose 1-3 \\(3 may be followed by a reason: "3 not on main"\\)`;
 
-t.test('an approval is a menu: Allow once runs the call, "3 reason" denies it with the reason', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('an approval is a menu: Allow once runs the call, "3 reason" denies it with the reason', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_POLICY: JSON.stringify({ default: 'ask', rules: [] }) });
   const ran: string[] = [];
   app.service.tools.register(echoTool(ran));

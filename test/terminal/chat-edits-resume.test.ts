@@ -1,6 +1,8 @@
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
-import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { artifact, tmuxMissing, startCli, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * In tmux, as a person sees them (issue 31): an Edit and a Write shown as a coloured diff (long
@@ -14,7 +16,7 @@ const IDLE = '\\n─+\\n\\n─+$';
 
 const start = (name: string, env: Record<string, string>, args: string[]) => startCli(tmux, name, env, args, { columns: 100, rows: 60 });
 
-t.test('Edit and Write as diffs, tokens after each answer, /resume', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('Edit and Write as diffs, tokens after each answer, /resume', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t);
   const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url, NO_COLOR: '' };
   start('ed', env, ['chat']);

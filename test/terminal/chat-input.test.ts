@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
-import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
+import { artifact, BIN, tmuxMissing, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * The chat client's input and rendering as a person meets them, in tmux: a 3-line paste is one
@@ -21,7 +23,7 @@ function start(name: string, env: Record<string, string>, args: string[]) {
 
 const userMessages = (model: { requests: any[] }) => model.requests.map((r) => r.messages.filter((m: { role: string }) => m.role === 'user').at(-1)?.content);
 
-t.test('paste, queue, /help, markdown', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('paste, queue, /help, markdown', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   // Colours on (the test runner may set NO_COLOR), to see the highlighting.
@@ -99,7 +101,7 @@ t.test('paste, queue, /help, markdown', { skip: !hasTmux && process.env.CI !== '
   await waitFor('in', /\[exit 0\]/);
 });
 
-t.test('opening chat and quitting leaves no session behind', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('opening chat and quitting leaves no session behind', { skip: noTmux }, async (t) => {
   const { app } = await buildWithModel(t);
   t.teardown(kill);
   start('empty', { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, ['chat']);
@@ -109,7 +111,7 @@ t.test('opening chat and quitting leaves no session behind', { skip: !hasTmux &&
   t.equal((await (await app.api('/api/sessions')).json()).total, 0);
 });
 
-t.test('typing while 500 deltas/s stream: every key arrives, the message is sent after the run', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('typing while 500 deltas/s stream: every key arrives, the message is sent after the run', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   start('fast', { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url }, ['chat']);
@@ -127,7 +129,7 @@ t.test('typing while 500 deltas/s stream: every key arrives, the message is sent
   t.match(text, /w1499\n/, 'the answer streamed to its end');
 });
 
-t.test('stdout to a file, typing on the terminal: the file gets the conversation, the terminal the prompt', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('stdout to a file, typing on the terminal: the file gets the conversation, the terminal the prompt', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   const dir = mkdtempSync(join(tmpdir(), 'agentsvc-lines-'));
@@ -157,7 +159,7 @@ function router(body: any) {
   return { toolCalls: ['alpha', 'beta'].map((p) => ({ name: 'Agent', args: { description: `look at ${p}`, prompt: p } })) };
 }
 
-t.test('parallel sub-agents print as separate blocks labelled by their description', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('parallel sub-agents print as separate blocks labelled by their description', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   model.script(...Array.from({ length: 6 }, () => router));

@@ -8,7 +8,9 @@ import { buildWithModel } from '../helpers/chat.js';
 import { kill as stopUp, startUp, type UpProcess } from '../helpers/cli.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
-import { artifact, cli, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { artifact, cli, tmuxMissing, startCli, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * A first run explains itself (issue 31): `agentsvc chat` checks, before its prompt, that the
@@ -32,7 +34,7 @@ function closedPort(): Promise<number> {
   });
 }
 
-t.test('the service is down: the next steps, exit 1, no prompt', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('the service is down: the next steps, exit 1, no prompt', { skip: noTmux }, async (t) => {
   const port = await closedPort();
   start('down', { AGENTSVC_HOME: '/tmp/agentsvc-first-run-nowhere', AGENTSVC_URL: `http://127.0.0.1:${port}` }, ['chat']);
   const text = await waitFor('down', /\[exit \d+\]/);
@@ -46,7 +48,7 @@ t.test('the service is down: the next steps, exit 1, no prompt', { skip: !hasTmu
   t.ok(text.split('\n').length <= 14, 'one screen');
 });
 
-t.test('no model key: said before the prompt and after the failed run; -m says it on stderr', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('no model key: said before the prompt and after the failed run; -m says it on stderr', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t, { OPENAI_API_KEY: '' });
   model.apiKey = 'sk-the-real-one';
   const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };
@@ -75,7 +77,7 @@ t.test('no model key: said before the prompt and after the failed run; -m says i
   t.notMatch(one.stdout, /To fix it/, 'stdout keeps the answer alone');
 });
 
-t.test('a refused key and an unreachable endpoint are told apart; a working one says nothing', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('a refused key and an unreachable endpoint are told apart; a working one says nothing', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t, { OPENAI_API_KEY: 'sk-wrong' });
   model.apiKey = 'sk-the-real-one';
   const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url };

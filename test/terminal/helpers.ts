@@ -3,6 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { BIN, cleanEnv } from '../helpers/cli.js';
+import { waitFor as waitForCondition } from '../helpers/wait.js';
+import { missingCommand, needs } from '../helpers/needs.js';
+
+
 
 export { BIN };
 
@@ -87,7 +91,11 @@ export async function dropProxy(targetPort: number): Promise<{ url: string; cut(
   return p;
 }
 
-export const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
+/**
+ * Why the tests that drive the client on a terminal (tmux) cannot run here, or false: printed as a
+ * skip on a developer machine, a failure of `t` under CI=true (test/helpers/needs.ts).
+ */
+export const tmuxMissing = (t: { fail(m: string): void; comment(m: string): void }, what = 'the terminal tests on tmux') => needs(t, what, missingCommand('tmux'));
 
 /**
  * A tmux server of the test's own (-L name): run a command in a pane, read the screen, wait until
@@ -103,14 +111,20 @@ export function tmuxServer(name: string) {
       .join('\n')
       .replace(/\n+$/, '');
   async function waitFor(s: string, re: RegExp, timeoutMs = 60_000): Promise<string> {
-    const t0 = Date.now();
-    for (;;) {
-      const text = screen(s);
-      if (re.test(text)) return text;
-      if (Date.now() - t0 > timeoutMs) throw new Error(`screen never matched ${re}:\n${text}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      const shown = await waitForCondition(
+        () => {
+          const text = screen(s);
+          return re.test(text) && { text };
+        },
+        { timeoutMs, everyMs: 100, what: `the screen to match ${re}` },
+      );
+      return shown.text;
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; it shows:\n${screen(s)}`);
     }
   }
+
   const kill = () => void spawnSync('tmux', ['-L', name, 'kill-server']);
   return { tmux, screen, waitFor, kill };
 }

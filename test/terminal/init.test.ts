@@ -5,7 +5,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { mergeModelSettings } from '../../src/cli/terminal/endpoint.js';
-import { artifact, cli, hasStack, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { artifact, cli, hasStack, tmuxMissing, startCli, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * `agentsvc init` (docs/cli.md, "init"): on a terminal it asks for the endpoint, the key (masked)
@@ -32,7 +34,7 @@ const CLOSED = await closedPort();
 /** No service answers here: doctor runs its local checks, never another test's service. */
 const NO_SERVICE = { AGENTSVC_URL: `http://127.0.0.1:${CLOSED}`, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', AGENTSVC_MODEL: '', AGENTSVC_MODELS: '' };
 
-t.test('on a terminal: preset list, URL, masked key asked again after a 401, model picked from the list, written, doctor', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('on a terminal: preset list, URL, masked key asked again after a 401, model picked from the list, written, doctor', { skip: noTmux }, async (t) => {
   const model = await startFakeModel();
   t.teardown(() => model.close());
   model.apiKey = 'sk-right-key';

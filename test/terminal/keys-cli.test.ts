@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { freshDatabaseUrl } from '../helpers/db.js';
-import { cli, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { cli, tmuxMissing, startCli, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /** Commands that delete ask first on a terminal, with the same flags (issue 31). */
 
-t.test('keys delete asks on a terminal, as sessions delete does; refuses without --yes when piped', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('keys delete asks on a terminal, as sessions delete does; refuses without --yes when piped', { skip: noTmux }, async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'agentsvc-keys-del-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const env = { AGENTSVC_HOME: home, DATABASE_URL: await freshDatabaseUrl(t) };

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { buildWithModel, echoTool } from '../helpers/chat.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
-import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { artifact, startCli, tmuxMissing, tmuxServer } from './helpers.js';
 
 /**
  * Interrupting in the interactive `agentsvc chat`, under tmux with the fake model (issue #42;
@@ -11,7 +11,6 @@ import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
  * resume; an approval is an arrow-key picker; Ctrl-O shows the last folded tool output whole. Screens in test/artifacts/terminal/keys-*.txt (each test prints its capture as comments).
  */
 
-const CI = process.env.CI === 'true';
 const { tmux, screen, waitFor, kill } = tmuxServer(`agentsvc-keys-${process.pid}`);
 t.teardown(kill);
 /** The empty editor at the bottom of the screen. */
@@ -19,12 +18,8 @@ const IDLE = '\\n─+\\n\\n─+$';
 /** An answer that streams for 9 s unless stopped. */
 const SLOW = { text: Array.from({ length: 60 }, (_, i) => `tick${i} `), delayMs: 150 };
 
-function needTmux(t: Test): boolean {
-  if (hasTmux) return true;
-  if (CI) t.fail('tmux is not installed: CI must drive the terminal client (apt-get install tmux)');
-  else t.comment('skipped: tmux is not installed (apt-get install tmux); CI=true makes this a failure');
-  return false;
-}
+const needTmux = (t: Test) => !tmuxMissing(t);
+
 
 const show = (t: Test, name: string, text: string) => {
   artifact(name, text);

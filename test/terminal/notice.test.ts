@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
-import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
+import { artifact, startCli, tmuxMissing, tmuxServer } from './helpers.js';
 
 /**
  * A budget warning in the interactive `agentsvc chat`, in tmux as a person sees it: the service sends
@@ -8,17 +8,13 @@ import { artifact, hasTmux, startCli, tmuxServer } from './helpers.js';
  * own (before issue #41 it dropped the event). Screen in test/artifacts/terminal/notice.txt.
  */
 
-const CI = process.env.CI === 'true';
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-notice-${process.pid}`);
 t.teardown(kill);
 const IDLE = '\\n─+\\n\\n─+$';
 
 t.test('a budget past 80% is a visible notice line; the run goes on to its answer', async (t) => {
-  if (!hasTmux) {
-    if (CI) t.fail('tmux is not installed: CI must drive the terminal client (apt-get install tmux)');
-    else t.comment('skipped: tmux is not installed (apt-get install tmux); CI=true makes this a failure');
-    return;
-  }
+  if (tmuxMissing(t)) return;
+
   // The install budget covers the session the first message makes.
   const { app, model } = await buildWithModel(t, { AGENTSVC_BUDGETS: JSON.stringify([{ period: 'month', max_tokens: 100 }]), AGENTSVC_TIMEZONE: 'UTC' });
   const env = { AGENTSVC_HOME: app.home, AGENTSVC_URL: app.url, NO_COLOR: '' };

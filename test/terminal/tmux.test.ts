@@ -1,6 +1,8 @@
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
-import { artifact, BIN, hasTmux, tmuxServer } from './helpers.js';
+import { artifact, BIN, tmuxMissing, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * The interactive `agentsvc chat` in a real terminal (tmux, on a server of its own): a tool call,
@@ -22,7 +24,7 @@ function start(name: string, env: Record<string, string>, args: string[]) {
   tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', `env ${vars} '${process.execPath}' '${BIN}' ${args.join(' ')}; echo "[exit $?]"; sleep 120`);
 }
 
-t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('interactive chat: tool call, question menu, Ctrl-C while streaming, double Ctrl-C exits', { skip: noTmux }, async (t) => {
   const { app, model } = await buildWithModel(t);
   t.teardown(kill);
   app.service.tools.register({

@@ -10,7 +10,10 @@ import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { rawZip } from '../portability/rawzip.js';
 import { cleanEnv } from '../helpers/cli.js';
-import { artifact, BIN, cli, hasTmux, tmuxServer } from './helpers.js';
+import { waitFor as waitForCondition } from '../helpers/wait.js';
+import { artifact, BIN, cli, tmuxMissing, tmuxServer } from './helpers.js';
+
+const noTmux = tmuxMissing(t);
 
 /**
  * `agentsvc export` and `agentsvc import` (docs/sharing-and-portability.md) against running services: a round trip
@@ -141,7 +144,7 @@ t.test('failures: one clear line, exit 1, nothing created', async (t) => {
 
 const { tmux, waitFor, kill } = tmuxServer(`agentsvc-transfer-${process.pid}`);
 
-t.test('on a terminal: a progress line with bar, bytes and entries', { skip: !hasTmux && process.env.CI !== 'true' && 'tmux not installed (under CI=true this fails)' }, async (t) => {
+t.test('on a terminal: a progress line with bar, bytes and entries', { skip: noTmux }, async (t) => {
   const { app, sid } = await chatFixture(t);
   t.teardown(kill);
   for (let i = 0; i < 30; i++) {
@@ -190,11 +193,10 @@ t.test('export interrupted by Ctrl-C removes its .part file', async (t) => {
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const exited = new Promise<number | null>((r) => child.once('close', r));
-  const t0 = Date.now();
-  while (!readdirSync(dir).some((f) => f.endsWith('.part') && statSync(join(dir, f)).size > 0)) {
-    if (Date.now() - t0 > 60_000) throw new Error(`no .part file: ${readdirSync(dir)} ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForCondition(() => readdirSync(dir).some((f) => f.endsWith('.part') && statSync(join(dir, f)).size > 0), { timeoutMs: 60_000, everyMs: 50, what: 'a .part file with bytes' }).catch((e) => {
+    throw new Error(`${e.message}: ${readdirSync(dir)} ${stderr}`);
+  });
+
   child.kill('SIGINT');
   t.equal(await exited, 1);
   t.match(stderr, /^agentsvc: export interrupted; .*\.part was removed\n$/);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 import { cli } from './helpers.js';
 import { Api } from '../../src/cli/terminal/api.js';
 import { sessionCostLines } from '../../src/cli/terminal/usage.js';
@@ -23,8 +24,8 @@ t.test('agentsvc usage: a table with a bar per row and a total; --json is the RE
   await request(sock, 'chat:send', { session_id: cheapSid, message: 'second' });
   await untilEnd(seen, cheapSid);
   // The inserts are off the streaming path: wait until both are in.
-  const until = Date.now() + 5000;
-  while ((await (await app.api('/api/usage')).json()).total.calls < 2 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+  await waitFor(async () => (await (await app.api('/api/usage')).json()).total.calls >= 2, { timeoutMs: 5000, everyMs: 20, what: 'both runs counted' });
+
 
   const table = await cli(['usage', '--by', 'model'], env);
   t.equal(table.code, 0, table.stderr);

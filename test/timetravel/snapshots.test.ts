@@ -87,7 +87,7 @@ t.test('a large pack is kept (never rewritten); later edits pack beside it and r
   t.equal(readFileSync(join(dir, 'small.txt'), 'utf8'), 'edit 2\n'.repeat(3));
   await snaps.restore('user_t', 'sess_t', first.tree);
   t.notOk(existsSync(join(dir, 'small.txt')), 'back to the first checkpoint');
-  t.ok(readFileSync(join(dir, 'big.bin')).equals(big), 'the large file from the kept pack, byte for byte');
+  t.same(readFileSync(join(dir, 'big.bin')), big, 'the large file from the kept pack, byte for byte');
 });
 
 t.test('an empty workspace needs no store; an unchanged one no git; a change is always caught', async (t) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { sessionHostDir } from '../../src/core/files/paths.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('the model writes, edits and runs a file; the client downloads it', async (t) => {
   const { app, model } = await buildWithModel(t);
@@ -141,12 +142,14 @@ t.test('background tasks and disable_tools', async (t) => {
   t.equal(list.length, 1);
   t.equal(list[0].status, 'running');
   const id = list[0].id;
-  let task: any;
-  for (let i = 0; i < 50; i++) {
-    task = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}?tail=2`)).json();
-    if (task.total_lines >= 5) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const task: any = await waitFor(
+    async () => {
+      const got = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}?tail=2`)).json();
+      return got.total_lines >= 5 && got;
+    },
+    { timeoutMs: 5000, everyMs: 100, what: 'five lines of output' },
+  );
+
   t.equal(task.output, 'line4\nline5');
   const stopped = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}/stop`, { method: 'POST' })).json();
   t.equal(stopped.status, 'killed');

@@ -3,6 +3,7 @@ import type { Computer, ExecOptions, ExecResult } from '../../runners/types.js';
 import { BackgroundTasks } from '../../src/core/tools/background.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** A computer whose commands write `chunks` (then wait for abort, when `hang`). */
 function fakeComputer(chunks: () => Iterable<string>, hang = true): Computer {
@@ -35,7 +36,7 @@ function fakeComputer(chunks: () => Iterable<string>, hang = true): Computer {
 const opts = (userId = 'alice') => ({ userId, cwd: '/w' });
 
 async function finished(bg: BackgroundTasks, sid: string, id: string) {
-  for (let i = 0; i < 500 && bg.get(sid, id)!.status === 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+  await waitFor(() => bg.get(sid, id)!.status !== 'running', { timeoutMs: 5000, what: `background task ${id} to finish` });
   return bg.get(sid, id, 2)!;
 }
 
@@ -78,9 +79,9 @@ t.test('running tasks are capped per user, with an error the model can act on', 
   const a = bg.start('s1', c, 'sleep 1000', opts());
   bg.start('s2', c, 'sleep 1000', opts());
   t.throws(() => bg.start('s1', c, 'sleep 1000', opts()), { isToolError: true, message: /limit 2 per user.*Stop one/ });
-  t.ok(bg.start('s3', c, 'sleep 1000', opts('bob')), 'another user is not affected');
+  t.equal(bg.start('s3', c, 'sleep 1000', opts('bob')).status, 'running', 'another user is not affected');
   await bg.stop('s1', a.id);
-  t.ok(bg.start('s1', c, 'sleep 1000', opts()), 'a stopped task frees its slot');
+  t.equal(bg.start('s1', c, 'sleep 1000', opts()).status, 'running', 'a stopped task frees its slot');
 });
 
 t.test('a task past its lifetime is killed and says why', async (t) => {
@@ -91,7 +92,7 @@ t.test('a task past its lifetime is killed and says why', async (t) => {
     'serve forever',
     opts(),
   );
-  for (let i = 0; i < 100 && task.status === 'running'; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => task.status !== 'running', { timeoutMs: 2000, everyMs: 20, what: 'the task stopped at its lifetime' });
   t.equal(task.status, 'killed');
   t.match(bg.get('s1', task.id)!.output, /serving\n+\[background task stopped: it ran longer than the 150 ms limit\]/);
 });
@@ -144,12 +145,14 @@ t.test('a real command flooding output without newlines keeps only the tail', as
     sid,
     task: { id },
   } = await startedInBackground(t, 'head -c 40000000 /dev/zero | tr "\\0" x', { AGENTSVC_BACKGROUND_OUTPUT_BYTES: '65536' });
-  let task: any;
-  for (let i = 0; i < 300; i++) {
-    task = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}?tail=5`)).json();
-    if (task.status !== 'running') break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const task: any = await waitFor(
+    async () => {
+      const got = await (await app.api(`/api/sessions/${sid}/background-tasks/${id}?tail=5`)).json();
+      return got.status !== 'running' && got;
+    },
+    { timeoutMs: 30_000, everyMs: 100, what: 'the background task to end' },
+  );
+
   t.equal(task.status, 'completed');
   t.equal(task.output_bytes, 40_000_000);
   t.ok(task.output.length <= 65536, `kept ${task.output.length} characters`);

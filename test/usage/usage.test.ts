@@ -2,6 +2,8 @@ import t from 'tap';
 import { buildWithModel, createSession, echoTool, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import type { TestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
+
 
 // docs/models-and-usage.md: a usage record per model call, chat:end.usage, GET /api/usage with correct totals
 // (checked against the turns), admin views, bad input.
@@ -24,12 +26,12 @@ async function usage(app: TestApp, query: string, key = app.adminKey) {
 
 /** Wait until the inserts (off the streaming path) are in. */
 async function untilCalls(app: TestApp, n: number, query = '', key = app.adminKey) {
-  const until = Date.now() + 5000;
-  for (;;) {
+  const counted = async () => {
     const r = await usage(app, query, key);
-    if (r.body.total?.calls >= n || Date.now() > until) return r;
-    await new Promise((res) => setTimeout(res, 20));
-  }
+    return r.body.total?.calls >= n && r;
+  };
+  // Past the deadline the last answer is returned: the test's exact assertions then say what is missing.
+  return waitFor(counted, { timeoutMs: 5000, everyMs: 20, what: `${n} calls counted` }).catch(() => usage(app, query, key));
 }
 
 t.test('usage: chat:end.usage, totals per session, model and day match the turns', async (t) => {

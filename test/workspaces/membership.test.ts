@@ -1,5 +1,6 @@
 import t from 'tap';
 import { buildWithModel } from '../helpers/chat.js';
+import { quietFor, waitFor } from '../helpers/wait.js';
 
 /**
  * A workspace's agents are those of its current members (docs/solutions-and-admin.md): an issue is assigned only
@@ -8,7 +9,7 @@ import { buildWithModel } from '../helpers/chat.js';
  * with their default env bucket, and the timeline showed their HOME and BOB_SECRET.
  */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 // A shell expansion, not a template: the run's Bash tells what its computer holds.
 // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax
 const ECHO = 'echo "HOME=$HOME SECRET=${BOB_SECRET:-none}"';
@@ -28,13 +29,16 @@ t.test('a member who leaves takes their agents along; their runs stop; nobody dr
   const issue = async (key: string, title: string) => (await (await api(`${w}/issues`, key, 'POST', { title })).json()).id as string;
   const assign = (key: string, id: string, agent: string) => api(`${w}/issues/${id}`, key, 'PUT', { assignee_type: 'agent', assignee_id: agent });
   const runs = async (id: string) => (await (await api(`${w}/issues/${id}/task-runs`, alice.key)).json()).items;
-  const until = async (id: string, ok: (r: any) => boolean) => {
-    for (const t0 = Date.now(); Date.now() - t0 < 60_000; await sleep(100)) {
-      const r = (await runs(id))[0];
-      if (r && ok(r)) return r;
-    }
-    throw new Error(`the run of ${id} did not get there: ${JSON.stringify(await runs(id))}`);
-  };
+  const until = async (id: string, ok: (r: any) => boolean) =>
+    waitFor(
+      async () => {
+        const r = (await runs(id))[0];
+        return r && ok(r) && r;
+      },
+      { timeoutMs: 60_000, everyMs: 100, what: `the run of ${id} in the awaited state` },
+    ).catch(async (e) => {
+      throw new Error(`${e.message}: ${JSON.stringify(await runs(id))}`);
+    });
   /** What the agent's Bash call saw, from the run's session (read with its owner's key). */
   const seen = async (sessionId: string, key: string) => {
     const turns = (await (await api(`/api/sessions/${sessionId}/messages`, key)).json()) as { tool_calls: { tool_name: string; result: string }[] }[];
@@ -64,7 +68,7 @@ t.test('a member who leaves takes their agents along; their runs stop; nobody dr
   const long = await issue(bob.key, 'Long job');
   t.equal((await assign(bob.key, long, bobAgent)).status, 200);
   const running = await until(long, (r) => r.status === 'running');
-  for (const t0 = Date.now(); model.requests.length < 3 && Date.now() - t0 < 30_000; ) await sleep(50);
+  await waitFor(() => model.requests.length >= 3, { timeoutMs: 30_000, everyMs: 50, what: 'three model calls of the run' });
   t.equal((await api(`${w}/members/${bob.userId}`, alice.key, 'DELETE')).status, 200);
   const stopped = (await runs(long))[0];
   t.match(stopped, { status: 'interrupted', error: /left the workspace/, finished_at: /\d/ }, 'the run stopped with the removal');
@@ -116,10 +120,11 @@ t.test('a run still starting when its member leaves never reaches the model', as
   // The init_script ends; the run must not go on: watched for 2 s after, when the old code had
   // made the session and called the model within milliseconds.
   const status = async () => (await (await api(`/api/prod_agents/${encodeURIComponent(agent.provider_key)}`, 'GET', undefined, bob.key)).json()).agent.status;
-  for (const t0 = Date.now(); (await status()) === 'created' && Date.now() - t0 < 10_000; ) await sleep(100);
+  await waitFor(async () => (await status()) !== 'created', { timeoutMs: 10_000, everyMs: 100, what: 'the init_script to end' });
   t.equal(await status(), 'ready', 'the init_script ran');
   const sessions = async () => (await app.service.db.sql<{ n: number }>('select count(*)::int as n from sessions where user_id = ?', [bob.userId]))[0].n;
-  for (const t0 = Date.now(); Date.now() - t0 < 2000 && model.requests.length === 0 && (await sessions()) === 0; ) await sleep(50);
+  await quietFor(2000, 'a session or a model call of the interrupted run');
+
   t.equal(await sessions(), 0, 'no session of the run was made');
   t.equal(model.requests.length, 0, 'no model call');
   t.match(await runs(), [{ status: 'interrupted', session_id: null }]);

@@ -1,10 +1,11 @@
 import t from 'tap';
 import { buildWithModel, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** Issues worked by agents (docs/solutions-and-admin.md): assignment starts a task run; status, usage and answer show on the issue. */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 
 t.test('an issue assigned to an agent: task run, usage, final answer, timeline', async (t) => {
   const { app, model } = await buildWithModel(t);
@@ -46,11 +47,8 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
   let runs = await runsOf();
   t.equal(runs.length, 1);
   t.match(runs[0].status, /^(starting|running|completed)$/);
-  const t0 = Date.now();
-  while (runs[0].status !== 'completed' && runs[0].status !== 'failed' && Date.now() - t0 < 60_000) {
-    await sleep(200);
-    runs = await runsOf();
-  }
+  const finished = (r: { status: string } | undefined) => r?.status === 'completed' || r?.status === 'failed';
+  await waitFor(async () => finished((runs = await runsOf())[0]), { timeoutMs: 60_000, everyMs: 200, what: 'the task run to finish' }).catch(() => {}); // asserted below
   const run = runs[0];
   t.match(run, {
     id: /^irun_/,
@@ -107,12 +105,8 @@ t.test('an issue assigned to an agent: task run, usage, final answer, timeline',
   model.script({ status: 400 });
   const broken = await (await post(`${w}/issues`, { title: 'Doomed', assignee_type: 'agent', assignee_id: agent.record_id })).json();
   t.equal(broken.status, 'in_progress', 'assigned at creation: the run starts at once');
-  let bad = (await (await app.api(`${w}/issues/${broken.id}/task-runs`)).json()).items;
-  const t1 = Date.now();
-  while (!['failed', 'completed'].includes(bad[0]?.status) && Date.now() - t1 < 60_000) {
-    await sleep(200);
-    bad = (await (await app.api(`${w}/issues/${broken.id}/task-runs`)).json()).items;
-  }
+  let bad: any[] = [];
+  await waitFor(async () => finished((bad = (await (await app.api(`${w}/issues/${broken.id}/task-runs`)).json()).items)[0]), { timeoutMs: 60_000, everyMs: 200, what: 'the failing run to finish' }).catch(() => {}); // asserted below
   t.match(bad, [{ status: 'failed', error: /.+/, final_answer: null }]);
   const kinds = (await (await app.api(`${w}/issues/${broken.id}/timeline`)).json()).items.map((e: any) => e.kind);
   t.ok(kinds.includes('task_run_finished') && !kinds.includes('agent_answer'), 'a failed run has no answer');
@@ -132,13 +126,15 @@ t.test('task runs follow a question and survive the death of their node', async 
   const agent = await (await post('/api/prod_agents', { name: 'Asker', solution_id: 'code-reviewer', biz_role_id: 'fixer' })).json();
   const ws = await (await post('/api/prod_workspaces', { name: 'Ops' })).json();
   const w = `/api/prod_workspaces/${ws.id}`;
-  const until = async (issueId: string, ok: (r: any) => boolean) => {
-    for (const t0 = Date.now(); Date.now() - t0 < 60_000; await sleep(200)) {
-      const runs = (await (await app.api(`${w}/issues/${issueId}/task-runs`)).json()).items;
-      if (runs[0] && ok(runs[0])) return runs[0];
-    }
-    throw new Error('the run did not get there');
-  };
+  const until = async (issueId: string, ok: (r: any) => boolean) =>
+    waitFor(
+      async () => {
+        const runs = (await (await app.api(`${w}/issues/${issueId}/task-runs`)).json()).items;
+        return runs[0] && ok(runs[0]) && runs[0];
+      },
+      { timeoutMs: 60_000, everyMs: 200, what: `the run of ${issueId} in the awaited state` },
+    );
+
 
   // The agent asks its owner a question: the run waits, then goes on once answered.
   model.script(
