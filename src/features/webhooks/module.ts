@@ -26,7 +26,10 @@ export const webhooksModule = defineModule({
     });
     return {
       provides: webhooks,
-      hooks: [{ on: 'run.ended', name: 'webhooks.runs', run: (e) => webhooks.onRunEnded(e) }],
+      hooks: [
+        { on: 'run.ended', name: 'webhooks.runs', run: (e) => webhooks.onRunEnded(e) },
+        { on: 'budget.warning', name: 'webhooks.budgets', run: (e) => webhooks.onBudgetWarning(e) },
+      ],
       routes: [{ plugin: webhookRoutes, opts: { webhooks } }],
       jobs: [{ name: 'webhooks', start: () => webhooks.start(), stop: async () => webhooks.close() }],
     };

@@ -84,6 +84,15 @@ export class Webhooks {
     await this.emit(event, run.userId, run.sessionId, data);
     // A failed scheduled task is also a failed run.
     if (event === 'scheduled_task.failed') await this.emit('run.failed', run.userId, run.sessionId, data);
+    // A run a spent budget stopped: budget.exceeded, after its run.completed (one per stopped run).
+    if (e.finish_reason === 'budget')
+      await this.emit('budget.exceeded', run.userId, run.sessionId, { session_id: run.sessionId, run_id: run.runId, user_id: run.userId, message: preview(e.error?.message) });
+  }
+
+  /** A budget passed 80% with one of a run's calls (once per period): budget.warning, with the budget and its use. */
+  async onBudgetWarning(e: HookEvents['budget.warning']): Promise<void> {
+    const { run } = e;
+    await this.emit('budget.warning', run.userId, run.sessionId, { session_id: run.sessionId, run_id: run.runId, user_id: run.userId, message: preview(e.message), budget: e.budget });
   }
 
   /** What a waiting session waits for, in short: each question's text or the tool an approval is for. */
