@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { buildWithModel, createSession, echoTool, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
+import { receiver } from './receiver.js';
 
 // docs/webhooks.md events: budget.warning when a run's call takes a budget past 80% (once per
 // period), budget.exceeded when a spent budget stops a run; both signed like every delivery.
@@ -12,18 +11,7 @@ import { waitFor } from '../helpers/wait.js';
 t.test('a budget passing 80% and then stopping the run sends budget.warning and budget.exceeded, signed', async (t) => {
   const { app, model } = await buildWithModel(t, { AGENTSVC_WEBHOOK_ALLOW_PRIVATE: 'true', AGENTSVC_WEBHOOK_RETRY_BASE_MS: '300', AGENTSVC_SCHEDULER_POLL_MS: '100' });
   app.service.tools.register(echoTool());
-  const got: { headers: Record<string, string>; body: string }[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      got.push({ headers: req.headers as Record<string, string>, body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise((r) => server.close(r)));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const { got, url } = await receiver(t, () => 204);
   const res = await app.api('/api/webhooks', { method: 'POST', json: { url, events: ['budget.warning', 'budget.exceeded'] } });
   t.equal(res.status, 201);
   const hook = await res.json();
