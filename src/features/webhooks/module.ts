@@ -11,9 +11,10 @@ declare module '../../platform/lib/modules.js' {
 
 export const webhooksModule = defineModule({
   name: 'webhooks',
-  needs: ['scheduling', 'engine', 'solutions', 'sessions'],
+  needs: ['scheduling', 'engine', 'solutions', 'sessions', 'telemetry'],
   start(ctx) {
     const { admin } = ctx.get('solutions');
+    const { metrics } = ctx.get('telemetry');
     const webhooks = new Webhooks({
       db: ctx.db,
       sessions: ctx.get('sessions'),
@@ -23,6 +24,7 @@ export const webhooksModule = defineModule({
       isAdmin: (u) => admin.isAdmin(u),
       allowPrivate: ctx.config.webhooks.allowPrivate,
       retryBaseMs: ctx.config.webhooks.retryBaseMs,
+      onAttempt: (event, outcome) => metrics.webhookDelivery(event, outcome),
     });
     return {
       provides: webhooks,
