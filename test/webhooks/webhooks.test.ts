@@ -1,33 +1,13 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
 import type { TestApp } from '../helpers/app.js';
+import { receiver } from './receiver.js';
 
 // docs/webhooks.md: Standard Webhooks signatures, durable deliveries retried with backoff, in order
 // per session, a delivery log, a test endpoint, the SSRF guard, masked secrets, disabling after 24 h.
-
-type Got = { headers: Record<string, string>; body: string; status: number };
-
-/** A local receiver: answers each request with `answer(n, body)` (n from 0) and keeps what it got. */
-async function receiver(t: { teardown(fn: () => unknown): void }, answer: (n: number, body: string) => number = () => 200) {
-  const got: Got[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const status = answer(got.length, body);
-      got.push({ headers: req.headers as Record<string, string>, body, status });
-      res.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise((r) => server.close(r)));
-  return { got, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` };
-}
 
 const LOCAL = { AGENTSVC_WEBHOOK_ALLOW_PRIVATE: 'true', AGENTSVC_WEBHOOK_RETRY_BASE_MS: '300', AGENTSVC_SCHEDULER_POLL_MS: '100' };
 

@@ -49,6 +49,8 @@ export interface HookEvents {
   };
   /** A model call's usage as recorded, with its cost from the price table (usage module; for metrics). */
   'model.usage': { run: RunInfo; model: string; input_tokens: number; output_tokens: number; cached_input_tokens: number; cost: number | null; estimated: boolean };
+  /** A budget passed 80% with a run's call, once per period (usage module; webhooks send `budget.warning`). */
+  'budget.warning': { run: RunInfo; message: string; budget: Record<string, unknown> };
   /**
    * After each tool call that was offered to run (denied and paused ones included), with its parsed
    * arguments and, for a call that ran (`done`/`error`), the result the model sees (else null): the
@@ -180,6 +182,7 @@ export const HOOK_POINTS: Readonly<
   'model.credentials': 'step',
   'model.call': 'event',
   'model.usage': 'event',
+  'budget.warning': 'event',
   'tool.before': 'gate',
   'tool.call': 'event',
   'run.ending': 'fields',

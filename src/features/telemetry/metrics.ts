@@ -73,6 +73,7 @@ export class ServiceMetrics {
   private readonly events: Counter<'event'>;
   private readonly approvals: Counter<'action'>;
   private readonly runLimits: Counter<'limit'>;
+  private readonly webhookDeliveries: Counter<'event' | 'outcome'>;
   private readonly sandboxStart: Histogram<'runner' | 'outcome'>;
   private readonly deliveryLag: Histogram<'origin'>;
   private readonly lagLocal: Histogram.Internal<'origin'>;
@@ -164,6 +165,12 @@ export class ServiceMetrics {
     this.approvals = new Counter({ name: 'agentsvc_approvals_total', help: 'Tool policy decisions by action (allowed, denied, asked, approved, rejected)', labelNames: ['action'], registers });
     this.notices = new Counter({ name: 'agentsvc_notices_total', help: 'system:notice events by code (BUDGET_WARNING: a budget passed 80%; RUN_LIMIT; LOOP_DETECTED; TOOLS_DEFERRED; TOOL_SEARCH; other)', labelNames: ['code'], registers });
     this.runLimits = new Counter({ name: 'agentsvc_run_limits_total', help: 'Runs ended by a ceiling or the loop detector (seconds, tool_calls, loop)', labelNames: ['limit'], registers });
+    this.webhookDeliveries = new Counter({
+      name: 'agentsvc_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by event and outcome (delivered; failed: retried later; given_up: failed for 24 h, dropped)',
+      labelNames: ['event', 'outcome'],
+      registers,
+    });
   }
 
   /**
@@ -214,6 +221,11 @@ export class ServiceMetrics {
   /** A run ended by a ceiling or the loop detector (src/features/run-limits): three label values. */
   runLimit(limit: 'seconds' | 'tool_calls' | 'loop'): void {
     this.runLimits.inc({ limit });
+  }
+
+  /** One webhook delivery attempt (src/features/webhooks): `event` is one of the webhook events or webhook.test. */
+  webhookDelivery(event: string, outcome: 'delivered' | 'failed' | 'given_up'): void {
+    this.webhookDeliveries.inc({ event, outcome });
   }
 
   /** One HTTP request answered: `route` is fastify's route template (`unmatched` for a 404 of no route). */

@@ -61,7 +61,10 @@ export async function createUsage(deps: {
     run.output_tokens += output_tokens;
     if (cost !== null) run.cost = (run.cost ?? 0) + cost;
     runs.set(c.run.runId, run);
-    for (const w of budgets.record(c.run.userId, c.run.sessionId, input_tokens + output_tokens, cost ?? 0)) c.run.notice('BUDGET_WARNING', w.message, w.data);
+    for (const w of budgets.record(c.run.userId, c.run.sessionId, input_tokens + output_tokens, cost ?? 0)) {
+      c.run.notice('BUDGET_WARNING', w.message, w.data);
+      void hooks.emit('budget.warning', { run: c.run, message: w.message, budget: w.data });
+    }
     void hooks.emit('model.usage', { run: c.run, model: c.model, input_tokens, output_tokens, cached_input_tokens: c.cachedInputTokens, cost, estimated: c.estimated });
     return store
       .insert({

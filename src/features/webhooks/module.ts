@@ -11,9 +11,10 @@ declare module '../../platform/lib/modules.js' {
 
 export const webhooksModule = defineModule({
   name: 'webhooks',
-  needs: ['scheduling', 'engine', 'solutions', 'sessions'],
+  needs: ['scheduling', 'engine', 'solutions', 'sessions', 'telemetry'],
   start(ctx) {
     const { admin } = ctx.get('solutions');
+    const { metrics } = ctx.get('telemetry');
     const webhooks = new Webhooks({
       db: ctx.db,
       sessions: ctx.get('sessions'),
@@ -23,10 +24,14 @@ export const webhooksModule = defineModule({
       isAdmin: (u) => admin.isAdmin(u),
       allowPrivate: ctx.config.webhooks.allowPrivate,
       retryBaseMs: ctx.config.webhooks.retryBaseMs,
+      onAttempt: (event, outcome) => metrics.webhookDelivery(event, outcome),
     });
     return {
       provides: webhooks,
-      hooks: [{ on: 'run.ended', name: 'webhooks.runs', run: (e) => webhooks.onRunEnded(e) }],
+      hooks: [
+        { on: 'run.ended', name: 'webhooks.runs', run: (e) => webhooks.onRunEnded(e) },
+        { on: 'budget.warning', name: 'webhooks.budgets', run: (e) => webhooks.onBudgetWarning(e) },
+      ],
       routes: [{ plugin: webhookRoutes, opts: { webhooks } }],
       jobs: [{ name: 'webhooks', start: () => webhooks.start(), stop: async () => webhooks.close() }],
     };

@@ -35,6 +35,8 @@ export interface WebhookDeps {
   isAdmin: (userId: string) => Promise<boolean>;
   allowPrivate: boolean;
   retryBaseMs: number;
+  /** Counts each attempt (the metric agentsvc_webhook_deliveries_total). */
+  onAttempt?: (event: WebhookEvent, outcome: 'delivered' | 'failed' | 'given_up') => void;
   /** Tests map names to local servers; default the system resolver. */
   resolver?: Resolver;
 }
@@ -84,6 +86,15 @@ export class Webhooks {
     await this.emit(event, run.userId, run.sessionId, data);
     // A failed scheduled task is also a failed run.
     if (event === 'scheduled_task.failed') await this.emit('run.failed', run.userId, run.sessionId, data);
+    // A run a spent budget stopped: budget.exceeded, after its run.completed (one per stopped run).
+    if (e.finish_reason === 'budget')
+      await this.emit('budget.exceeded', run.userId, run.sessionId, { session_id: run.sessionId, run_id: run.runId, user_id: run.userId, message: preview(e.error?.message) });
+  }
+
+  /** A budget passed 80% with one of a run's calls (once per period): budget.warning, with the budget and its use. */
+  async onBudgetWarning(e: HookEvents['budget.warning']): Promise<void> {
+    const { run } = e;
+    await this.emit('budget.warning', run.userId, run.sessionId, { session_id: run.sessionId, run_id: run.runId, user_id: run.userId, message: preview(e.message), budget: e.budget });
   }
 
   /** What a waiting session waits for, in short: each question's text or the tool an approval is for. */
@@ -137,7 +148,9 @@ export class Webhooks {
       }
       const attempt = head.attempt + 1;
       const r = await this.attempt(hook, head, attempt);
+      const event = head.event as WebhookEvent;
       if (r.status === 'delivered') {
+        this.d.onAttempt?.(event, 'delivered');
         await this.store.finish(head.id, 'delivered', attempt);
         await this.store.streak(hook.id, true);
         continue;
@@ -149,9 +162,11 @@ export class Webhooks {
         this.d.logger.warn({ webhook_id: hook.id }, 'a webhook failed for 24 h and was disabled');
       }
       if (now - new Date(head.created_at).getTime() >= RETRY_FOR_MS) {
+        this.d.onAttempt?.(event, 'given_up');
         await this.store.finish(head.id, 'failed', attempt);
         continue;
       }
+      this.d.onAttempt?.(event, 'failed');
       const wait = Math.min(this.d.retryBaseMs * 2 ** (attempt - 1), MAX_BACKOFF_MS);
       const at = new Date(now + wait);
       await this.store.retryAt(head.id, attempt, at);
@@ -267,6 +282,7 @@ export class Webhooks {
     const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: id } });
     await this.store.enqueue({ id: msg, webhook_id: id, event: 'webhook.test', session_id: null, body });
     const a = await this.attempt(hook, { id: msg, event: 'webhook.test', body }, 1);
+    this.d.onAttempt?.('webhook.test', a.status);
     await this.store.finish(msg, a.status, 1);
     return attemptView(a);
   }
