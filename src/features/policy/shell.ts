@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Language, Parser, type Tree, type TreeCursor } from 'web-tree-sitter';
-import { dangerousName, declaration, names, runs, Unsplittable, type Word } from './shell-commands.js';
+import { dangerousName, declaration, names, runs } from './shell-commands.js';
+import { Unsplittable, type Word } from './shell-words.js';
 
 /**
  * The simple commands of a Bash command line, for Bash rules (docs/policy-commands.md). The line is
