@@ -1,6 +1,7 @@
 import t from 'tap';
 import { decide, type PolicySet } from '../../src/features/policy/rules.js';
-import { pipesAsLists, plainCommands, ShellParser } from '../../src/features/policy/shell.js';
+import { ShellParser } from '../../src/features/policy/shell.js';
+import { pipesAsLists, plainCommands } from '../../src/features/policy/shell-plain-line.js';
 
 // docs/policy.md: Bash patterns are matched against every simple command of the line; a line that
 // cannot be split matches every rule. Each row: the line, a deny pattern, and whether it meets it.

@@ -1,3 +1,6 @@
+import { DANGEROUS, OPAQUE, type Options, RUNNERS, SHELL_FLAGS, SHELL_LONG_FLAGS, SHELLS, WRAPPER_OPTIONS } from './shell-command-tables.js';
+import { fail, lit, type Word } from './shell-words.js';
+
 /**
  * What a simple command runs besides itself, for Bash rules (docs/policy-commands.md). The parser
  * (shell.ts) hands over a command's words; this file knows the wrappers that run another command
@@ -5,23 +8,12 @@
  * the builtins that change what later words mean (`alias`, `hash`, `trap`, `declare -i`, ...).
  *
  * Written by hand: no library models what a command line will run (shell-quote and the parsers
- * only split words). Each wrapper's options are read as its own getopt reads them, from a table:
- * an option the table does not list (an abbreviated long option, a new flag), a word not fully
- * literal before the command, or a command the table lists as opaque throws Unsplittable, which
- * makes the whole line match every rule. Seeing through less than a wrapper accepts is the
+ * only split words). Each wrapper's options are read as its own getopt reads them, from a table
+ * (shell-command-tables.ts): an option the table does not list (an abbreviated long option, a
+ * new flag), a word not fully literal before the command, or a command the table lists as opaque
+ * throws Unsplittable, which makes the whole line match every rule. Seeing through less than a wrapper accepts is the
  * failure this file must not have; refusing a line it could have read only asks more often.
  */
-
-/** One word of a command after quote removal. `literal` false: part of it is only known when it runs. */
-export interface Word {
-  /** The word's text; what is only known at run time (an expansion, a substitution) reads `*`. */
-  text: string;
-  /** No expansion, substitution, `$'..'`, glob or brace in it: the shell passes exactly `text`. */
-  literal: boolean;
-}
-
-/** The line cannot be read within the subset: it matches every rule. */
-export class Unsplittable extends Error {}
 
 /** What a command runs: more commands (as words) and command lines to parse. */
 export interface Runs {
@@ -30,116 +22,6 @@ export interface Runs {
 }
 
 const NOTHING: Runs = { commands: [], scripts: [] };
-function fail(why: string): never {
-  throw new Unsplittable(why);
-}
-const lit = (text: string): Word => ({ text, literal: true });
-
-/**
- * Programs and builtins that run code this parser does not read, or change how the shell reads
- * later words: their lines match every rule. Shells other than the POSIX/bash family read
- * another language (zsh's glob qualifiers run code, fish and csh differ throughout).
- */
-const OPAQUE = new Set([
-  'alias',
-  'hash',
-  'trap',
-  'enable',
-  'bind',
-  'complete',
-  'compgen',
-  'fc',
-  'coproc',
-  'let',
-  'caller',
-  'script',
-  'unshare',
-  'su',
-  'runuser',
-  'parallel',
-  'sem',
-  'chroot',
-  'nsenter',
-  'systemd-run',
-  'systemd-nspawn',
-  'firejail',
-  'bwrap',
-  'strace',
-  'ltrace',
-  'valgrind',
-  'gdb',
-  'perf',
-  'xvfb-run',
-  'dbus-run-session',
-  'dbus-launch',
-  'ssh-agent',
-  'fakeroot',
-  'fakechroot',
-  'faketime',
-  'numactl',
-  'prlimit',
-  'setpriv',
-  'capsh',
-  'sg',
-  'newgrp',
-  'pkexec',
-  'proot',
-  'tmux',
-  'screen',
-  'expect',
-  'unbuffer',
-  'at',
-  'batch',
-  'entr',
-  'chronic',
-  'cgexec',
-  'schroot',
-  'machinectl',
-  'run-parts',
-  'start-stop-daemon',
-  'daemonize',
-  'runcon',
-  'chpst',
-  'setarch',
-  'linux32',
-  'linux64',
-  'i386',
-  'x86_64',
-  'catchsegv',
-  'eatmydata',
-  'torsocks',
-  'proxychains',
-  'proxychains4',
-  'tsocks',
-  'rlwrap',
-  'sshpass',
-  'flatpak-spawn',
-  'toolbox',
-  'distrobox',
-  'lxc-attach',
-  'lxc-execute',
-  'ld.so',
-  'nix-shell',
-  'hyperfine',
-  'zsh',
-  'ksh',
-  'ksh93',
-  'mksh',
-  'oksh',
-  'pdksh',
-  'yash',
-  'posh',
-  'fish',
-  'csh',
-  'tcsh',
-  'pwsh',
-  'elvish',
-  'nu',
-  'xonsh',
-]);
-
-/** Shells of the language parsed here (bash and POSIX sh): `-c` scripts are parsed in turn. */
-const SHELLS = new Set(['sh', 'bash', 'dash', 'ash', 'rbash', 'hush']);
 
 /**
  * Variables whose value the shell runs or reads as code (prompt expansion, start-up files,
@@ -147,21 +29,6 @@ const SHELLS = new Set(['sh', 'bash', 'dash', 'ash', 'rbash', 'hush']);
  */
 export function dangerousName(name: string): boolean {
   return DANGEROUS.has(name) || name.startsWith('BASH_FUNC_');
-}
-const DANGEROUS = new Set(['PS0', 'PS1', 'PS2', 'PS3', 'PS4', 'PROMPT_COMMAND', 'BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'BASH_ALIASES', 'BASH_CMDS', 'BASH_XTRACEFD']);
-
-/** A getopt-style option table: short flags, short options taking a value, and the long forms. */
-interface Options {
-  flags?: string;
-  valued?: string;
-  long?: string[];
-  longValued?: string[];
-  /** Long options whose value is only given as `--name=value`. */
-  longOptional?: string[];
-  /** `nice -10`: a number as an option. */
-  numeric?: boolean;
-  /** Options that make the wrapper run no command (or run one we do not model): unsplittable. */
-  refuse?: string;
 }
 
 interface Parsed {
@@ -250,7 +117,7 @@ function shell(args: Word[]): Runs {
       break;
     }
     if (a.startsWith('--')) {
-      if (['--norc', '--noprofile', '--login', '--posix', '--restricted', '--verbose', '--version', '--help', '--noediting', '--debugger', '--protected'].includes(a)) continue;
+      if (SHELL_LONG_FLAGS.includes(a)) continue;
       fail(`shell option ${a}`);
     }
     if (!/^[-+]/.test(a)) break;
@@ -262,7 +129,7 @@ function shell(args: Word[]): Runs {
         if (args[++i].text === 'expand_aliases') fail('expand_aliases');
         break;
       } else if (ch === 's' || ch === 'i') fail('a shell reading its program from standard input');
-      else if (!'abefhkmnptuvxBCEHPTlrD'.includes(ch)) fail(`shell option -${ch}`);
+      else if (!SHELL_FLAGS.includes(ch)) fail(`shell option -${ch}`);
     }
   }
   if (!script) {
@@ -282,13 +149,7 @@ function env(args: Word[]): Runs {
   for (;;) {
     const { at, seen } = options(
       rest,
-      {
-        flags: 'i0v',
-        valued: 'uCS',
-        long: ['ignore-environment', 'null', 'debug', 'list-signal-handling'],
-        longValued: ['unset', 'chdir', 'split-string'],
-        longOptional: ['block-signal', 'default-signal', 'ignore-signal'],
-      },
+      WRAPPER_OPTIONS.env,
       i,
     );
     const split = seen.get('S') ?? seen.get('split-string');
@@ -314,13 +175,7 @@ function env(args: Word[]): Runs {
 
 /** `xargs [opts] [cmd [args]]` (echo when none), with the words it reads; a command named by the replacement string is unsplittable. */
 function xargs(args: Word[]): Runs {
-  const { at, seen } = options(args, {
-    flags: '0prtxob',
-    valued: 'IaEdLnPs',
-    long: ['null', 'no-run-if-empty', 'verbose', 'interactive', 'exit', 'open-tty', 'show-limits'],
-    longValued: ['arg-file', 'delimiter', 'max-args', 'max-procs', 'max-chars', 'process-slot-var'],
-    longOptional: ['replace', 'max-lines', 'eof'],
-  });
+  const { at, seen } = options(args, WRAPPER_OPTIONS.xargs);
   // -i, -l and -e (an optional value attached only) are not in the table: unsplittable.
   const replace = seen.get('I') ?? (seen.has('replace') ? seen.get('replace') || '{}' : undefined);
   // Without a replacement string, the words read from stdin are appended to the command: one more
@@ -332,13 +187,7 @@ function xargs(args: Word[]): Runs {
 
 /** `watch [opts] cmd...`: the words joined are run by `sh -c` (with -x, as words). */
 function watch(args: Word[]): Runs {
-  const { at, seen } = options(args, {
-    flags: 'bcegptwxr',
-    valued: 'nq',
-    long: ['beep', 'color', 'no-color', 'errexit', 'chgexit', 'exec', 'no-title', 'precise', 'no-wrap', 'no-linewrap', 'no-rerun'],
-    longValued: ['interval', 'equexit'],
-    longOptional: ['differences'],
-  });
+  const { at, seen } = options(args, WRAPPER_OPTIONS.watch);
   if (seen.has('x') || seen.has('exec')) return command(args, at);
   const rest = args.slice(at);
   if (!rest.length) return NOTHING;
@@ -348,12 +197,7 @@ function watch(args: Word[]): Runs {
 
 /** `flock [opts] FILE cmd...`, `flock [opts] FILE -c 'script'`, `flock -c 'script' FILE`. */
 function flock(args: Word[]): Runs {
-  const { at, seen } = options(args, {
-    flags: 'sexnouF',
-    valued: 'wEc',
-    long: ['shared', 'exclusive', 'nonblock', 'nb', 'close', 'unlock', 'no-fork', 'verbose'],
-    longValued: ['timeout', 'wait', 'conflict-exit-code', 'command'],
-  });
+  const { at, seen } = options(args, WRAPPER_OPTIONS.flock);
   const before = seen.get('c') ?? seen.get('command');
   const after = positional(args, at);
   const next = args[after];
@@ -415,53 +259,6 @@ export function testWords(words: Word[]): void {
   }
 }
 
-/**
- * Tools that run a command in an environment they set up (`uv run pytest`, `npm exec -- vitest`,
- * `bundle exec rake`): the subcommand that runs one (none: the tool itself runs it) and how many
- * literal words (a user, a folder) come before the command. Their options are not modelled: any
- * option before the command makes the line unsplittable.
- */
-const RUNNERS: Record<string, [sub: string[], before: number]> = {
-  npm: [['exec', 'x'], 0],
-  pnpm: [['exec', 'dlx'], 0],
-  yarn: [['exec', 'dlx'], 0],
-  bun: [['x', 'exec'], 0],
-  uv: [['run'], 0],
-  poetry: [['run'], 0],
-  pipenv: [['run'], 0],
-  bundle: [['exec'], 0],
-  conda: [['run'], 0],
-  mamba: [['run'], 0],
-  micromamba: [['run'], 0],
-  pixi: [['run', 'exec'], 0],
-  hatch: [['run'], 0],
-  pdm: [['run'], 0],
-  rye: [['run'], 0],
-  mise: [['exec', 'x'], 0],
-  asdf: [['exec'], 0],
-  rbenv: [['exec'], 0],
-  pyenv: [['exec'], 0],
-  nodenv: [['exec'], 0],
-  direnv: [['exec'], 1],
-  op: [['run'], 0],
-  doppler: [['run'], 0],
-  'aws-vault': [['exec'], 1],
-  npx: [[], 0],
-  pnpx: [[], 0],
-  bunx: [[], 0],
-  uvx: [[], 0],
-  pipx: [['run'], 0],
-  tini: [[], 0],
-  'dumb-init': [[], 0],
-  ccache: [[], 0],
-  distcc: [[], 0],
-  gosu: [[], 1],
-  'su-exec': [[], 1],
-  setuidgid: [[], 1],
-  dotenv: [[], 0],
-  catatonit: [[], 0],
-};
-
 function runner(args: Word[], [sub, before]: [string[], number]): Runs {
   let i = 0;
   if (sub.length) {
@@ -498,30 +295,7 @@ export function runs(base: string, args: Word[]): Runs {
     case 'env':
       return env(args);
     case 'sudo': {
-      const { at, seen } = options(args, {
-        flags: 'AbEeHiKklnPSsVvN',
-        valued: 'CDgprtTUuR',
-        long: [
-          'askpass',
-          'background',
-          'edit',
-          'set-home',
-          'login',
-          'remove-timestamp',
-          'reset-timestamp',
-          'list',
-          'non-interactive',
-          'preserve-groups',
-          'stdin',
-          'shell',
-          'version',
-          'validate',
-          'bell',
-          'no-update',
-        ],
-        longValued: ['close-from', 'chdir', 'group', 'prompt', 'chroot', 'role', 'type', 'command-timeout', 'other-user', 'user', 'host'],
-        longOptional: ['preserve-env'],
-      });
+      const { at, seen } = options(args, WRAPPER_OPTIONS.sudo);
       let i = at;
       for (; i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i].text); i++) {
         if (!args[i].literal || dangerousName(args[i].text.split('=')[0])) fail('sudo assignment');
@@ -531,43 +305,37 @@ export function runs(base: string, args: Word[]): Runs {
       return command(args, i);
     }
     case 'doas': {
-      const { at, seen } = options(args, { flags: 'nsL', valued: 'uC' });
+      const { at, seen } = options(args, WRAPPER_OPTIONS.doas);
       if (at >= args.length && seen.has('s')) fail('doas -s reading standard input');
       return command(args, at);
     }
     case 'nice':
-      return command(args, options(args, { valued: 'n', longValued: ['adjustment'], numeric: true }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.nice).at);
     case 'nohup':
     case 'builtin':
       return command(args, options(args, {}).at);
     case 'command':
-      return command(args, options(args, { flags: 'pvV' }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.command).at);
     case 'exec':
-      return command(args, options(args, { flags: 'cl', valued: 'a' }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.exec).at);
     case 'time':
-      return command(args, options(args, { flags: 'apvqV', valued: 'fo', long: ['append', 'portability', 'verbose', 'quiet'], longValued: ['format', 'output'] }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.time).at);
     case 'setsid':
-      return command(args, options(args, { flags: 'cfw', long: ['ctty', 'fork', 'wait'] }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.setsid).at);
     case 'stdbuf':
-      return command(args, options(args, { valued: 'ioe', longValued: ['input', 'output', 'error'] }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.stdbuf).at);
     case 'ionice':
-      return command(args, options(args, { flags: 'tpPu', valued: 'cn', long: ['ignore'], longValued: ['class', 'classdata'], refuse: 'pPu' }).at);
+      return command(args, options(args, WRAPPER_OPTIONS.ionice).at);
     case 'chrt': {
-      const o = options(args, {
-        flags: 'bdfiorRmaevp',
-        valued: 'TPD',
-        long: ['batch', 'deadline', 'fifo', 'idle', 'other', 'rr', 'reset-on-fork', 'all-tasks', 'verbose', 'max'],
-        longValued: ['sched-runtime', 'sched-period', 'sched-deadline'],
-        refuse: 'p',
-      });
+      const o = options(args, WRAPPER_OPTIONS.chrt);
       return command(args, positional(args, o.at));
     }
     case 'taskset': {
-      const o = options(args, { flags: 'acp', long: ['all-tasks', 'cpu-list'], refuse: 'p' });
+      const o = options(args, WRAPPER_OPTIONS.taskset);
       return command(args, positional(args, o.at));
     }
     case 'timeout': {
-      const o = options(args, { flags: 'v', valued: 'sk', long: ['preserve-status', 'foreground', 'verbose'], longValued: ['signal', 'kill-after'] });
+      const o = options(args, WRAPPER_OPTIONS.timeout);
       return command(args, positional(args, o.at));
     }
     case 'xargs':
