@@ -48,7 +48,7 @@ export const productionModule = defineModule({
     return {
       provides: { prodAgents, prodSolutions },
       routes: [
-        { plugin: prodUserRoutes, opts: { prodUsers: new ProdUsers(db, ctx.get('users')), isAdmin: (u: string) => admin.isAdmin(u) } },
+        { plugin: prodUserRoutes, opts: { prodUsers: new ProdUsers(ctx.get('users')), isAdmin: (u: string) => admin.isAdmin(u) } },
         { plugin: prodAgentRoutes, opts: { agents: prodAgents } },
         { plugin: prodSolutionRoutes, opts: { records: prodSolutions, documents, agents: solutionAgents } },
       ],
