@@ -87,8 +87,6 @@ const DEBT: Record<string, string[]> = {
   'src/features/sharing/store.ts': ['sessions'],
   'src/features/solutions/roles.ts': ['sessions'],
   'src/features/timetravel/store.ts': ['sessions', 'turns'],
-  'src/features/teams/issues.ts': ['workspaces'],
-  'src/features/teams/store.ts': ['issues', 'users'],
   'src/features/teams/task-runs.ts': ['sessions', 'turns'],
 };
 

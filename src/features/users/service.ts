@@ -171,6 +171,13 @@ export class UserService {
     return (await this.em().getConnection().execute('select 1 from api_keys where user_id = ? and name = ?', [userId, name])).length > 0;
   }
 
+  /** The names of these users, by id (unknown ids are absent). */
+  async usernames(ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.em().find(User, { id: { $in: [...new Set(ids)] } }, { fields: ['id', 'username'] });
+    return new Map(rows.map((u) => [u.id, u.username]));
+  }
+
   async findUser(username: string): Promise<User | null> {
     return this.em().findOne(User, { username });
   }
