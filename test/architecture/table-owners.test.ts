@@ -69,29 +69,15 @@ const WHOLE_INSTALL: Record<string, string> = {
 
 /** Cross-table SQL present when the rule was made: `file: tables it names but does not own`. */
 const DEBT: Record<string, string[]> = {
-  'src/features/admin/service.ts': ['users'],
   'src/core/events/event-store.ts': ['sessions'],
   'src/core/engine/run-store.ts': ['env_buckets', 'memories', 'session_events', 'sessions', 'turns'],
   'src/core/conversation/turn-store.ts': ['session_branches', 'sessions'],
-  'src/features/memories/recall.ts': ['sessions', 'turns'],
   'src/features/portability/archive.ts': ['checkpoints', 'memories', 'payload_annotations', 'session_branches', 'session_tasks', 'sessions', 'turns'],
   'src/features/portability/import.ts': ['checkpoints', 'memories', 'payload_annotations', 'session_branches', 'session_tasks', 'sessions', 'turns'],
-  'src/features/production/agents/service.ts': ['sessions'],
-  'src/features/production/solution-agents/service.ts': ['prod_agents'],
-  'src/features/production/solutions/documents.ts': ['prod_solution_versions', 'prod_solutions'],
-  'src/features/production/solutions/records.ts': ['sessions'],
-  'src/features/production/users/service.ts': ['api_keys', 'users'],
-  'src/features/replay/service.ts': ['session_events', 'sessions', 'turns'],
+  'src/features/production/solutions/documents.ts': ['prod_solution_versions'],
   'src/features/retention/store.ts': ['checkpoints', 'session_branches', 'sessions'],
-  'src/features/scheduling/store.ts': ['sessions'],
-  'src/core/sessions/service.ts': ['turns'],
   'src/features/sharing/redact.ts': ['env_buckets', 'sessions'],
-  'src/features/sharing/store.ts': ['sessions'],
-  'src/features/solutions/roles.ts': ['sessions'],
   'src/features/timetravel/store.ts': ['sessions', 'turns'],
-  'src/features/usage/budgets.ts': ['model_usage'],
-  'src/features/teams/issues.ts': ['workspaces'],
-  'src/features/teams/store.ts': ['issues', 'users'],
   'src/features/teams/task-runs.ts': ['sessions', 'turns'],
 };
 

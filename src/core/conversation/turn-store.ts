@@ -79,6 +79,34 @@ export class TurnStore {
     return r.n;
   }
 
+  /** Sessions of the turns among `sessionIds` whose text matches `pattern` (ilike), newest turn first; at most `limit` rows. */
+  async sessionsWithText(sessionIds: string[], pattern: string, limit: number): Promise<string[]> {
+    if (!sessionIds.length) return [];
+    const rows = await this.db.sql<{ session_id: string }>(
+      'select session_id from turns where session_id = any(?::text[]) and text ilike ? order by started_at desc, id desc limit ?',
+      [sessionIds, pattern, limit],
+    );
+    return rows.map((r) => r.session_id);
+  }
+
+  async count(sessionId: string): Promise<number> {
+    const [r] = await this.db.sql<{ n: number }>('select count(*)::int as n from turns where session_id = ?', [sessionId]);
+    return r.n;
+  }
+
+  async setMemoryRefs(turnId: string, refs: unknown): Promise<void> {
+    await this.db.sql('update turns set memory_refs = ?::jsonb where id = ?', [JSON.stringify(refs), turnId]);
+  }
+
+  /** The memory_refs of the session's newest user turn of the root loop. */
+  async lastUserMemoryRefs<T>(sessionId: string): Promise<T | null> {
+    const [r] = await this.db.sql<{ refs: T | null }>(
+      `select memory_refs as refs from turns where session_id = ? and role = 'user' and loop_id = 'root' order by sequence desc limit 1`,
+      [sessionId],
+    );
+    return r?.refs ?? null;
+  }
+
   async insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
     const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
     await this.db.sql(

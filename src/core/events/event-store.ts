@@ -57,6 +57,17 @@ export class EventStore {
     return rows.map((r) => ({ name: r.name, payload: r.payload }));
   }
 
+  /** Up to `limit` events with seq > after, in order, with their seq and time (a replay's source). */
+  async recordedPage(sessionId: string, after: number, limit: number): Promise<{ seq: number; name: string; payload: Record<string, unknown>; created_at: Date }[]> {
+    return this.db.sql('select seq, name, payload, created_at from session_events where session_id = ? and seq > ? order by seq limit ?', [sessionId, after, limit]);
+  }
+
+  /** How many events of this name the session has stored. */
+  async count(sessionId: string, name: string): Promise<number> {
+    const [r] = await this.db.sql<{ n: number }>('select count(*)::int as n from session_events where session_id = ? and name = ?', [sessionId, name]);
+    return r.n;
+  }
+
   async maxSeq(sessionId: string): Promise<number> {
     const [r] = await this.db.sql<{ m: number }>('select coalesce(max(seq), 0)::int as m from session_events where session_id = ?', [sessionId]);
     return r.m;

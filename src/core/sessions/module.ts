@@ -11,16 +11,18 @@ declare module '../../platform/lib/modules.js' {
 /** Sessions of a user: a role's plan at creation (session.plan), team workspaces for their members only (session.access). */
 export const sessionsModule = defineModule({
   name: 'sessions',
-  needs: ['folders'],
+  needs: ['folders', 'engine'],
   start(ctx) {
     const { config, hooks } = ctx;
     const folders = ctx.get('folders');
-    const sessions = new SessionService(ctx.db.em, {
+    const { turns } = ctx.get('engine');
+    const sessions = new SessionService(ctx.db, {
       hooks: ctx.hooks,
       removeFolder: (userId, sessionId) => folders.removeSession(userId, sessionId),
       defaultModel: config.model.default,
       models: config.model.models,
       memoryEnabled: config.memoryEnabled,
+      turnText: (ids, pattern, limit) => turns.sessionsWithText(ids, pattern, limit),
       // A role's plan (solutions) and team membership (teams): the hooks session.plan and session.access.
       plan: async (userId, input) => (await hooks.call('session.plan', { userId, input })) ?? null,
       workspaceAccess: async (userId, workspaceId) => (await hooks.call('session.access', { userId, workspaceId })) === true,

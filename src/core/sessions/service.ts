@@ -1,5 +1,6 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Database } from '../../platform/db/index.js';
 import { Session } from '../../platform/db/entities.js';
 import { newId } from '../../platform/lib/ids.js';
 import { Errors } from '../../platform/server/errors.js';
@@ -34,6 +35,8 @@ export interface SessionServiceOptions {
   memoryEnabled: boolean;
   /** A session created with solution_id/biz_role_id: the role's plan, or an error (422/403; src/features/solutions/roles.ts). */
   plan?: (userId: string, input: CreateSessionInput) => Promise<SessionPlan | null>;
+  /** Turn text search (the conversation's turn store): sessions among these with a matching turn, newest first. */
+  turnText?: (sessionIds: string[], pattern: string, limit: number) => Promise<string[]>;
   /** Whether the user may name this team workspace in a session (its member; src/features/teams). Unset: none may be named. */
   workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
 }
@@ -101,10 +104,48 @@ const toExtra = (r: ExtraRow): ExtraInfoT => ({
 
 /** Sessions of one user; another user's session is NOT_FOUND (its existence is not revealed). */
 export class SessionService {
+  private readonly em: () => EntityManager;
+
   constructor(
-    private readonly em: () => EntityManager,
+    private readonly db: Pick<Database, 'em' | 'sql'>,
     private readonly opts?: SessionServiceOptions,
-  ) {}
+  ) {
+    this.em = () => db.em();
+  }
+
+  /** A session's status; undefined when there is none. */
+  async status(id: string): Promise<string | undefined> {
+    return (await this.db.sql<{ status: string }>('select status from sessions where id = ?', [id]))[0]?.status;
+  }
+
+  /** A session's intent (its title), whoever owns it; undefined when there is none. */
+  async intentOf(id: string): Promise<string | undefined> {
+    return (await this.db.sql<{ intent: string }>('select intent from sessions where id = ?', [id]))[0]?.intent;
+  }
+
+  async memoryEnabled(id: string): Promise<boolean> {
+    return (await this.db.sql<{ m: boolean }>('select memory_enabled as m from sessions where id = ?', [id]))[0]?.m === true;
+  }
+
+  /** session_setup (null when unset), or undefined when there is no such session. */
+  async setupOf(id: string): Promise<{ session_setup: Record<string, unknown> | null } | undefined> {
+    return (await this.db.sql<{ session_setup: Record<string, unknown> | null }>('select session_setup from sessions where id = ?', [id]))[0];
+  }
+
+  /** Merges top-level keys into session_setup in one statement. */
+  async mergeSetup(id: string, setup: Record<string, unknown>): Promise<void> {
+    await this.db.sql(`update sessions set session_setup = coalesce(session_setup, '{}'::jsonb) || cast(? as jsonb) where id = ?`, [JSON.stringify(setup), id]);
+  }
+
+  async replayState<T>(id: string): Promise<T | null> {
+    return (await this.db.sql<{ replay_state: T | null }>('select replay_state from sessions where id = ?', [id]))[0]?.replay_state ?? null;
+  }
+
+  /** Sets replay_state, or merges `patch` into it (top-level keys) in one statement. */
+  async setReplayState(id: string, state: object, merge = false): Promise<void> {
+    const set = merge ? 'replay_state || ?::jsonb' : '?::jsonb';
+    await this.db.sql(`update sessions set replay_state = ${set} where id = ?`, [JSON.stringify(state), id]);
+  }
 
   /** Ids of every session of a user. */
   async idsOf(userId: string): Promise<string[]> {
@@ -167,14 +208,9 @@ export class SessionService {
     if (q.template_id_prefix) where.templateId = { $like: `${likeEscape(q.template_id_prefix)}%` };
     if (q.q) {
       const pattern = `%${likeEscape(q.q)}%`;
-      const hits = await em.getConnection().execute<{ session_id: string }[]>(
-        `select t.session_id from turns t join sessions s on s.id = t.session_id
-         where s.user_id = ? and t.text ilike ?
-         order by t.started_at desc, t.id desc limit ?`,
-        [userId, pattern, CONTENT_MATCH_LIMIT + 1],
-      );
+      const hits = (await this.opts?.turnText?.(await this.idsOf(userId), pattern, CONTENT_MATCH_LIMIT + 1)) ?? [];
       truncated = hits.length > CONTENT_MATCH_LIMIT;
-      const ids = [...new Set(hits.slice(0, CONTENT_MATCH_LIMIT).map((h) => h.session_id))];
+      const ids = [...new Set(hits.slice(0, CONTENT_MATCH_LIMIT))];
       where.$or = [{ intent: { $ilike: pattern } }, ...(ids.length ? [{ id: { $in: ids } }] : [])];
     }
     const [rows, total] = await em.findAndCount(Session, where, {

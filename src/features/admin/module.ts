@@ -11,9 +11,9 @@ declare module '../../platform/lib/modules.js' {
 
 export const adminModule = defineModule({
   name: 'admin',
-  needs: ['catalog'],
+  needs: ['catalog', 'users'],
   start(ctx) {
-    const admin = new Admin(ctx.db, ctx.get('catalog'));
+    const admin = new Admin(ctx.db, ctx.get('catalog'), ctx.get('users'));
     return { provides: admin, routes: [{ plugin: adminRoutes, opts: { admin } }] };
   },
 });

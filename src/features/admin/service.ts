@@ -1,11 +1,10 @@
 import type { Database } from '../../platform/db/index.js';
+import type { UserService } from '../users/service.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import type { SolutionCatalog } from '../solutions/catalog.js';
 import type { RoleAccess } from '../solutions/roles.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
-/** Serialises changes to the admin set across processes (transaction-scoped advisory lock). */
-const ADMIN_LOCK = 7_316_001;
 
 /**
  * Admins and business-role grants (docs/solutions-and-admin.md). Both are read from the database at each request,
@@ -15,18 +14,15 @@ export class Admin implements RoleAccess {
   constructor(
     private readonly db: Database,
     private readonly catalog: SolutionCatalog,
+    private readonly users: UserService,
   ) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   async isAdmin(userId: string): Promise<boolean> {
-    return (await this.sql<{ is_admin: boolean }>('select is_admin from users where id = ?', [userId]))[0]?.is_admin === true;
+    return this.users.isAdmin(userId);
   }
 
   async userExists(userId: string): Promise<boolean> {
-    return (await this.sql('select 1 from users where id = ?', [userId])).length > 0;
+    return this.users.exists(userId);
   }
 
   private async mustExist(userId: string) {
@@ -34,26 +30,19 @@ export class Admin implements RoleAccess {
   }
 
   async admins(): Promise<{ user_id: string; username: string; created_at: string }[]> {
-    const rows = await this.sql<{ id: string; username: string; created_at: Date }>('select id, username, created_at from users where is_admin order by created_at, id');
+    const rows = await this.users.admins();
     return rows.map((r) => ({ user_id: r.id, username: r.username, created_at: iso(r.created_at) }));
   }
 
   async grantAdmin(userId: string): Promise<void> {
-    const rows = await this.sql<{ id: string }>('update users set is_admin = true where id = ? returning id', [userId]);
-    if (!rows.length) throw Errors.notFound('user');
+    if (!(await this.users.grantAdmin(userId))) throw Errors.notFound('user');
   }
 
   /** Removing the last admin is 409 LAST_ADMIN; two concurrent removals never leave none. */
   async revokeAdmin(userId: string): Promise<void> {
-    await this.db.transaction(async (q) => {
-      await q('select pg_advisory_xact_lock(?)', [ADMIN_LOCK]);
-      const u = await q<{ is_admin: boolean }>('select is_admin from users where id = ?', [userId]);
-      if (!u.length) throw Errors.notFound('user');
-      if (!u[0].is_admin) return;
-      const [{ n }] = await q<{ n: number }>('select count(*)::int as n from users where is_admin', []);
-      if (n <= 1) throw new AppError(409, 'LAST_ADMIN', 'this is the last admin; make another user admin first');
-      await q('update users set is_admin = false where id = ?', [userId]);
-    });
+    const r = await this.users.revokeAdmin(userId);
+    if (r === 'no_user') throw Errors.notFound('user');
+    if (r === 'last_admin') throw new AppError(409, 'LAST_ADMIN', 'this is the last admin; make another user admin first');
   }
 
   private solution(solutionId: string) {
@@ -65,7 +54,7 @@ export class Admin implements RoleAccess {
   async grants(userId: string, solutionId: string): Promise<{ user_id: string; solution_id: string; biz_role_ids: string[]; default_all: boolean }> {
     await this.mustExist(userId);
     const s = this.solution(solutionId);
-    const row = (await this.sql<{ role_ids: string[] }>('select role_ids from biz_role_grants where user_id = ? and solution_id = ?', [userId, solutionId]))[0];
+    const row = (await this.db.sql<{ role_ids: string[] }>('select role_ids from biz_role_grants where user_id = ? and solution_id = ?', [userId, solutionId]))[0];
     // While no list was set every role is allowed; the answer names them all.
     return { user_id: userId, solution_id: s.id, biz_role_ids: row ? row.role_ids : s.roles.map((r) => r.id), default_all: !row };
   }
@@ -77,7 +66,7 @@ export class Admin implements RoleAccess {
     if (unknown.length) {
       throw Errors.validation(unknown.map(({ id, i }) => ({ loc: ['body', 'biz_role_ids', i], msg: `solution ${s.id} has no role ${JSON.stringify(id)}`, type: 'value_error' })));
     }
-    await this.sql(
+    await this.db.sql(
       `insert into biz_role_grants (user_id, solution_id, role_ids) values (?, ?, cast(? as jsonb))
        on conflict (user_id, solution_id) do update set role_ids = excluded.role_ids, updated_at = now()`,
       [userId, solutionId, JSON.stringify([...new Set(roleIds)])],
@@ -86,7 +75,7 @@ export class Admin implements RoleAccess {
 
   /** RoleAccess: a role is allowed when no list was set for the solution, or the list names it. */
   async allowed(userId: string, solutionId: string, roleId: string): Promise<boolean> {
-    const row = (await this.sql<{ role_ids: string[] }>('select role_ids from biz_role_grants where user_id = ? and solution_id = ?', [userId, solutionId]))[0];
+    const row = (await this.db.sql<{ role_ids: string[] }>('select role_ids from biz_role_grants where user_id = ? and solution_id = ?', [userId, solutionId]))[0];
     return !row || row.role_ids.includes(roleId);
   }
 }

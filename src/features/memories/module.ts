@@ -14,10 +14,11 @@ declare module '../../platform/lib/modules.js' {
 /** Memories: recalled at a new message's run.opening, offered as tools, listed in the prompt. */
 export const memoriesModule = defineModule({
   name: 'memories',
-  needs: [],
-  start({ db, config, logger }) {
+  needs: ['sessions', 'engine'],
+  start(ctx) {
+    const { db, config, logger } = ctx;
     const store = new MemoryStore(db);
-    const recall = new Recall(db, store, config.memoryTopK);
+    const recall = new Recall(ctx.get('sessions'), ctx.get('engine').turns, store, config.memoryTopK);
     return {
       provides: recall,
       prompts: [recall.prompt],

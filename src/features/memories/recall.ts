@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Database } from '../../platform/db/index.js';
+import type { TurnStore } from '../../core/conversation/turn-store.js';
+import type { SessionService } from '../../core/sessions/service.js';
 import type { PromptContributor } from '../../core/engine/system-prompt.js';
 import type { Turn } from '../../core/conversation/turns.js';
 import { defineTool } from '../../core/tools/define.js';
@@ -13,17 +14,14 @@ import type { MemoryStore } from './store.js';
  */
 export class Recall {
   constructor(
-    private readonly db: Database,
+    private readonly sessions: Pick<SessionService, 'memoryEnabled'>,
+    private readonly turns: Pick<TurnStore, 'setMemoryRefs' | 'lastUserMemoryRefs'>,
     private readonly store: MemoryStore,
     private readonly topK: number,
   ) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   private async enabled(sessionId: string): Promise<boolean> {
-    return (await this.sql<{ m: boolean }>('select memory_enabled as m from sessions where id = ?', [sessionId]))[0]?.m === true;
+    return this.sessions.memoryEnabled(sessionId);
   }
 
   /**
@@ -35,7 +33,7 @@ export class Recall {
     const hits = await this.store.relevant(userId, text, this.topK);
     if (!hits.length) return;
     turn.memory_refs = hits.map((m) => ({ id: m.id, type: m.type, content: m.content }));
-    await this.sql('update turns set memory_refs = ?::jsonb where id = ?', [JSON.stringify(turn.memory_refs), turn.id]);
+    await this.turns.setMemoryRefs(turn.id, turn.memory_refs);
   }
 
   /** The memories of the session's newest user turn, in its system prompt. */
@@ -45,12 +43,7 @@ export class Recall {
       // A run for a new message has that turn in hand; a resumed one reads the newest.
       const refs = userTurn
         ? (userTurn.memory_refs as { id: number }[] | null)
-        : (
-            await this.sql<{ refs: { id: number }[] | null }>(
-              `select memory_refs as refs from turns where session_id = ? and role = 'user' and loop_id = 'root' order by sequence desc limit 1`,
-              [sessionId],
-            )
-          )[0]?.refs;
+        : await this.turns.lastUserMemoryRefs<{ id: number }[]>(sessionId);
       const ids = (refs ?? []).map((r) => Number(r.id)).filter(Number.isInteger);
       if (!ids.length) return null;
       const memories = await this.store.byIds(userId, ids);

@@ -30,16 +30,19 @@ export const productionModule = defineModule({
     const { catalog, roles, admin } = ctx.get('solutions');
     const solutionAgents = new SolutionAgents(db, config);
     const scriptPolicy = scriptCheck(ctx.get('policy'), () => ctx.tools.get('Bash'));
-    const prodAgents = new ProdAgents({ db, config, catalog, roles, sessions, runner: ctx.get('runner').runner, agentIds: (userId) => solutionAgents.ids(userId), scriptPolicy });
+    // The agents a DAG may name: both kinds, each from its own store.
+    const agentIds = async (userId: string) => new Set([...(await solutionAgents.ids(userId)), ...(await prodAgents.ids(userId))]);
+    const prodAgents: ProdAgents = new ProdAgents({ db, config, catalog, roles, sessions, runner: ctx.get('runner').runner, agentIds, scriptPolicy });
     const prodSolutions = new ProdSolutions(db, sessions);
     const documents = new Documents(
       db,
+      (id) => prodSolutions.touch(id),
       (userId, id) => prodSolutions.get(userId, id),
       async (userId) => {
-        const agentIds = await solutionAgents.ids(userId);
+        const ids = await agentIds(userId);
         return {
           roleExists: (roleId, solutionId) => catalog.list().some((s) => (solutionId == null || s.id === solutionId) && s.roles.some((r) => r.id === roleId)),
-          agentExists: (agentId) => agentIds.has(agentId),
+          agentExists: (agentId) => ids.has(agentId),
         };
       },
     );
@@ -48,7 +51,7 @@ export const productionModule = defineModule({
     return {
       provides: { prodAgents, prodSolutions },
       routes: [
-        { plugin: prodUserRoutes, opts: { prodUsers: new ProdUsers(db, ctx.get('users')), isAdmin: (u: string) => admin.isAdmin(u) } },
+        { plugin: prodUserRoutes, opts: { prodUsers: new ProdUsers(ctx.get('users')), isAdmin: (u: string) => admin.isAdmin(u) } },
         { plugin: prodAgentRoutes, opts: { agents: prodAgents } },
         { plugin: prodSolutionRoutes, opts: { records: prodSolutions, documents, agents: solutionAgents } },
       ],

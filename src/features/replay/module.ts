@@ -5,10 +5,10 @@ import { Replays } from './service.js';
 /** Replays of a session's runs. */
 export const replayModule = defineModule({
   name: 'replay',
-  needs: ['engine', 'sessions', 'chat'],
+  needs: ['engine', 'events', 'sessions', 'chat'],
   start(ctx) {
     const { executor, turns } = ctx.get('engine');
-    const replays = new Replays({ db: ctx.db, executor, turns, sessions: ctx.get('sessions'), runs: ctx.get('chat').runs, logger: ctx.logger });
+    const replays = new Replays({ events: ctx.get('events').store, executor, turns, sessions: ctx.get('sessions'), runs: ctx.get('chat').runs, logger: ctx.logger });
     return { routes: [{ plugin: replayRoutes, opts: { replays } }] };
   },
 });

@@ -4,7 +4,8 @@ import type { ServerEventData, ServerEventName } from '../../core/events/catalog
 import type { RunState } from '../../core/engine/run-state.js';
 import type { TurnStore } from '../../core/conversation/turn-store.js';
 import type { Patch, Turn } from '../../core/conversation/turns.js';
-import type { Database } from '../../platform/db/index.js';
+import type { SessionService } from '../../core/sessions/service.js';
+import type { EventStore } from '../../core/events/event-store.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import { AppError } from '../../platform/server/errors.js';
 
@@ -20,13 +21,13 @@ export interface ReplayState {
 }
 
 export interface ReplayDeps {
-  db: Database;
+  events: Pick<EventStore, 'count' | 'recordedPage'>;
   executor: RunExecutor;
   turns: TurnStore;
   sessions: {
     getOwned(userId: string, id: string): Promise<{ id: string; intent: string; model: string | null }>;
     create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean }): Promise<string>;
-  };
+  } & Pick<SessionService, 'status' | 'replayState' | 'setReplayState'>;
   runs: Pick<Runs, 'start'>;
   logger: Logger;
 }
@@ -68,17 +69,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class Replays {
   constructor(private readonly d: ReplayDeps) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.d.db.sql<T>(q, p);
-  }
-
   async preview(userId: string, sessionId: string) {
     const s = await this.d.sessions.getOwned(userId, sessionId);
-    const [r] = await this.sql<{ ends: number; turns: number }>(
-      `select (select count(*) from session_events where session_id = ? and name = 'chat:end')::int as ends,
-              (select count(*) from turns where session_id = ?)::int as turns`,
-      [sessionId, sessionId],
-    );
+    const r = { ends: await this.d.events.count(sessionId, 'chat:end'), turns: await this.d.turns.count(sessionId) };
     const reason = r.ends > 0 ? null : r.turns > 0 ? 'its recorded events have expired (AGENTSVC_REPLAY_TTL_HOURS)' : 'it has no finished chat yet';
     return { session_id: s.id, intent: s.intent, supported: reason === null, reason };
   }
@@ -91,7 +84,7 @@ export class Replays {
     const n = events.length;
     const id = await this.d.sessions.create(userId, { intent: `Replay: ${source.intent}`.slice(0, 10000), model: source.model, is_persistent: false });
     const state: ReplayState = { source_session_id: sourceId, speed, status: 'playing', position: 0, total: n };
-    await this.sql('update sessions set replay_state = ?::jsonb where id = ?', [JSON.stringify(state), id]);
+    await this.d.sessions.setReplayState(id, state);
     await this.d.executor.run(
       userId,
       id,
@@ -103,12 +96,11 @@ export class Replays {
   }
 
   private async state(sessionId: string): Promise<ReplayState | null> {
-    const [r] = await this.sql<{ replay_state: ReplayState | null }>('select replay_state from sessions where id = ?', [sessionId]);
-    return r?.replay_state ?? null;
+    return this.d.sessions.replayState<ReplayState>(sessionId);
   }
 
   private async setState(sessionId: string, patch: Partial<ReplayState>) {
-    await this.sql('update sessions set replay_state = replay_state || ?::jsonb where id = ?', [JSON.stringify(patch), sessionId]);
+    await this.d.sessions.setReplayState(sessionId, patch, true);
   }
 
   /** PATCH: speed (resumes a paused replay), `autonomous`, or `null` to pause. */
@@ -129,10 +121,7 @@ export class Replays {
   }
 
   private async page(sourceId: string, after: number): Promise<Recorded[]> {
-    const rows = await this.sql<{ seq: number; name: string; payload: Record<string, unknown>; created_at: Date }>(
-      'select seq, name, payload, created_at from session_events where session_id = ? and seq > ? order by seq limit ?',
-      [sourceId, after, PAGE],
-    );
+    const rows = await this.d.events.recordedPage(sourceId, after, PAGE);
     return rows.map((r) => ({ seq: r.seq, name: r.name, payload: r.payload, at: new Date(r.created_at).getTime() }));
   }
 
@@ -254,7 +243,7 @@ export class Replays {
     try {
       for (const message of messages) {
         await this.until(sessionId, (s) => s !== 'running');
-        const status = (await this.sql<{ status: string }>('select status from sessions where id = ?', [sessionId]))[0]?.status;
+        const status = await this.d.sessions.status(sessionId);
         if (status === 'waiting_for_input' || status === undefined) break;
         const run = await this.d.runs.start(userId, { session_id: sessionId, message }, 'replay');
         await run.ended;
@@ -268,7 +257,7 @@ export class Replays {
 
   private async until(sessionId: string, ok: (status: string | undefined) => boolean) {
     for (;;) {
-      const status = (await this.sql<{ status: string }>('select status from sessions where id = ?', [sessionId]))[0]?.status;
+      const status = await this.d.sessions.status(sessionId);
       if (ok(status)) return;
       await sleep(200);
     }

@@ -8,7 +8,7 @@ import type { TaskStore } from './store.js';
 
 export interface LauncherDeps {
   store: TaskStore;
-  sessions: { create(userId: string, input: CreateSessionInput): Promise<string> };
+  sessions: { create(userId: string, input: CreateSessionInput): Promise<string>; status(id: string): Promise<string | undefined> };
   runs: Pick<Runs, 'start' | 'onEnded'>;
   hooks: Pick<Hooks, 'on'>;
   conversation: { turns(sessionId: string): Promise<Turn[]> };
@@ -94,10 +94,11 @@ export class TaskLauncher {
   async sweep(): Promise<void> {
     try {
       for (const r of await this.deps.store.openRuns(60)) {
+        const status = r.session_id ? await this.deps.sessions.status(r.session_id) : undefined;
         if (!r.session_id) await this.deps.store.finishRun(r.id, 'failed', 'the session was deleted, or the run never started');
-        else if (r.session_status === 'created') await this.deps.store.finishRun(r.id, 'failed', 'the run never started');
-        else if (r.session_status === 'completed') await this.deps.store.finishRun(r.id, 'completed', null);
-        else if (r.session_status === 'failed' || r.session_status === 'interrupted') await this.deps.store.finishRun(r.id, 'failed', `the run ended ${r.session_status}`);
+        else if (status === 'created') await this.deps.store.finishRun(r.id, 'failed', 'the run never started');
+        else if (status === 'completed') await this.deps.store.finishRun(r.id, 'completed', null);
+        else if (status === 'failed' || status === 'interrupted') await this.deps.store.finishRun(r.id, 'failed', `the run ended ${status}`);
       }
     } catch (e) {
       this.deps.logger.error(errField(e), 'scheduled runs check failed');

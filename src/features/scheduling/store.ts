@@ -31,7 +31,6 @@ interface RunRow {
 export interface OpenRun {
   id: string;
   session_id: string | null;
-  session_status: string | null;
   user_id: string;
   skip_confirmations: boolean;
 }
@@ -130,11 +129,11 @@ export class TaskStore {
     return new Map(rows.map((r) => [r.task_id, runRecord(r)]));
   }
 
-  /** Runs still open after `olderThanS` seconds, with their session's status (for the sweep). */
+  /** Runs still open after `olderThanS` seconds (for the sweep). */
   openRuns(olderThanS: number): Promise<OpenRun[]> {
     return this.sql<OpenRun>(
-      `select r.id, r.session_id, s.status as session_status, t.user_id, t.skip_confirmations
-       from scheduled_task_runs r join scheduled_tasks t on t.id = r.task_id left join sessions s on s.id = r.session_id
+      `select r.id, r.session_id, t.user_id, t.skip_confirmations
+       from scheduled_task_runs r join scheduled_tasks t on t.id = r.task_id
        where r.status = 'running' and r.triggered_at < now() - make_interval(secs => ?)`,
       [olderThanS],
     );
@@ -143,7 +142,7 @@ export class TaskStore {
   /** The open run of a session, if a scheduled task started it. */
   async runOfSession(sessionId: string): Promise<OpenRun | null> {
     const r = await this.sql<OpenRun>(
-      `select r.id, r.session_id, null as session_status, t.user_id, t.skip_confirmations
+      `select r.id, r.session_id, t.user_id, t.skip_confirmations
        from scheduled_task_runs r join scheduled_tasks t on t.id = r.task_id where r.session_id = ? and r.status = 'running'`,
       [sessionId],
     );

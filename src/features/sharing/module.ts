@@ -10,7 +10,7 @@ export const sharingModule = defineModule({
     const links = new ShareLinkStore(ctx.db);
     return {
       hooks: [{ on: 'session.unshared', name: 'sharing.links', run: ({ sessionId }) => links.revokeAll(sessionId) }],
-      routes: [{ plugin: sharingRoutes, opts: { config: ctx.config, db: ctx.db, turns: ctx.get('engine').turns, sessions: ctx.get('sessions') } }],
+      routes: [{ plugin: sharingRoutes, opts: { config: ctx.config, db: ctx.db, links, turns: ctx.get('engine').turns, sessions: ctx.get('sessions') } }],
     };
   },
 });

@@ -13,14 +13,16 @@ import { SessionParams } from '../../core/sessions/schemas.js';
 import { redactor, sessionSecrets } from './redact.js';
 import { shareMarkdown } from './markdown.js';
 import { renderGone } from './render.js';
-import { ShareLinkStore } from './store.js';
+import type { ShareLinkStore } from './store.js';
 import { primed, shareJson, sharePage, turnPages } from './stream.js';
 
 export interface SharingDeps {
   config: Config;
   db: Database;
   turns: TurnStore;
-  sessions: { getOwned(userId: string, id: string): Promise<{ id: string }>; setShared(userId: string, id: string, shared: boolean): Promise<boolean> };
+  sessions: { getOwned(userId: string, id: string): Promise<{ id: string }>; setShared(userId: string, id: string, shared: boolean): Promise<boolean>; intentOf(id: string): Promise<string | undefined> };
+  /** The share links' store, constructed once by the module. */
+  links: ShareLinkStore;
 }
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -32,7 +34,7 @@ const TOKEN = /^share_[A-Za-z0-9]{32}$/;
  * key. Expired, revoked or unknown: 404; with public sharing off, nothing answers.
  */
 export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) => {
-  const links = new ShareLinkStore(d.db);
+  const links = d.links;
   const tags = ['sharing'];
 
   app.post(
@@ -74,13 +76,15 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
     const h = hash(token);
     const row = await links.live(h);
     if (!row || !timingSafeEqual(Buffer.from(row.token_hash), Buffer.from(h))) return null;
+    const intent = await d.sessions.intentOf(row.session_id);
+    if (intent === undefined) return null;
     // Values of the session's env (and the owner's default bucket) never leave through a share:
     // masked in the values, before the JSON or the page encodes them.
     const mask = redactor(await sessionSecrets(d.db, row.session_id));
     // One branch for the whole reply, even when a rewind switches it meanwhile.
     const branch = await d.turns.activeBranch(row.session_id);
     const pages = (through?: number) => turnPages(d.turns, row.session_id, branch, mask, through);
-    return { intent: mask(row.intent), expires: new Date(row.expires_at), session: row.session_id, branch, pages };
+    return { intent: mask(intent), expires: new Date(row.expires_at), session: row.session_id, branch, pages };
   }
 
   app.get(

@@ -4,8 +4,6 @@ export interface LiveShare {
   session_id: string;
   token_hash: string;
   expires_at: Date;
-  /** The shared session's intent (its title), read in the same statement. */
-  intent: string;
 }
 
 /** The `share_links` table: share tokens, stored as their SHA-256 only (docs/sharing-and-portability.md). */
@@ -35,9 +33,7 @@ export class ShareLinkStore {
   /** The link with this hash, if it is neither revoked nor expired. */
   async live(tokenHash: string): Promise<LiveShare | null> {
     const [row] = await this.db.sql<LiveShare>(
-      `select l.session_id, l.token_hash, l.expires_at, s.intent
-       from share_links l join sessions s on s.id = l.session_id
-       where l.token_hash = ? and l.revoked_at is null and l.expires_at > now()`,
+      'select session_id, token_hash, expires_at from share_links where token_hash = ? and revoked_at is null and expires_at > now()',
       [tokenHash],
     );
     return row ?? null;

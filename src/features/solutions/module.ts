@@ -33,11 +33,11 @@ export const catalogModule = defineModule({
  */
 export const solutionsModule = defineModule({
   name: 'solutions',
-  needs: ['catalog', 'admin', 'folders'],
+  needs: ['catalog', 'admin', 'folders', 'sessions'],
   start(ctx) {
     const catalog = ctx.get('catalog');
     const admin = ctx.get('admin');
-    const roles = new Roles({ catalog, db: ctx.db, workspaces: ctx.get('folders'), access: admin });
+    const roles = new Roles({ catalog, sessions: ctx.get('sessions'), workspaces: ctx.get('folders'), access: admin });
     return {
       provides: { catalog, roles, admin },
       toolFilters: [roles.filter],

@@ -1,9 +1,8 @@
 import { posix } from 'node:path';
 import type { PromptContext, PromptContributor } from '../../core/engine/system-prompt.js';
-import type { Database } from '../../platform/db/index.js';
 import type { Workspaces } from '../../core/files/session-folder.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
-import type { SessionPlan } from '../../core/sessions/service.js';
+import type { SessionPlan, SessionService } from '../../core/sessions/service.js';
 import type { Tool, ToolScope } from '../../core/tools/types.js';
 import type { Rule } from '../policy/rules.js';
 import type { Role, Solution, SolutionCatalog } from './catalog.js';
@@ -47,7 +46,7 @@ export class Roles {
   constructor(
     private readonly deps: {
       catalog: SolutionCatalog;
-      db: Database;
+      sessions: Pick<SessionService, 'setupOf'>;
       workspaces: Workspaces;
       access?: RoleAccess;
     },
@@ -110,7 +109,7 @@ export class Roles {
     }
     const hit = this.cache.get(sessionId);
     if (hit) return hit;
-    const read = this.deps.db.sql<SessionRoleRow>('select session_setup from sessions where id = ?', [sessionId]).then((rows) => rows[0] ?? null);
+    const read = this.deps.sessions.setupOf(sessionId).then((row) => row ?? null);
     this.keep(sessionId, read);
     // A missing session or a failed read is not kept: the next run reads again.
     void read.then(

@@ -7,7 +7,7 @@ import { getProdAgent, type ProdAgents } from '../production/agents/service.js';
 import type { RouteModule } from '../../platform/server/app.js';
 import type { SolutionCatalog } from '../solutions/catalog.js';
 import { issueRoutes } from './issue-routes.js';
-import { IssueStore } from './issues.js';
+import type { IssueStore } from './issues.js';
 import { workspaceRoutes } from './routes.js';
 import { type SessionsPort, WorkspaceService } from './service.js';
 import type { WorkspaceStore } from './store.js';
@@ -16,7 +16,8 @@ import { type AgentPort, TaskRuns } from './task-runs.js';
 export interface WorkspacesDeps {
   db: Database;
   /** The workspaces' store (sessions check membership with it too). */
-  store: WorkspaceStore;
+  workspaces: WorkspaceStore;
+  issues: IssueStore;
   logger: Logger;
   sessions: SessionsPort;
   runs: Pick<Runs, 'start' | 'onEnded'>;
@@ -48,8 +49,8 @@ export type Teams = ReturnType<typeof createWorkspaces>;
 
 /** Workspaces and issues, wired: routes for the app, start once the service listens, close on shutdown. */
 export function createWorkspaces(d: WorkspacesDeps) {
-  const store = d.store;
-  const issues = new IssueStore(d.db);
+  const store = d.workspaces;
+  const issues = d.issues;
   const agents = prodAgentPort(d.db, d.prodAgents);
   const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
   const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, logger: d.logger });

@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 import { Errors } from '../../platform/server/errors.js';
 import { type CreateIssueT, type IssueQueryT, type IssueT, type PatchIssueT, PRIORITIES, STATUSES, type TimelineEventT } from './schemas.js';
 import { iso, wsId } from './store.js';
@@ -93,11 +93,23 @@ export class IssueStore {
     ]);
   }
 
-  /** The next number of the workspace, the issue and its `created` event: one transaction. */
-  async create(workspaceId: string, userId: string, f: CreateIssueT): Promise<IssueT> {
+  /** Issues per workspace, for these workspaces (absent: none). */
+  async counts(workspaceIds: string[]): Promise<Map<string, number>> {
+    const rows = await this.db.sql<{ workspace_id: string; n: number }>(
+      `select workspace_id, count(*)::int as n from issues where workspace_id = any(?::text[]) group by workspace_id`,
+      [workspaceIds],
+    );
+    return new Map(rows.map((r) => [r.workspace_id, r.n]));
+  }
+
+  /**
+   * The next number of the workspace (`number`, the workspaces' store, run in this transaction),
+   * the issue and its `created` event: one transaction.
+   */
+  async create(workspaceId: string, userId: string, f: CreateIssueT, number: (q: Sql, workspaceId: string) => Promise<number>): Promise<IssueT> {
     const id = wsId('iss');
     await this.db.transaction(async (q) => {
-      const [{ issue_seq }] = await q<{ issue_seq: number }>('update workspaces set issue_seq = issue_seq + 1, updated_at = now() where id = ? returning issue_seq', [workspaceId]);
+      const issue_seq = await number(q, workspaceId);
       await q(
         `insert into issues (id, workspace_id, number, parent_id, title, description, priority, status, assignee, assignee_type, assignee_id, project, labels, created_by)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)`,

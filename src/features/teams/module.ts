@@ -1,21 +1,23 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { createWorkspaces, type Teams } from './index.js';
+import { IssueStore } from './issues.js';
 import { WorkspaceStore } from './store.js';
 
 declare module '../../platform/lib/modules.js' {
   interface Provides {
     /** Team workspaces and their members (sessions check membership with it). */
-    teamStore: WorkspaceStore;
+    teamStore: { workspaces: WorkspaceStore; issues: IssueStore };
     teams: Teams;
   }
 }
 
 export const teamStoreModule = defineModule({
   name: 'teamStore',
-  needs: [],
-  start({ db }) {
-    const store = new WorkspaceStore(db);
-    return { provides: store, hooks: [{ on: 'session.access', name: 'teams.members', run: ({ userId, workspaceId }) => store.isMember(workspaceId, userId) }] };
+  needs: ['users'],
+  start(ctx) {
+    const issues = new IssueStore(ctx.db);
+    const store = new WorkspaceStore(ctx.db, ctx.get('users'), (ids) => issues.counts(ids));
+    return { provides: { workspaces: store, issues }, hooks: [{ on: 'session.access', name: 'teams.members', run: ({ userId, workspaceId }) => store.isMember(workspaceId, userId) }] };
   },
 });
 
@@ -27,7 +29,7 @@ export const teamsModule = defineModule({
     const { chat, runs } = ctx.get('chat');
     const teams = createWorkspaces({
       db: ctx.db,
-      store: ctx.get('teamStore'),
+      ...ctx.get('teamStore'),
       logger: ctx.logger,
       sessions: ctx.get('sessions'),
       runs,

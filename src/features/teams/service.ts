@@ -69,7 +69,7 @@ export class WorkspaceService {
     const f = this.normalizeAssignee(body);
     await this.checkParent(workspaceId, f.parent_id, null);
     const agent = await this.checkAssignee(userId, workspaceId, f.assignee_type, f.assignee_id, ['body']);
-    const issue = await this.d.issues.create(workspaceId, userId, f);
+    const issue = await this.d.issues.create(workspaceId, userId, f, (q, id) => this.d.store.nextIssueNumber(q, id));
     if (agent) await this.d.runs.begin(issue, ws.name, agent);
     return this.d.issues.get(workspaceId, issue.id);
   }

@@ -1,4 +1,5 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
+import type { UserService } from '../users/service.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import { Errors } from '../../platform/server/errors.js';
 import type { WorkspaceT } from './schemas.js';
@@ -14,7 +15,6 @@ interface WorkspaceRow {
   role: 'owner' | 'member';
   member_count: number;
   agent_count: number;
-  issue_count: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -22,11 +22,10 @@ interface WorkspaceRow {
 const SELECT = `select w.*, m.role,
     (select count(*)::int from workspace_members x where x.workspace_id = w.id) as member_count,
     (select count(*)::int from workspace_agents a join workspace_members o on o.workspace_id = a.workspace_id and o.user_id = a.owner_id
-      where a.workspace_id = w.id) as agent_count,
-    (select count(*)::int from issues i where i.workspace_id = w.id) as issue_count
+      where a.workspace_id = w.id) as agent_count
   from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = ?`;
 
-const toWorkspace = (r: WorkspaceRow): WorkspaceT => ({
+const toWorkspace = (r: WorkspaceRow, issueCount: number): WorkspaceT => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -34,7 +33,7 @@ const toWorkspace = (r: WorkspaceRow): WorkspaceT => ({
   role: r.role,
   member_count: r.member_count,
   agent_count: r.agent_count,
-  issue_count: r.issue_count,
+  issue_count: issueCount,
   created_at: iso(r.created_at)!,
   updated_at: iso(r.updated_at)!,
 });
@@ -50,10 +49,26 @@ export interface AgentRow {
 
 /** Workspaces, their members, agents and assistant sessions. Only members see a workspace. */
 export class WorkspaceStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly users: Pick<UserService, 'getUser' | 'findUser' | 'usernames'>,
+    /** Issues per workspace (their own store, src/features/teams/issues.ts). */
+    private readonly issueCounts: (workspaceIds: string[]) => Promise<Map<string, number>>,
+  ) {}
 
   sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
     return this.db.sql<T>(q, p);
+  }
+
+  private async withCounts(rows: WorkspaceRow[]): Promise<WorkspaceT[]> {
+    const counts = rows.length ? await this.issueCounts(rows.map((r) => r.id)) : new Map<string, number>();
+    return rows.map((r) => toWorkspace(r, counts.get(r.id) ?? 0));
+  }
+
+  /** The next issue number of a workspace, inside the caller's transaction `q`. */
+  async nextIssueNumber(q: Sql, workspaceId: string): Promise<number> {
+    const [{ issue_seq }] = await q<{ issue_seq: number }>('update workspaces set issue_seq = issue_seq + 1, updated_at = now() where id = ? returning issue_seq', [workspaceId]);
+    return issue_seq;
   }
 
   async create(userId: string, name: string, description: string): Promise<WorkspaceT> {
@@ -66,14 +81,14 @@ export class WorkspaceStore {
   }
 
   async list(userId: string): Promise<WorkspaceT[]> {
-    return (await this.sql<WorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId])).map(toWorkspace);
+    return this.withCounts(await this.sql<WorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId]));
   }
 
   /** The workspace as a member sees it; 404 for anyone else. */
   async get(userId: string, id: string): Promise<WorkspaceT> {
     const [r] = await this.sql<WorkspaceRow>(`${SELECT} where w.id = ?`, [userId, id]);
     if (!r) throw Errors.notFound('workspace');
-    return toWorkspace(r);
+    return (await this.withCounts([r]))[0];
   }
 
   /** The caller's role in it: 404 when not a member; 403 when `owner` is needed and they are not. */
@@ -95,11 +110,14 @@ export class WorkspaceStore {
     await this.sql('delete from workspaces where id = ?', [id]);
   }
 
-  members(id: string) {
-    return this.sql<{ user_id: string; username: string; role: 'owner' | 'member'; created_at: Date }>(
-      'select m.user_id, u.username, m.role, m.created_at from workspace_members m join users u on u.id = m.user_id where m.workspace_id = ? order by m.created_at, m.user_id',
+  async members(id: string): Promise<{ user_id: string; username: string; role: 'owner' | 'member'; created_at: Date }[]> {
+    const rows = await this.sql<{ user_id: string; role: 'owner' | 'member'; created_at: Date }>(
+      'select user_id, role, created_at from workspace_members where workspace_id = ? order by created_at, user_id',
       [id],
     );
+    const names = await this.users.usernames(rows.map((r) => r.user_id));
+    // A member row cascades with its user, so every member has a name.
+    return rows.map((r) => ({ user_id: r.user_id, username: names.get(r.user_id) ?? '', role: r.role, created_at: r.created_at }));
   }
 
   async isMember(id: string, userId: string): Promise<boolean> {
@@ -108,7 +126,7 @@ export class WorkspaceStore {
 
   /** Adds a user by id or name; an unknown user is a 422 (the caller names them in the body). */
   async addMember(id: string, who: { user_id?: string; username?: string }): Promise<string> {
-    const [u] = await this.sql<{ id: string }>(who.user_id ? 'select id from users where id = ?' : 'select id from users where username = ?', [who.user_id ?? who.username]);
+    const u = who.user_id ? await this.users.getUser(who.user_id) : await this.users.findUser(who.username ?? '');
     if (!u) throw Errors.invalid(['body', who.user_id ? 'user_id' : 'username'], 'no such user');
     const r = await this.sql(`insert into workspace_members (workspace_id, user_id, role) values (?, ?, 'member') on conflict do nothing returning user_id`, [id, u.id]);
     if (!r.length) throw Errors.conflict('ALREADY_MEMBER', 'the user is a member already');

@@ -40,7 +40,7 @@ const over = (spec: BudgetSpec, t: { tokens: number; cost: number }, share = 1) 
 /**
  * Budgets (docs/models-and-usage.md): the install's from config, users' and sessions' from the budgets table
  * (read whole at start, kept in memory, refreshed every 30 s for other nodes' changes). Each
- * budget's use in its period is a running total: read once from model_usage, then raised by
+ * budget's use in its period is a running total: read once from the usage records, then raised by
  * every recorded call, so checking before a model call costs no query on an ordinary run.
  */
 export class Budgets {

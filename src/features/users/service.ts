@@ -20,6 +20,8 @@ export interface AuthIdentity {
 
 /** Postgres channel on which key deletions are announced, so every process drops its sockets. */
 export const KEY_REVOKED_CHANNEL = 'agentsvc_key_revoked';
+/** Serialises changes to the admin set across processes (transaction-scoped advisory lock). */
+const ADMIN_LOCK = 7_316_001;
 
 export function toPublic(k: ApiKey, plaintext: string | null = null): ApiKeyPublic {
   return {
@@ -101,6 +103,79 @@ export class UserService {
   /** Announce that what the id names (a sign-in's id, or `user:<id>`) is gone: sockets using it close on every node. */
   async announceRevoked(what: string): Promise<void> {
     await this.em().getConnection().execute(`select pg_notify(?, ?)`, [KEY_REVOKED_CHANNEL, what]);
+  }
+
+  async isAdmin(userId: string): Promise<boolean> {
+    return (await this.em().getConnection().execute<{ is_admin: boolean }[]>('select is_admin from users where id = ?', [userId]))[0]?.is_admin === true;
+  }
+
+  async exists(userId: string): Promise<boolean> {
+    return (await this.em().getConnection().execute('select 1 from users where id = ?', [userId])).length > 0;
+  }
+
+  /** Every admin, oldest first. */
+  async admins(): Promise<{ id: string; username: string; created_at: Date }[]> {
+    return this.em().getConnection().execute('select id, username, created_at from users where is_admin order by created_at, id');
+  }
+
+  /** False when there is no such user. */
+  async grantAdmin(userId: string): Promise<boolean> {
+    return (await this.em().getConnection().execute('update users set is_admin = true where id = ? returning id', [userId])).length > 0;
+  }
+
+  /**
+   * Takes admin away unless the user is the last admin. Serialised across processes by a
+   * transaction-scoped advisory lock, so two concurrent removals never leave none.
+   */
+  async revokeAdmin(userId: string): Promise<'revoked' | 'not_admin' | 'no_user' | 'last_admin'> {
+    return this.em().transactional(async (tx) => {
+      await tx.execute('select pg_advisory_xact_lock(?)', [ADMIN_LOCK]);
+      const u = await tx.execute<{ is_admin: boolean }[]>('select is_admin from users where id = ?', [userId]);
+      if (!u.length) return 'no_user';
+      if (!u[0].is_admin) return 'not_admin';
+      const [{ n }] = await tx.execute<{ n: number }[]>('select count(*)::int as n from users where is_admin');
+      if (n <= 1) return 'last_admin';
+      await tx.execute('update users set is_admin = false where id = ?', [userId]);
+      return 'revoked';
+    });
+  }
+
+  /** Every user with e-mail and last activity (the newest use of any of their keys), oldest first. */
+  async withActivity(): Promise<{ id: string; username: string; email: string | null; created_at: Date; last_seen_at: Date | null }[]> {
+    return this.em().getConnection().execute(
+      `select u.id, u.username, u.email, u.created_at, (select max(k.last_used_at) from api_keys k where k.user_id = u.id) as last_seen_at
+       from users u order by u.created_at, u.id`,
+    );
+  }
+
+  /** The user signed in from this SSO subject, if any. */
+  async bySsoSub(sub: string): Promise<{ id: string; email: string | null } | undefined> {
+    return (await this.em().getConnection().execute<{ id: string; email: string | null }[]>('select id, email from users where sso_sub = ?', [sub]))[0];
+  }
+
+  /** A new user for an SSO subject; undefined when the name or the subject is taken. */
+  async createSso(id: string, username: string, email: string | null, sub: string): Promise<{ id: string; email: string | null } | undefined> {
+    const rows = await this.em().getConnection().execute<{ id: string; email: string | null }[]>(
+      `insert into users (id, username, is_admin, avatar_url, created_at, email, sso_sub) values (?, ?, false, null, now(), ?, ?)
+       on conflict do nothing returning id, email`,
+      [id, username, email, sub],
+    );
+    return rows[0];
+  }
+
+  async setEmail(userId: string, email: string | null): Promise<void> {
+    await this.em().getConnection().execute('update users set email = ? where id = ?', [email, userId]);
+  }
+
+  async hasKeyNamed(userId: string, name: string): Promise<boolean> {
+    return (await this.em().getConnection().execute('select 1 from api_keys where user_id = ? and name = ?', [userId, name])).length > 0;
+  }
+
+  /** The names of these users, by id (unknown ids are absent). */
+  async usernames(ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.em().find(User, { id: { $in: [...new Set(ids)] } }, { fields: ['id', 'username'] });
+    return new Map(rows.map((u) => [u.id, u.username]));
   }
 
   async findUser(username: string): Promise<User | null> {

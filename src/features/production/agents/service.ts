@@ -134,6 +134,11 @@ export class ProdAgents {
     return this.deps.db.sql<T>(q, p);
   }
 
+  /** Ids of the user's production agents. */
+  async ids(userId: string): Promise<string[]> {
+    return (await this.deps.db.sql<{ id: string }>('select id from prod_agents where user_id = ?', [userId])).map((r) => r.id);
+  }
+
   runtimes(): RuntimeT[] {
     return runtimes(this.deps.config);
   }
@@ -314,7 +319,7 @@ export class ProdAgents {
       env: { AGENT_HOME: home, PATH: `${home}/bin:${SYSTEM_PATH}` },
     });
     const setup = { prod_agent: { record_id: a.record_id, name: a.name, instructions: a.instructions, agent_template: a.agent_template } };
-    await this.sql(`update sessions set session_setup = coalesce(session_setup, '{}'::jsonb) || cast(? as jsonb) where id = ?`, [JSON.stringify(setup), sessionId]);
+    await this.deps.sessions.mergeSetup(sessionId, setup);
     for (const s of this.skillFiles(a)) {
       for (const f of s.files) {
         if (f.path.split('/').some((p) => p === '..' || p === '') || f.path.startsWith('/')) continue;

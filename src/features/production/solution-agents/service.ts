@@ -87,12 +87,9 @@ export class SolutionAgents {
     return this.view(r);
   }
 
-  /** Ids of the user's agents a DAG may name (both kinds: these and production agents). */
-  async ids(userId: string): Promise<Set<string>> {
-    const rows = await this.sql<{ id: string }>(
-      `select id from prod_solution_agents where user_id = ? and not archived union all select id from prod_agents where user_id = ?`,
-      [userId, userId],
-    );
-    return new Set(rows.map((r) => r.id));
+  /** Ids of the user's solution agents that are not archived (a DAG may name them, and production agents). */
+  async ids(userId: string): Promise<string[]> {
+    const rows = await this.db.sql<{ id: string }>('select id from prod_solution_agents where user_id = ? and not archived', [userId]);
+    return rows.map((r) => r.id);
   }
 }

@@ -33,6 +33,8 @@ const iso = (d: Date | string | null) => (d == null ? null : new Date(d).toISOSt
 export class Documents {
   constructor(
     private readonly db: Database,
+    /** Marks the record changed (its updated_at; the records' store). */
+    private readonly touch: (id: string) => Promise<void>,
     /** Throws NOT_FOUND unless the caller owns the record. */
     private readonly owned: (userId: string, id: string) => Promise<unknown>,
     /** Roles and agents an agent node may name, for this user. */
@@ -94,7 +96,7 @@ export class Documents {
        on conflict do nothing returning *`,
       [id, kind, base, JSON.stringify(doc), message, id, kind, base],
     );
-    if (rows[0]) await this.sql('update prod_solutions set updated_at = now() where id = ?', [id]);
+    if (rows[0]) await this.touch(id);
     return rows[0] ?? null;
   }
 
@@ -140,7 +142,7 @@ export class Documents {
        where solution_id = ? and kind = ? and version = ? returning *`,
       [body.doc ? null : body.message || null, id, kind, version],
     );
-    await this.sql('update prod_solutions set updated_at = now() where id = ?', [id]);
+    await this.touch(id);
     return this.view(id, kind, done);
   }
 

@@ -60,6 +60,11 @@ export class ProdSolutions {
     return this.db.sql<T>(q, p);
   }
 
+  /** Marks the record changed (a document of it was saved or published). */
+  async touch(id: string): Promise<void> {
+    await this.db.sql('update prod_solutions set updated_at = now() where id = ?', [id]);
+  }
+
   async get(userId: string, id: string): Promise<RecordT> {
     const [r] = await this.sql<Row>(`${SELECT} where s.id = ? and s.user_id = ?`, [id, userId]);
     if (!r) throw Errors.notFound('production solution');
@@ -74,7 +79,7 @@ export class ProdSolutions {
   private async assistSession(userId: string, id: string, name: string, kind: Kind | 'solution'): Promise<string> {
     const what = kind === 'solution' ? 'Design' : kind === 'dag' ? 'Flow' : 'Architecture';
     const sid = await this.sessions.create(userId, { intent: `${what}: ${name}`, ...ARCHITECT, is_persistent: false });
-    await this.sql(`update sessions set session_setup = coalesce(session_setup, '{}'::jsonb) || cast(? as jsonb) where id = ?`, [JSON.stringify({ prod_solution: { id, name, document: kind } }), sid]);
+    await this.sessions.mergeSetup(sid, { prod_solution: { id, name, document: kind } });
     return sid;
   }
 

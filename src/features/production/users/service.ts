@@ -1,4 +1,3 @@
-import type { Database } from '../../../platform/db/index.js';
 import { randomToken } from '../../../platform/lib/ids.js';
 import type { UserService } from '../../users/service.js';
 
@@ -33,49 +32,32 @@ function usernameFor(u: SsoUser): string {
  * key named `sso`.
  */
 export class ProdUsers {
-  constructor(
-    private readonly db: Database,
-    private readonly users: UserService,
-  ) {}
-
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
+  constructor(private readonly users: UserService) {}
 
   async list() {
-    const rows = await this.sql<{ id: string; username: string; email: string | null; created_at: Date; last_seen_at: Date | null }>(
-      `select u.id, u.username, u.email, u.created_at, (select max(k.last_used_at) from api_keys k where k.user_id = u.id) as last_seen_at
-       from users u order by u.created_at, u.id`,
-    );
+    const rows = await this.users.withActivity();
     return rows.map((r) => ({ id: r.id, username: r.username, email: r.email, created_at: iso(r.created_at)!, last_seen_at: iso(r.last_seen_at) }));
   }
 
   private async ensureOne(u: SsoUser): Promise<TokenStatusItem> {
     const email = u.email ?? null;
     const changes: string[] = [];
-    let user = (await this.sql<{ id: string; email: string | null }>('select id, email from users where sso_sub = ?', [u.sub]))[0];
+    let user = await this.users.bySsoSub(u.sub);
     if (!user) {
       const base = usernameFor(u);
       for (let i = 0; !user && i < 5; i++) {
         const name = i === 0 ? base : `${base.slice(0, 56)}-${randomToken(6)}`;
-        user = (
-          await this.sql<{ id: string; email: string | null }>(
-            `insert into users (id, username, is_admin, avatar_url, created_at, email, sso_sub) values (?, ?, false, null, now(), ?, ?)
-             on conflict do nothing returning id, email`,
-            [`user_${randomToken(20)}`, name, email, u.sub],
-          )
-        )[0];
+        user = await this.users.createSso(`user_${randomToken(20)}`, name, email, u.sub);
         // Lost a race on this sub with another request: take theirs.
-        user ??= (await this.sql<{ id: string; email: string | null }>('select id, email from users where sso_sub = ?', [u.sub]))[0];
+        user ??= await this.users.bySsoSub(u.sub);
       }
       if (!user) return { sub: u.sub, email, ok: false, changed: false, message: 'could not find a free username for this user' };
       changes.push('user created');
     } else if (email != null && user.email !== email) {
-      await this.sql('update users set email = ? where id = ?', [email, user.id]);
+      await this.users.setEmail(user.id, email);
       changes.push('email updated');
     }
-    const key = await this.sql('select 1 from api_keys where user_id = ? and name = ?', [user.id, 'sso']);
-    if (!key.length) {
+    if (!(await this.users.hasKeyNamed(user.id, 'sso'))) {
       await this.users.createKey(user.id, 'sso');
       changes.push('sso key created');
     }
