@@ -10,11 +10,13 @@ import { type McpDoorDeps, mcpServer } from './server.js';
 const SESSION_HEADER = 'mcp-session-id';
 
 /**
- * `POST /mcp`: the MCP server (Streamable HTTP), authorized by the bearer key as every /api route
- * is (the auth hook runs before the body is read). Stateless: each POST gets its own server and
- * transport, and its answer streams as server-sent events (progress notifications, then the
- * result). No MCP session is kept, so GET (a stream for server-initiated messages) and DELETE (end
- * a session) answer 405, as the protocol lets a server without them do (docs/protocol-doors.md).
+ * `POST /mcp`: the MCP server (Streamable HTTP), authorized by the bearer (an API key or the sign-in
+ * token of `agentsvc login`) as every /api route is (the auth hook runs before the body is read).
+ * Stateless: each POST gets its own server and transport, and its answer streams as server-sent
+ * events (progress notifications, then the result). No MCP session state is kept (the session id
+ * given at initialize only names the client's requests), so GET (a stream for server-initiated
+ * messages) and DELETE (end a session) answer 405, as the protocol lets a server without them do
+ * (docs/protocol-doors.md).
  */
 export const mcpRoutes: FastifyPluginAsync<McpDoorDeps> = async (app, deps) => {
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
