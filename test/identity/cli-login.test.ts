@@ -33,7 +33,7 @@ t.test('login by device code, a client command signed in by it, logout revokes i
   const url = await waitFor(() => /open (\S+)/.exec(login.err())?.[1], { what: `the verification URL (${login.err()}${login.out()})`, timeoutMs: 20_000 });
   t.match(login.err(), /confirm the code \S+/);
   await approveDevice(new Jar(), url, 'bob');
-  t.equal(await login.done, 0, login.err());
+  t.equal(await login.done, 0, 'login exits 0 once the code is approved');
   t.match(login.out(), new RegExp(`signed in to ${app.url} as bob \\(member\\)`));
 
   const file = join(config, 'agentsvc', 'credentials.json');
@@ -41,13 +41,16 @@ t.test('login by device code, a client command signed in by it, logout revokes i
   const stored = JSON.parse(readFileSync(file, 'utf8'))[app.url];
   t.match(stored.token, /^sgt-/);
 
+  // A client command signs in with the stored token: the session bob makes is the one it lists.
+  const made = await (await fetch(`${app.url}/api/sessions`, { method: 'POST', headers: { authorization: `Bearer ${stored.token}`, 'content-type': 'application/json' }, body: '{"intent": "from the terminal"}' })).json();
   const list = run(['sessions', 'list', '--url', app.url, '--json'], env);
-  t.equal(await list.done, 0, list.err());
+  t.equal(await list.done, 0, `sessions list exits 0 (${list.err()})`);
+  t.ok(list.out().includes(made.session_id), 'and lists the session of the signed-in user');
   const me = await (await fetch(`${app.url}/api/auth/me`, { headers: { authorization: `Bearer ${stored.token}` } })).json();
   t.equal(me.username, 'bob');
 
   const logout = run(['logout', '--url', app.url], env);
-  t.equal(await logout.done, 0);
+  t.equal(await logout.done, 0, 'logout exits 0');
   t.match(logout.out(), /signed out of/);
   t.equal((await fetch(`${app.url}/api/auth/me`, { headers: { authorization: `Bearer ${stored.token}` } })).status, 401, 'the token is revoked');
   t.same(JSON.parse(readFileSync(file, 'utf8')), {});

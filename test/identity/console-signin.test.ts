@@ -168,14 +168,3 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   t.same(problems, [], 'no CSP violation or page error');
   t.same(a11y, [], 'axe: no serious or critical finding');
 });
-
-t.test('console: key sign-in switched off leaves only the provider', async (t) => {
-  const { app } = await withProvider(t, { AGENTSVC_KEY_SIGNIN: 'false' });
-  const browser = await launch(t);
-  if (!browser) return;
-  const { page } = await open(browser, `${app.url}/`);
-  await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor();
-  t.equal(await page.getByLabel('API key').count(), 0, 'no key form');
-  t.equal(await page.getByText('or', { exact: true }).count(), 0, 'no "or" between two ways');
-  await shot(page, '45-signin-provider-only');
-});
