@@ -82,7 +82,7 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   t.equal((await fetch(`${app.url}/api/auth/me`, { headers: { cookie: elsewhere.header() } })).status, 401, 'the revoked sign-in is refused');
 
   // Personal model keys: only the model that takes one is listed; added (masked), then deleted.
-  await pages.getByRole('link', { name: 'Model keys' }).click();
+  await pages.getByRole('link', { name: 'Credentials' }).click();
   await page.waitForURL(/\/model-keys$/);
   const item = page.locator('li.model-key');
   await item.first().waitFor();

@@ -167,7 +167,7 @@ const PAGE_LINKS: { page: Page; label: string }[] = [
   { page: 'inbox', label: 'Inbox' },
   { page: 'usage', label: 'Usage' },
   { page: 'devices', label: 'Devices' },
-  { page: 'model-keys', label: 'Model keys' },
+  { page: 'model-keys', label: 'Credentials' },
   { page: 'users', label: 'Users' },
   { page: 'keys', label: 'Keys' },
   { page: 'audit', label: 'Audit' },

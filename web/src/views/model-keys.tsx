@@ -101,7 +101,7 @@ export function ModelKeysView() {
   };
   return (
     <section class="page model-keys" aria-labelledby="model-keys-title">
-      <h1 id="model-keys-title">Model keys</h1>
+      <h1 id="model-keys-title">Model credentials</h1>
       <p class="muted">Your own provider keys for the models that take one. They are stored encrypted, used only for your runs, and never shown again after you save them.</p>
       <Notice error={error} note={note} />
       {items === null && !error && <p class="loading">Loading…</p>}
