@@ -99,7 +99,7 @@ t.test('console: users and keys for an admin, nothing of them for anyone else', 
   await plain.page.getByLabel('API key').press('Enter');
   const nav = plain.page.getByRole('navigation', { name: 'Pages' });
   await nav.getByRole('link', { name: 'Usage' }).waitFor();
-  t.same(await nav.getByRole('link').allTextContents(), ['Inbox', 'Usage', 'API docs'], 'an ordinary user is offered no admin page');
+  t.same(await nav.getByRole('link').allTextContents(), ['Inbox', 'Usage', 'Devices', 'Credentials', 'API docs'], 'an ordinary user is offered no admin page');
   for (const p of ['users', 'keys', 'audit']) {
     await plain.page.goto(`${app.url}/${p}`);
     await plain.page.getByRole('heading', { name: 'For administrators' }).waitFor();

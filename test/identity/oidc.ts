@@ -13,8 +13,8 @@ export interface TestProvider {
   skew(seconds: number): Promise<void>;
 }
 
-/** Starts test/identity/provider.mjs (oidc-provider on loopback) and the service as its relying party. */
-export async function withProvider(t: T, env: Record<string, string> = {}): Promise<{ app: TestApp; provider: TestProvider }> {
+/** Starts test/identity/provider.mjs (oidc-provider on loopback); `setup` names the relying party's URLs. */
+export async function startProvider(t: T): Promise<TestProvider & { setup(serviceUrl: string): Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [fileURLToPath(new URL('./provider.mjs', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.teardown(() => child.kill('SIGTERM'));
   let out = '';
@@ -27,26 +27,34 @@ export async function withProvider(t: T, env: Record<string, string> = {}): Prom
     });
     once(child, 'exit').then(() => reject(new Error(`the test provider exited: ${out}`)));
   });
-  const app = await build(t, {
-    AGENTSVC_OIDC_ISSUER: issuer,
-    AGENTSVC_OIDC_CLIENT_ID: 'agentsvc',
-    AGENTSVC_OIDC_CLIENT_SECRET: CLIENT_SECRET,
-    AGENTSVC_OIDC_NAME: 'Test IdP',
-    AGENTSVC_OIDC_ROLES: '{"claim": "groups", "admin": ["agentsvc-admins"], "member": ["staff"], "viewer": ["readers"]}',
-    ...env,
-  });
-  const q = new URLSearchParams({ redirect_uri: `${app.url}/api/auth/oidc/callback`, after_logout: `${app.url}/` });
-  const r = await fetch(`${issuer}/__setup?${q}`);
-  if (!r.ok) throw new Error('provider setup failed');
   return {
-    app,
-    provider: {
-      issuer,
-      skew: async (seconds) => {
-        await fetch(`${issuer}/__skew?seconds=${seconds}`);
-      },
+    issuer,
+    setup: async (serviceUrl) => {
+      const q = new URLSearchParams({ redirect_uri: `${serviceUrl}/api/auth/oidc/callback`, after_logout: `${serviceUrl}/` });
+      const r = await fetch(`${issuer}/__setup?${q}`);
+      if (!r.ok) throw new Error('provider setup failed');
+    },
+    skew: async (seconds) => {
+      await fetch(`${issuer}/__skew?seconds=${seconds}`);
     },
   };
+}
+
+/** The service's settings for the test provider (docs/identity.md). */
+export const oidcEnv = (issuer: string): Record<string, string> => ({
+  AGENTSVC_OIDC_ISSUER: issuer,
+  AGENTSVC_OIDC_CLIENT_ID: 'agentsvc',
+  AGENTSVC_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+  AGENTSVC_OIDC_NAME: 'Test IdP',
+  AGENTSVC_OIDC_ROLES: '{"claim": "groups", "admin": ["agentsvc-admins"], "member": ["staff"], "viewer": ["readers"]}',
+});
+
+/** The test provider and the service as its relying party. */
+export async function withProvider(t: T, env: Record<string, string> = {}): Promise<{ app: TestApp; provider: TestProvider }> {
+  const provider = await startProvider(t);
+  const app = await build(t, { ...oidcEnv(provider.issuer), ...env });
+  await provider.setup(app.url);
+  return { app, provider };
 }
 
 /** A cookie jar across the provider and the service (both on 127.0.0.1: browsers share cookies across ports too). */
@@ -78,7 +86,7 @@ export class Jar {
  * The provider's side of a sign-in, as a browser does it: from the service's login route through the
  * provider's login and consent forms, up to the redirect back. Answers the callback URL, not yet opened.
  */
-export async function throughProvider(app: TestApp, jar: Jar, login: string, start = '/api/auth/oidc/login'): Promise<string> {
+export async function throughProvider(app: Pick<TestApp, 'url'>, jar: Jar, login: string, start = '/api/auth/oidc/login'): Promise<string> {
   let r = await jar.fetch(app.url + start);
   for (let i = 0; i < 20; i++) {
     const location = r.headers.get('location');
@@ -99,7 +107,7 @@ export async function throughProvider(app: TestApp, jar: Jar, login: string, sta
 }
 
 /** A whole sign-in: answers the service's cookie jar, signed in as `login`. */
-export async function signIn(app: TestApp, login: string): Promise<Jar> {
+export async function signIn(app: Pick<TestApp, 'url'>, login: string): Promise<Jar> {
   const jar = new Jar();
   const callback = await throughProvider(app, jar, login);
   const r = await jar.fetch(callback);

@@ -3,6 +3,8 @@ import type { AdminItem, ProdUser, TokenStatus } from '../../src/features/admin/
 import type { SessionPublic } from '../../src/core/sessions/schemas.js';
 import type { ApiKeyPublic, KeyCreated, Me as MeSchema } from '../../src/features/users/schemas.js';
 import type { Turn } from '../../src/core/conversation/turns.js';
+import type { SigninPublic } from '../../src/features/identity/store.js';
+import type { CredentialPublic } from '../../src/features/model-keys/service.js';
 
 /**
  * The REST half of the public interface. The key lives in the tab's sessionStorage
@@ -44,6 +46,11 @@ export interface ShareLink {
   expires_at: string;
 }
 
+/** One sign-in of the caller's (GET /api/auth/signins): a browser's cookie or a terminal's token. */
+export type Signin = SigninPublic & { current: boolean };
+/** A model entry that takes a personal key, with the caller's key masked (GET /api/me/credentials). */
+export type ModelKey = CredentialPublic;
+
 const KEY = 'agentsvc.key';
 
 export const keyStore = {
@@ -51,6 +58,19 @@ export const keyStore = {
   set: (k: string) => sessionStorage.setItem(KEY, k),
   clear: () => sessionStorage.removeItem(KEY),
 };
+
+/**
+ * The CSRF token of a cookie sign-in (`csrf_token` of GET /api/auth/me), sent as X-CSRF-Token with
+ * every change (docs/identity.md); kept in memory only. Null with a key sign-in.
+ */
+let csrf: string | null = null;
+export const csrfStore = {
+  get: () => csrf,
+  set: (t: string | null) => {
+    csrf = t;
+  },
+};
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** A refused request, carrying the error body (docs/errors.md): `detail` is what the person reads. */
 export class ApiError extends Error {
@@ -92,6 +112,7 @@ export async function request(path: string, init: RequestInit & { json?: unknown
   const headers = new Headers(init.headers);
   const key = init.key ?? keyStore.get();
   if (key) headers.set('authorization', `Bearer ${key}`);
+  else if (csrf && !SAFE_METHODS.has((init.method ?? 'GET').toUpperCase())) headers.set('x-csrf-token', csrf);
   let body = init.body;
   if (init.json !== undefined) {
     headers.set('content-type', 'application/json');
@@ -113,6 +134,7 @@ export async function request(path: string, init: RequestInit & { json?: unknown
   } catch {
     // not a JSON body: the status line is all there is
   }
+  if (res.status === 403 && code === 'FORBIDDEN_ROLE') window.dispatchEvent(new CustomEvent('agentsvc:role-refused', { detail }));
   if (res.status === 401 && !init.key) window.dispatchEvent(new CustomEvent('agentsvc:signed-out', { detail }));
   throw new ApiError(res.status, code, detail);
 }
@@ -157,4 +179,11 @@ export const rest = {
   rewind: (id: string, checkpoint_id: string) => api<{ message: string; removed_turns: number; restored_files: number }>(`${sid(id)}/rewind`, { method: 'POST', json: { checkpoint_id } }),
   share: (id: string) => api<ShareLink>(`${sid(id)}/share`, { method: 'POST', json: {} }),
   revoke: (id: string, token: string) => api<{ revoked: boolean }>(`${sid(id)}/share/${encodeURIComponent(token)}`, { method: 'DELETE' }),
+  // Sign-ins and personal model keys (docs/identity.md, docs/model-keys.md).
+  signOut: () => api<{ ok: true; end_session_url: string | null }>('/api/auth/signout', { method: 'POST' }),
+  signins: () => api<{ items: Signin[] }>('/api/auth/signins'),
+  revokeSignin: (signinId: string) => api<void>(`/api/auth/signins/${encodeURIComponent(signinId)}`, { method: 'DELETE' }),
+  modelKeys: () => api<{ items: ModelKey[] }>('/api/me/credentials'),
+  setModelKey: (modelId: string, api_key: string) => api<ModelKey>(`/api/me/credentials/${encodeURIComponent(modelId)}`, { method: 'PUT', json: { api_key } }),
+  deleteModelKey: (modelId: string) => api<void>(`/api/me/credentials/${encodeURIComponent(modelId)}`, { method: 'DELETE' }),
 };

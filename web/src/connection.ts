@@ -15,9 +15,10 @@ export class Connection {
   status: LinkStatus = 'connecting';
   private listeners = new Set<(s: LinkStatus, detail?: string) => void>();
 
-  constructor(key: string) {
+  /** `key` null: the browser's sign-in cookie signs the handshake (the service checks its Origin). */
+  constructor(key: string | null) {
     this.socket = io({
-      auth: { token: key },
+      auth: key ? { token: key } : {},
       transports: ['websocket'],
       reconnectionDelay: 300,
       reconnectionDelayMax: 3000,
@@ -25,7 +26,7 @@ export class Connection {
     this.socket.on('connect', () => this.set('live'));
     this.socket.on('disconnect', (reason) => {
       // The service closed it on purpose (the key was revoked): socket.io does not retry.
-      if (reason === 'io server disconnect') this.set('refused', 'the service closed the connection (was the key deleted?)');
+      if (reason === 'io server disconnect') this.set('refused', 'the service closed the connection (was the key deleted, the sign-in revoked or the account disabled?)');
       else this.set('reconnecting');
     });
     this.socket.on('connect_error', (e: Error & { data?: { code?: string } }) => {
@@ -49,7 +50,10 @@ export class Connection {
     try {
       // socket.io's types cannot resolve an event name that is still a type parameter: the signature is the one ClientToServerEvents gives N.
       const socket = this.socket.timeout(timeoutMs) as unknown as { emitWithAck(event: N, payload: Parameters<ClientToServerEvents[N]>[0]): Promise<Ack> };
-      return await socket.emitWithAck(event, payload);
+      const ack = await socket.emitWithAck(event, payload);
+      // The person's role may not do this: the console says so in plain words (views/sign-in.tsx).
+      if (!ack.ok && ack.error.code === 'FORBIDDEN_ROLE') window.dispatchEvent(new CustomEvent('agentsvc:role-refused', { detail: ack.error.message }));
+      return ack;
     } catch {
       return { ok: false, error: { code: 'TIMEOUT', message: `the service did not answer ${event} in ${timeoutMs / 1000} s` } };
     }

@@ -1,62 +1,19 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, keyStore, rest } from './api.js';
-import { Connection, type LinkStatus } from './connection.js';
+import { keyStore, rest } from './api.js';
+import type { Connection, LinkStatus } from './connection.js';
 import { ADMIN_PAGES, href, navigate, onLink, type Page, useRoute } from './router.js';
 import { AuditView } from './views/audit.js';
+import { DevicesView } from './views/devices.js';
 import { InboxView, useInboxCount } from './views/inbox.js';
 import { KeysView } from './views/keys.js';
+import { ModelKeysView } from './views/model-keys.js';
 import { SessionView } from './views/session.js';
 import { Sessions } from './views/sessions.js';
 import './styles.css';
-import { Notice } from './views/notice.js';
+import { endSignIn, RoleRefused, restore, SignIn, type Signed } from './views/sign-in.js';
 import { UsageView } from './views/usage.js';
 import { UsersView } from './views/users.js';
-
-interface Signed {
-  key: string;
-  username: string;
-  /** An admin key: the admin pages are offered (the service checks again on every request). */
-  admin: boolean;
-  conn: Connection;
-}
-
-function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Signed) => void; notice: string | null }) {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(notice);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const me = await rest.me(key.trim());
-      keyStore.set(key.trim());
-      onSignedIn({ key: key.trim(), username: me.username, admin: me.is_admin, conn: new Connection(key.trim()) });
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <main class="signin">
-      <form onSubmit={submit} aria-labelledby="signin-title">
-        <h1 id="signin-title">agentsvc</h1>
-        <p>Sign in with an API key. It stays in this tab only and is forgotten when the tab closes.</p>
-        <label for="key">API key</label>
-        <input id="key" name="key" type="password" autocomplete="off" spellcheck={false} placeholder="sk-agentsvc-v2-…" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
-        <button type="submit" class="primary" disabled={busy || !key.trim()}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
-        <Notice error={error} />
-        <p class="hint">
-          <code>npx agentsvc up</code> wrote the admin key to <code>~/.agentsvc/admin.key</code>; <code>agentsvc keys create</code> makes more.
-        </p>
-      </form>
-    </main>
-  );
-}
 
 function Banner({ conn }: { conn: Connection }) {
   const [state, setState] = useState<{ s: LinkStatus; detail?: string }>({ s: conn.status });
@@ -79,30 +36,32 @@ function Banner({ conn }: { conn: Connection }) {
 function App() {
   const route = useRoute();
   const [signed, setSigned] = useState<Signed | null>(null);
-  const [checking, setChecking] = useState(() => !!keyStore.get());
+  const [checking, setChecking] = useState(true);
   const [notice, setNotice] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
   const refreshList = useCallback(() => setListVersion((v) => v + 1), []);
 
+  // The tab's key, else the browser's sign-in cookie (views/sign-in.tsx).
   useEffect(() => {
-    const key = keyStore.get();
-    if (!key) return;
-    rest
-      .me(key)
-      .then((me) => setSigned({ key, username: me.username, admin: me.is_admin, conn: new Connection(key) }))
-      .catch((e) => {
-        keyStore.clear();
-        setNotice(e instanceof ApiError ? e.message : String(e));
+    restore()
+      .then((r) => {
+        setSigned(r.signed);
+        setNotice(r.notice);
       })
       .finally(() => setChecking(false));
   }, []);
 
   const signOut = useCallback(
     (why?: string) => {
-      keyStore.clear();
-      signed?.conn.close();
+      // A refused request (why): the sign-in is already gone at the service; otherwise end it there.
+      if (signed && !why) void endSignIn(signed);
+      else {
+        keyStore.clear();
+        signed?.conn.close();
+      }
       setSigned(null);
-      setNotice(why ?? null);
+      // A cookie sign-in refused says why in the person's terms, not the bearer wording of the 401.
+      setNotice(why && signed && !signed.key ? 'Your sign-in has ended: it expired, was revoked, or your account was disabled. Sign in again.' : (why ?? null));
       navigate('/', true);
     },
     [signed],
@@ -117,7 +76,7 @@ function App() {
   // Admin rights changed (granted or revoked on the Users page): read them again.
   const refreshMe = useCallback(() => {
     if (!signed) return;
-    rest.me().then((me) => setSigned((s) => (s ? { ...s, admin: me.is_admin } : s)));
+    rest.me().then((me) => setSigned((s) => (s ? { ...s, admin: me.is_admin, role: me.role } : s)));
   }, [signed]);
 
   if (checking) return <p class="loading">Loading…</p>;
@@ -177,7 +136,7 @@ function Shell({
         </nav>
         <span class="who" title="signed in as">
           {signed.username}
-          {signed.admin && <span class="badge">admin</span>}
+          {signed.role !== 'member' && <span class="badge">{signed.role}</span>}
         </span>
         <button type="button" onClick={() => signOut()}>
           Sign out
@@ -188,8 +147,9 @@ function Shell({
         <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} />
       </nav>
       <main id="main" class="main" tabIndex={-1}>
+        <RoleRefused role={signed.role} />
         {route.page ? (
-          <PageView page={route.page} signed={signed} onAdminsChanged={refreshMe} />
+          <PageView page={route.page} signed={signed} onAdminsChanged={refreshMe} signOut={signOut} />
         ) : route.sessionId ? (
           <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
         ) : (
@@ -206,13 +166,15 @@ function Shell({
 const PAGE_LINKS: { page: Page; label: string }[] = [
   { page: 'inbox', label: 'Inbox' },
   { page: 'usage', label: 'Usage' },
+  { page: 'devices', label: 'Devices' },
+  { page: 'model-keys', label: 'Credentials' },
   { page: 'users', label: 'Users' },
   { page: 'keys', label: 'Keys' },
   { page: 'audit', label: 'Audit' },
 ];
 
 /** A page of the header; an admin page asked for by someone else is refused here without a request. */
-function PageView({ page, signed, onAdminsChanged }: { page: Page; signed: Signed; onAdminsChanged: () => void }) {
+function PageView({ page, signed, onAdminsChanged, signOut }: { page: Page; signed: Signed; onAdminsChanged: () => void; signOut: () => void }) {
   if (ADMIN_PAGES.has(page) && !signed.admin)
     return (
       <div class="empty" role="alert">
@@ -224,6 +186,8 @@ function PageView({ page, signed, onAdminsChanged }: { page: Page; signed: Signe
   if (page === 'keys') return <KeysView />;
   if (page === 'audit') return <AuditView />;
   if (page === 'inbox') return <InboxView />;
+  if (page === 'devices') return <DevicesView onSignedOut={signOut} />;
+  if (page === 'model-keys') return <ModelKeysView />;
   return <UsageView admin={signed.admin} />;
 }
 

@@ -3,12 +3,13 @@ import { useEffect, useState } from 'preact/hooks';
 /**
  * The console's routes, on the history API (the service answers index.html for each, see
  * CONSOLE_ROUTES in src/platform/server/console.ts): `/`, `/sessions/:id` and
- * `/sessions/:id/{files,checkpoints,share,policy}`, and the pages of the header: `/inbox`, `/usage`, and for
+ * `/sessions/:id/{files,checkpoints,share,policy}`, and the pages of the header: `/inbox`, `/usage`,
+ * `/devices` (signed-in devices), `/model-keys` (personal model keys), and for
  * admins `/users`, `/keys`, `/audit`.
  */
 
 export type Tab = 'chat' | 'files' | 'checkpoints' | 'share' | 'policy';
-export type Page = 'inbox' | 'usage' | 'users' | 'keys' | 'audit';
+export type Page = 'inbox' | 'usage' | 'devices' | 'model-keys' | 'users' | 'keys' | 'audit';
 export interface Route {
   sessionId: string | null;
   tab: Tab;
@@ -17,14 +18,14 @@ export interface Route {
 }
 
 const TABS: Tab[] = ['chat', 'files', 'checkpoints', 'share', 'policy'];
-export const PAGES: Page[] = ['inbox', 'usage', 'users', 'keys', 'audit'];
+export const PAGES: Page[] = ['inbox', 'usage', 'devices', 'model-keys', 'users', 'keys', 'audit'];
 /** Pages only an admin key sees (docs/console.md). */
 export const ADMIN_PAGES: ReadonlySet<Page> = new Set(['users', 'keys', 'audit']);
 
 export function parse(path: string): Route {
   const m = /^\/sessions\/([^/]+)(?:\/([a-z]+))?\/?$/.exec(path);
   if (!m) {
-    const p = /^\/([a-z]+)\/?$/.exec(path)?.[1] as Page | undefined;
+    const p = /^\/([a-z-]+)\/?$/.exec(path)?.[1] as Page | undefined;
     return { sessionId: null, tab: 'chat', page: p && PAGES.includes(p) ? p : null };
   }
   const tab = TABS.includes(m[2] as Tab) ? (m[2] as Tab) : 'chat';

@@ -31,6 +31,8 @@ export const ROUTE_ROLES: Readonly<Record<string, Decision>> = {
   'GET /sessions': PUBLIC,
   'GET /sessions/*': PUBLIC,
   'GET /usage': PUBLIC,
+  'GET /devices': PUBLIC,
+  'GET /model-keys': PUBLIC,
   'GET /users': PUBLIC,
   'GET /keys': PUBLIC,
   'GET /audit': PUBLIC,

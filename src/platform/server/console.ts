@@ -17,7 +17,7 @@ import { AppError } from './errors.js';
  */
 
 /** Paths the app routes itself (history API); each answers index.html. */
-export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/inbox', '/usage', '/users', '/keys', '/audit'];
+export const CONSOLE_ROUTES = ['/', '/sessions', '/sessions/*', '/inbox', '/usage', '/devices', '/model-keys', '/users', '/keys', '/audit'];
 /** The API reference page (web/docs.html): the OpenAPI document rendered, public (docs/trust-boundary.md). */
 export const DOCS_ROUTE = '/api/docs';
 
