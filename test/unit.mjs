@@ -6,7 +6,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const NEEDS_A_SERVICE = /helpers\/(app|chat|db|nodes|cli|chaos|socket|files)|startService|TEST_PG_URL|TEST_REDIS_URL|openDatabase|embedded|node:child_process|playwright|createRunner|runners\//;
+// tmuxServer/startCli: the terminal tests that drive the built CLI under tmux (a child process each).
+const NEEDS_A_SERVICE = /helpers\/(app|chat|db|nodes|cli|chaos|socket|files)|startService|TEST_PG_URL|TEST_REDIS_URL|openDatabase|embedded|node:child_process|playwright|createRunner|runners\/|tmuxServer|startCli/;
+
 
 function* testFiles(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
