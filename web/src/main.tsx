@@ -6,6 +6,7 @@ import { ADMIN_PAGES, href, navigate, onLink, type Page, useRoute } from './rout
 import { AuditView } from './views/audit.js';
 import { InboxView, useInboxCount } from './views/inbox.js';
 import { KeysView } from './views/keys.js';
+import { NewChat } from './views/new-chat.js';
 import { SessionView } from './views/session.js';
 import { Sessions } from './views/sessions.js';
 import './styles.css';
@@ -193,10 +194,7 @@ function Shell({
         ) : route.sessionId ? (
           <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
         ) : (
-          <div class="empty">
-            <h2>No session open</h2>
-            <p>Pick a session from the list or start a new one.</p>
-          </div>
+          <NewChat conn={signed.conn} onCreated={refreshList} />
         )}
       </main>
     </div>

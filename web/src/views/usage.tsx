@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { errorText } from '../errors.js';
 import { type Budget, contract, type Optional, type Usage } from '../contract-api.js';
 import { Notice } from './notice.js';
 import { Unavailable } from './unavailable.js';
@@ -10,7 +10,7 @@ import { Unavailable } from './unavailable.js';
  * and when it resets.
  */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+const message = errorText;
 const num = (n: number | null | undefined) => (n == null ? '–' : n.toLocaleString());
 const money = (n: number | null | undefined) => (n == null ? '–' : `$${n.toFixed(n < 1 ? 4 : 2)}`);
 
