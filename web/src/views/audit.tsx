@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { rest } from '../api.js';
 import { errorText } from '../errors.js';
+import { useUserNames } from '../user-names.js';
 import { type AuditRecord, contract, type Optional } from '../contract-api.js';
 import { Notice } from './notice.js';
 import { ScrollRegion } from './scroll-region.js';
@@ -40,12 +40,7 @@ export function AuditView() {
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<Optional<{ items: AuditRecord[]; total: number }> | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [names, setNames] = useState<Map<string, string>>(new Map());
-  // Users by name: the audit records carry ids.
-  useEffect(() => {
-    rest.users().then((r) => setNames(new Map(r.items.map((u) => [u.id, u.username]))), () => {});
-  }, []);
-  const userName = (id: string) => names.get(id) ?? id;
+  const { names, nameOf: userName } = useUserNames();
   useEffect(() => {
     setError(null);
     contract.audit({ action: action || undefined, session_id: sessionId.trim() || undefined, user_id: userId.trim() || undefined, limit: PAGE, offset }).then(setPage, (e) => setError(errorText(e)));
