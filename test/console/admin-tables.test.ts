@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { buildWithModel, createSession } from '../helpers/chat.js';
-import { axe, DESKTOP, launch, open, PHONE, shot } from './browser.js';
+import { axe, DESKTOP, launch, open, PHONE, sendMessage, shot, signIn } from './browser.js';
 
 /**
  * The admin tables as a person reads them: the audit shows user names (not ids) and its arguments
@@ -20,12 +20,9 @@ t.test('console: audit and usage by name, readable at 390 px; the CLI key warned
   const browser = await launch(t);
   if (!browser) return;
   const { page, problems, context } = await open(browser, `${app.url}/`);
-  await page.getByLabel('API key').fill(app.adminKey);
-  await page.getByLabel('API key').press('Enter');
-  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  await signIn(page, app.adminKey);
   await page.goto(`${app.url}/sessions/${sid}`);
-  await page.getByLabel('Message', { exact: true }).fill('show me code');
-  await page.getByLabel('Message', { exact: true }).press('Enter');
+  await sendMessage(page, 'show me code');
   await page.getByText('Hello, here is code:').waitFor();
 
   // The audit as the service would answer it, with a long argument and two users.

@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { buildWithModel } from '../helpers/chat.js';
 import { waitFor } from '../helpers/wait.js';
-import { axe, launch, open, PHONE, shot } from './browser.js';
+import { axe, launch, open, PHONE, sendMessage, shot } from './browser.js';
 
 /**
  * Working in the console as in opencode web (docs/console.md "Working in the chat"): the empty
@@ -40,10 +40,7 @@ function script(body: any) {
 }
 
 const alerts = (page: Page) => page.getByRole('alert').allTextContents();
-const send = async (page: Page, text: string) => {
-  await page.getByLabel('Message', { exact: true }).fill(text);
-  await page.getByLabel('Message', { exact: true }).press('Enter');
-};
+const send = sendMessage;
 const noSideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 t.test('console: new chat, one header per answer, diffs, live sub-agent, queue, Esc, plain errors', { timeout: 120_000 }, async (t) => {

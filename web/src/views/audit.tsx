@@ -82,7 +82,7 @@ export function AuditView() {
             </label>
           </div>
           <p class="muted">
-            {page.body.total} records{page.body.total > PAGE ? `, ${offset + 1}–${Math.min(offset + PAGE, page.body.total)} shown` : ''}
+            {page.body.total} {page.body.total === 1 ? 'record' : 'records'}{page.body.total > PAGE ? `, ${offset + 1}–${Math.min(offset + PAGE, page.body.total)} shown` : ''}
           </p>
           <ScrollRegion label="Audit records">
             <table class="grid cards">

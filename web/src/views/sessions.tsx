@@ -88,17 +88,20 @@ function Item({ s, current, onChanged, onError }: { s: Session; current: boolean
           <span class={`status st-${s.status}`}>{s.status.replace(/_/g, ' ')}</span>
         </a>
       )}
-      <div class="actions">
-        <button type="button" class="icon" aria-pressed={s.is_pinned} aria-label={s.is_pinned ? 'Unpin' : 'Pin'} title={s.is_pinned ? 'Unpin' : 'Pin'} onClick={() => act(rest.pin(s.id, !s.is_pinned))}>
-          {s.is_pinned ? '★' : '☆'}
-        </button>
-        <button type="button" class="icon" aria-label={`Rename ${s.intent || 'Untitled'}`} title="Rename" onClick={() => setEditing(true)}>
-          ✎
-        </button>
-        <button type="button" class="icon danger" aria-label={`Delete ${s.intent || 'Untitled'}`} title="Delete" onClick={remove}>
-          ✕
-        </button>
-      </div>
+      {/* While renaming, the field and Save take the row (the actions would push it out of the sidebar). */}
+      {!editing && (
+        <div class="actions">
+          <button type="button" class="icon" aria-pressed={s.is_pinned} aria-label={s.is_pinned ? 'Unpin' : 'Pin'} title={s.is_pinned ? 'Unpin' : 'Pin'} onClick={() => act(rest.pin(s.id, !s.is_pinned))}>
+            {s.is_pinned ? '★' : '☆'}
+          </button>
+          <button type="button" class="icon" aria-label={`Rename ${s.intent || 'Untitled'}`} title="Rename" onClick={() => setEditing(true)}>
+            ✎
+          </button>
+          <button type="button" class="icon danger" aria-label={`Delete ${s.intent || 'Untitled'}`} title="Delete" onClick={remove}>
+            ✕
+          </button>
+        </div>
+      )}
     </li>
   );
 }

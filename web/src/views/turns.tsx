@@ -4,7 +4,7 @@ import type { Approval, ChatModel, Question } from '../chat-model.js';
 import { renderMarkdown } from '../markdown.js';
 import { ApprovalForm } from './approval.js';
 import { Notice } from './notice.js';
-import { parseArgs, ToolArgs } from './tool-args.js';
+import { fileDiff, parseArgs, ToolArgs } from './tool-args.js';
 
 /**
  * One turn as a person reads it: text as markdown, thinking folded, each tool call folded with
@@ -141,11 +141,18 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
   const progress = ctx.model.progress.get(call.id);
   // A running sub-agent shows what it does now, under its folded call.
   const live = call.status === 'pending' && children.length > 0 ? latestActivity(children) : null;
+  // An Edit or Write says how many lines it changes while folded.
+  const diff = useMemo(() => fileDiff(call.tool_name, parseArgs(call.arguments)), [call.tool_name, call.arguments]);
   return (
     <div class={`tool st-${call.status}`}>
       <details>
         <summary>
           <span class="tname">{call.display_name || call.tool_name}</span> <span class="targ">{keyArgument(call)}</span>{' '}
+          {diff && (
+            <>
+              <span class="dadd">+{diff.filter((l) => l.kind === 'add').length}</span> <span class="ddel">-{diff.filter((l) => l.kind === 'del').length}</span>{' '}
+            </>
+          )}
           <span class="tstatus">
             {STATUS[call.status] ?? call.status}
             {call.duration_ms ? ` · ${(call.duration_ms / 1000).toFixed(1)} s` : ''}
