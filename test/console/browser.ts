@@ -65,3 +65,16 @@ export async function axe(page: Page): Promise<string[]> {
     .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
     .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join('; ')})`);
 }
+
+/** Sign in on the sign-in page with `key` and wait for the shell. */
+export async function signIn(page: Page, key: string) {
+  await page.getByLabel('API key').fill(key);
+  await page.getByLabel('API key').press('Enter');
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+}
+
+/** Type `text` in the composer and press Enter. */
+export async function sendMessage(page: Page, text: string) {
+  await page.getByLabel('Message', { exact: true }).fill(text);
+  await page.getByLabel('Message', { exact: true }).press('Enter');
+}

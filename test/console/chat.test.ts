@@ -101,10 +101,11 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   await thinking.locator('summary').click();
   t.match(await thinking.textContent(), /Thinking about the request\./);
   const tool = page.locator('.tool', { hasText: 'Write' }).first();
-  t.notOk(await tool.locator('pre.args').isVisible(), 'the tool call is folded');
+  t.notOk(await tool.locator('.diff').isVisible(), 'the tool call is folded');
   await tool.locator('summary').focus();
   await page.keyboard.press('Enter');
-  t.match(await tool.locator('pre.args').textContent(), /"file_path": "notes.md"/, 'opened by keyboard: its arguments');
+  t.equal(await tool.locator('.diff figcaption').textContent(), 'notes.md +2 -0 (2 lines added, 0 removed)', 'opened by keyboard: the file it writes');
+  t.same(await tool.locator('.diff .d-add').allTextContents(), ['+added: # Notes\n', '+added: hello\n'], 'and its lines, as added');
   t.match(await tool.locator('pre.result').textContent(), /notes\.md/, 'and its result');
   t.match(await tool.locator('.tstatus').textContent(), /done/);
   await shot(page, '03-chat-desktop');
@@ -201,7 +202,7 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   await second.page.getByPlaceholder('Search titles and messages').fill('Console');
   await second.page.getByText('No session matches.').waitFor();
   await second.page.goto(`${app.url}/sessions/${sid}`);
-  t.equal(await second.page.getByRole('alert').first().textContent(), 'session not found', 'a direct link to it: not found');
+  t.equal(await second.page.getByRole('alert').first().textContent(), 'Session not found: it may have been deleted, or it belongs to another user.', 'a direct link to it: not found, said as a sentence');
   await second.context.close();
 
   t.same(a11y, [], 'axe-core: no serious or critical finding on these screens');

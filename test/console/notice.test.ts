@@ -28,7 +28,7 @@ t.test('console: a budget warning is shown in the chat, dismissed, and not repea
   await notices.first().waitFor();
   await page.getByText('Counted them.').waitFor();
   t.equal(await notices.count(), 1, 'one warning');
-  t.match(await notices.first().textContent(), /^the session budget \(per day: 85 of 100 tokens\) is past 80%; it resets at \d{4}-\d{2}-\d{2}T00:00:00\.000Z×$/, "the service's words, and the dismiss button");
+  t.match(await notices.first().textContent(), /^The session budget \(per day: 85 of 100 tokens\) is past 80%; it resets at \d{4}-\d{2}-\d{2}T00:00:00\.000Z\.×$/, "the service's words as a sentence, and the dismiss button");
   t.equal(await notices.first().getAttribute('data-code'), 'BUDGET_WARNING');
   await shot(page, '60-budget-notice-desktop');
   t.same(await axe(page), [], 'no serious accessibility finding with the notice shown');

@@ -1,5 +1,6 @@
 import { applyPatch, COMPACTION_FIELDS, hasOpenCalls, type Patch, type PendingApproval, type ToolCall, type Turn } from '../../src/core/conversation/turns.js';
 import { isSessionEvent, type Payload, type SessionEvent, type SessionEventName } from '../../src/core/events/protocol.js';
+import { plainError, sentence } from './errors.js';
 
 /**
  * One session's conversation as the console shows it, built from the event stream with the
@@ -72,7 +73,7 @@ export class ChatModel {
   lastSeq = 0;
   /** A run is under way (chat:start seen, chat:end not yet). */
   running = false;
-  /** The last system:error of this session, as the service worded it. */
+  /** The last system:error of this session, as a sentence (errors.ts). */
   error: string | null = null;
   /** Progress notes of long tools (update_tool_call `progress`), by call id. */
   progress = new Map<string, string>();
@@ -108,10 +109,10 @@ export class ChatModel {
       m.running = false;
     },
     'system:error': (m, p) => {
-      m.error = p.message || p.code || 'the run failed';
+      m.error = plainError(p.code, p.message || 'the run failed');
     },
     'system:notice': (m, p) => {
-      if (m.live) m.notices.push({ seq: p.seq, code: p.code, message: p.message || p.code });
+      if (m.live) m.notices.push({ seq: p.seq, code: p.code, message: sentence(p.message || p.code) });
     },
     'turn:start': (m, p) => {
       if (!m.turns.has(p.turn_id)) {

@@ -8,6 +8,7 @@ import { DevicesView } from './views/devices.js';
 import { InboxView, useInboxCount } from './views/inbox.js';
 import { KeysView } from './views/keys.js';
 import { ModelKeysView } from './views/model-keys.js';
+import { NewChat } from './views/new-chat.js';
 import { SessionView } from './views/session.js';
 import { Sessions } from './views/sessions.js';
 import './styles.css';
@@ -153,10 +154,7 @@ function Shell({
         ) : route.sessionId ? (
           <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
         ) : (
-          <div class="empty">
-            <h2>No session open</h2>
-            <p>Pick a session from the list or start a new one.</p>
-          </div>
+          <NewChat conn={signed.conn} onCreated={refreshList} />
         )}
       </main>
     </div>

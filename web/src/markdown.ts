@@ -49,7 +49,9 @@ const marked = new Marked({
     html: (token) => escapeHtml(token.text),
     code: (token) => {
       const lang = (token.lang ?? '').trim().split(/\s/)[0];
-      return `<pre class="code"><code class="hljs${lang ? ` language-${escapeHtml(lang)}` : ''}">${highlight(token.text, lang)}</code></pre>`;
+      // A head with the block's language; the copy button is added to it after sanitising (turns.tsx).
+      const head = `<div class="codehead"><span class="lang">${escapeHtml(lang || 'text')}</span></div>`;
+      return `<div class="codeblock">${head}<pre class="code"><code class="hljs${lang ? ` language-${escapeHtml(lang)}` : ''}">${highlight(token.text, lang)}</code></pre></div>`;
     },
   },
 });

@@ -1,18 +1,36 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { errorText } from '../errors.js';
+import { useUserNames } from '../user-names.js';
 import { type AuditRecord, contract, type Optional } from '../contract-api.js';
 import { Notice } from './notice.js';
+import { ScrollRegion } from './scroll-region.js';
 import { Unavailable } from './unavailable.js';
 
 /**
  * The audit of tool-policy decisions (docs/policy.md), for admins: every record, newest
  * first, filtered by action, session or user, a page at a time. Arguments come masked by the
- * service (as in shares).
+ * service (as in shares) and show as `name: value` lines; users by name (from the users list).
+ * Under 640 px each record is a card of labelled fields (styles.css `table.cards`).
  */
 
 const PAGE = 50;
 const ACTIONS = ['allowed', 'denied', 'asked', 'approved', 'rejected'];
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+/** Arguments as `name: value` lines, long values cut (the full record is in `agentsvc audit --json`). */
+export function argsText(a: unknown): string {
+  let v = a;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return v as string;
+    }
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return JSON.stringify(v);
+  const cut = (x: string) => (x.length > 200 ? `${x.slice(0, 199)}…` : x);
+  return Object.entries(v)
+    .map(([k, x]) => `${k}: ${cut(typeof x === 'string' ? x : JSON.stringify(x))}`)
+    .join('\n');
+}
 const ruleText = (r: unknown) => (r && typeof r === 'object' ? [(r as { action?: string }).action, (r as { tool?: string }).tool, (r as { pattern?: string }).pattern].filter(Boolean).join(' ') : String(r ?? ''));
 
 export function AuditView() {
@@ -22,9 +40,10 @@ export function AuditView() {
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<Optional<{ items: AuditRecord[]; total: number }> | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const { names, nameOf: userName } = useUserNames();
   useEffect(() => {
     setError(null);
-    contract.audit({ action: action || undefined, session_id: sessionId.trim() || undefined, user_id: userId.trim() || undefined, limit: PAGE, offset }).then(setPage, (e) => setError(message(e)));
+    contract.audit({ action: action || undefined, session_id: sessionId.trim() || undefined, user_id: userId.trim() || undefined, limit: PAGE, offset }).then(setPage, (e) => setError(errorText(e)));
   }, [action, sessionId, userId, offset]);
   const filter = (set: (v: string) => void) => (e: Event) => {
     set((e.currentTarget as HTMLInputElement).value);
@@ -51,14 +70,22 @@ export function AuditView() {
               Session <input value={sessionId} placeholder="sess_…" onChange={filter(setSessionId)} />
             </label>
             <label>
-              User <input value={userId} placeholder="user_…" onChange={filter(setUserId)} />
+              User{' '}
+              <select value={userId} onChange={filter(setUserId)}>
+                <option value="">anyone</option>
+                {[...names].map(([id, name]) => (
+                  <option key={id} value={id}>
+                    {name}
+                  </option>
+                ))}
+              </select>
             </label>
           </div>
           <p class="muted">
-            {page.body.total} records{page.body.total > PAGE ? `, ${offset + 1}–${Math.min(offset + PAGE, page.body.total)} shown` : ''}
+            {page.body.total} {page.body.total === 1 ? 'record' : 'records'}{page.body.total > PAGE ? `, ${offset + 1}–${Math.min(offset + PAGE, page.body.total)} shown` : ''}
           </p>
-          <div class="table-wrap">
-            <table class="grid">
+          <ScrollRegion label="Audit records">
+            <table class="grid cards">
               <caption class="sr-only">Tool policy decisions, newest first</caption>
               <thead>
                 <tr>
@@ -74,24 +101,28 @@ export function AuditView() {
               <tbody>
                 {page.body.items.map((r) => (
                   <tr key={r.id}>
-                    <td>{new Date(r.at).toLocaleString()}</td>
-                    <td class={`act-${r.action}`}>{r.action}</td>
-                    <th scope="row">
+                    <td data-label="When">{new Date(r.at).toLocaleString()}</td>
+                    <td data-label="Action" class={`act-${r.action}`}>
+                      {r.action}
+                    </td>
+                    <th scope="row" data-label="Tool">
                       {r.tool_name}
-                      <code class="muted id">{typeof r.arguments === 'string' ? r.arguments : JSON.stringify(r.arguments)}</code>
+                      <code class="argtext">{argsText(r.arguments)}</code>
                     </th>
-                    <td>
+                    <td data-label="Rule">
                       {ruleText(r.rule)}
                       {r.source && <span class="muted"> ({r.source})</span>}
                     </td>
-                    <td>{r.user_id}</td>
-                    <td>{r.session_id ?? ''}</td>
-                    <td>{r.decided_by ?? ''}</td>
+                    <td data-label="User">{userName(r.user_id)}</td>
+                    <td data-label="Session">
+                      {r.session_id && <code class="sid">{r.session_id}</code>}
+                    </td>
+                    <td data-label="Decided by">{r.decided_by ? userName(r.decided_by) : ''}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
           <div class="row">
             <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
               Newer

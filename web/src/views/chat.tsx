@@ -1,10 +1,12 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, rest } from '../api.js';
+import { rest } from '../api.js';
 import { isSessionEvent } from '../../../src/core/events/protocol.js';
 import { ChatModel } from '../chat-model.js';
-import type { Ack, Connection } from '../connection.js';
+import type { Connection } from '../connection.js';
+import { ackText, errorText } from '../errors.js';
 import { useVirtualList } from '../virtual.js';
 import { TurnView, type TurnContext } from './turns.js';
+import { enterSends } from './new-chat.js';
 import { Notice } from './notice.js';
 
 /**
@@ -18,7 +20,8 @@ import { Notice } from './notice.js';
 /** Space between turns and around the list, in px: `.turns` gap and padding (0.8rem of 15px). */
 const GAP = 12;
 const draftKey = (id: string) => `agentsvc.draft.${id}`;
-const ackError = (a: Ack) => (a.ok ? null : a.error.message || a.error.code);
+/** Queued messages go out as one, the way the terminal client sends what was typed during a run. */
+const joinQueued = (q: string[]) => q.join('\n\n');
 
 function useChat(id: string, conn: Connection, onChanged: () => void) {
   const [model] = useState(() => new ChatModel());
@@ -49,7 +52,7 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
       // First time: the whole kept stream (since 0) for an exact position; after a drop: from there.
       const ack = await conn.request('session:subscribe', { session_id: id, since_seq: model.lastSeq });
       if (closed) return;
-      if (!ack.ok) return setLoadError(ackError(ack));
+      if (!ack.ok) return setLoadError(ackText(ack));
       // The replay is in: what follows is live (notices from here on are shown).
       model.live = true;
       setLoadError(null);
@@ -62,7 +65,7 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
         setReady(true);
         draw();
       } catch (e) {
-        setLoadError(e instanceof ApiError ? e.message : String(e));
+        setLoadError(errorText(e));
       }
     };
     conn.socket.onAny(onEvent);
@@ -124,34 +127,97 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
     if (!model.running) setStopping(false);
   }, [model.running]);
 
+  // Messages written while a run streams wait here (shown as queued) and go out when it ends.
+  const [queued, setQueued] = useState<string[]>([]);
+  const [retry, setRetry] = useState(0);
+  const flushing = useRef(false);
+  const textarea = useRef<HTMLTextAreaElement>(null);
+  /** Send now: 'busy' when the service says a run is still going (the message then waits). */
+  const deliver = async (message: string): Promise<'sent' | 'busy' | 'failed'> => {
+    const ack = await conn.request('chat:send', { session_id: id, message, mode });
+    if (!ack.ok && ack.error.code === 'SESSION_BUSY') return 'busy';
+    setError(ackText(ack));
+    return ack.ok ? 'sent' : 'failed';
+  };
+  // A message the service refused goes back into the composer, so nothing typed is lost.
+  const giveBack = (message: string) => setText((t) => joinQueued([message, ...(t.trim() ? [t] : [])]));
   const send = async (e?: Event) => {
     e?.preventDefault();
     const message = text.trim();
     if (!message) return;
     setError(null);
-    const ack = await conn.request('chat:send', { session_id: id, message, mode });
-    if (ack.ok) {
-      setText('');
-      stick.current = true;
-    } else setError(ackError(ack));
+    setText('');
+    stick.current = true;
+    if (model.running || queued.length > 0) return setQueued((q) => [...q, message]);
+    const r = await deliver(message);
+    if (r === 'busy') setQueued((q) => [...q, message]);
+    if (r === 'failed') giveBack(message);
   };
+  // The run ended: what was queued goes out, as one message. A run started elsewhere and not yet
+  // seen here answers SESSION_BUSY: the text stays queued and is tried again a moment later.
+  useEffect(() => {
+    if (model.running || !ready || queued.length === 0 || flushing.current) return;
+    flushing.current = true;
+    const batch = queued;
+    setQueued([]);
+    void deliver(joinQueued(batch)).then((r) => {
+      flushing.current = false;
+      if (r === 'failed') giveBack(joinQueued(batch));
+      if (r !== 'busy') return;
+      setQueued((q) => [...batch, ...q]);
+      setTimeout(() => setRetry((n) => n + 1), 1000);
+    });
+  }, [model.running, ready, queued, retry]);
   const stop = async () => {
     setStopping(true);
     const ack = await conn.request('chat:stop', { session_id: id });
     if (!ack.ok) {
       setStopping(false);
-      setError(ackError(ack));
+      setError(ackText(ack));
     }
   };
+  // Esc stops the run and puts what was queued back into the composer, unsent (as the terminal does).
+  const onEscape = useRef<(e: KeyboardEvent) => void>(null);
+  onEscape.current = (e: KeyboardEvent) => {
+    if (e.key !== 'Escape' || e.defaultPrevented || !model.running) return;
+    const el = e.target as HTMLElement | null;
+    // Esc in another field (a rename, a dialog) is that field's.
+    if (el && el !== textarea.current && /^(INPUT|SELECT|TEXTAREA)$/.test(el.tagName)) return;
+    e.preventDefault();
+    if (queued.length > 0) {
+      setText((t) => joinQueued([...queued, ...(t.trim() ? [t] : [])]));
+      setQueued([]);
+    }
+    textarea.current?.focus();
+    if (!stopping) void stop();
+  };
+  useEffect(() => {
+    const on = (e: KeyboardEvent) => onEscape.current?.(e);
+    window.addEventListener('keydown', on);
+    return () => window.removeEventListener('keydown', on);
+  }, []);
   const ctx: TurnContext = {
     model,
     question: model.question(),
     approval: model.approval(),
     onAnswer: async (tool_call_id, selections, custom) => {
       const ack = await conn.request('chat:send', { session_id: id, message: '', askuser_answer: { tool_call_id, selections, custom } });
-      return ackError(ack);
+      return ackText(ack);
     },
   };
+  // One header per answer: the agent turns that follow one another (one per model step) are one
+  // answer; its first turn shows the tokens of all of them.
+  const answers = useMemo(() => {
+    const continued = roots.map((t, i) => i > 0 && t.role === 'assistant' && roots[i - 1].role === 'assistant');
+    const usage = new Map<number, { input_tokens: number; output_tokens: number }>();
+    let head = -1;
+    roots.forEach((t, i) => {
+      if (!continued[i]) head = i;
+      const u = usage.get(head) ?? { input_tokens: 0, output_tokens: 0 };
+      usage.set(head, { input_tokens: u.input_tokens + t.usage.input_tokens, output_tokens: u.output_tokens + t.usage.output_tokens });
+    });
+    return { continued, usage };
+  }, [roots]);
   const used = useMemo(() => roots.reduce((u, t) => ({ in: u.in + t.usage.input_tokens, out: u.out + t.usage.output_tokens }), { in: 0, out: 0 }), [roots]);
   return (
     <section class="chat" aria-label="Chat">
@@ -168,7 +234,15 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
         {ready && roots.length === 0 && <p class="muted">No messages yet. Write the first one below.</p>}
         {before > 0 && <div class="vspace" ref={top} aria-hidden="true" />}
         {shown.map(({ index }) => (
-          <TurnView key={roots[index].turn_id} turn={roots[index]} ctx={ctx} index={index} measure={renderAll ? undefined : virtualizer.measureElement} />
+          <TurnView
+            key={roots[index].turn_id}
+            turn={roots[index]}
+            ctx={ctx}
+            index={index}
+            measure={renderAll ? undefined : virtualizer.measureElement}
+            continued={answers.continued[index]}
+            usage={answers.usage.get(index)}
+          />
         ))}
         {after > 0 && <div class="vspace" ref={bottom} aria-hidden="true" />}
       </div>
@@ -189,19 +263,38 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
         </ul>
       )}
       <Notice error={loadError ?? error ?? model.error} />
+      {queued.length > 0 && (
+        <div class="queued" role="status">
+          <p class="muted">Queued: sent when the run ends. Esc stops the run and puts it back here.</p>
+          <ul aria-label="Queued messages">
+            {queued.map((q, i) => (
+              <li key={i}>
+                <span class="badge">queued</span> <span class="qtext">{q}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <form class="composer" onSubmit={send}>
         <label for="message" class="sr-only">
           Message
         </label>
         <textarea
           id="message"
+          ref={textarea}
           rows={2}
-          placeholder={ctx.question ? 'Answer the question above, or write a message' : ctx.approval ? 'Answer the approval above first' : 'Message the agent (Enter sends, Shift+Enter for a new line)'}
+          placeholder={
+            ctx.question
+              ? 'Answer the question above, or write a message'
+              : ctx.approval
+                ? 'Answer the approval above first'
+                : model.running
+                  ? 'Write the next message: it is sent when the run ends (Esc stops the run)'
+                  : 'Message the agent (Enter sends, Shift+Enter for a new line)'
+          }
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) void send(e);
-          }}
+          onKeyDown={enterSends(send)}
         />
         <div class="row">
           {used.in + used.out > 0 && (
@@ -213,9 +306,14 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
             <option value="executing">executing</option>
             <option value="planning">planning</option>
           </select>
-          {model.running ? (
-            <button type="button" class="danger" onClick={stop} disabled={stopping}>
+          {model.running && (
+            <button type="button" class="danger" onClick={stop} disabled={stopping} title="Stop the run (Esc)">
               {stopping ? 'Stopping…' : 'Stop'}
+            </button>
+          )}
+          {model.running ? (
+            <button type="submit" disabled={!text.trim() || !ready}>
+              Queue
             </button>
           ) : (
             <button type="submit" class="primary" disabled={!text.trim() || !ready}>

@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type Entry, rest } from '../api.js';
+import { errorText } from '../errors.js';
 import { Notice } from './notice.js';
 
 /** A session's workspace files: browse folders, upload into the open one, download, preview text. */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+const message = errorText;
 const join = (dir: string, name: string) => (dir ? `${dir}/${name}` : name);
 const PREVIEW_LIMIT = 256 * 1024;
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { errorText } from '../errors.js';
 import { contract, type Optional, type PolicyRule } from '../contract-api.js';
 import { Notice } from './notice.js';
 import { Unavailable } from './unavailable.js';
@@ -10,7 +10,7 @@ import { Unavailable } from './unavailable.js';
  * they may do (a session's rule narrows, never widens); a rule it refuses comes back as its 422.
  */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+const message = errorText;
 const rulesOf = (b: { rules: PolicyRule[] } | PolicyRule[]) => (Array.isArray(b) ? b : b.rules);
 const own = (r: PolicyRule) => r.source === 'session';
 const bare = ({ tool, pattern, action }: PolicyRule): PolicyRule => ({ tool, action, ...(pattern ? { pattern } : {}) });

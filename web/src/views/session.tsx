@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Checkpoint, rest, type Session, type ShareLink } from '../api.js';
+import { type Checkpoint, rest, type Session, type ShareLink } from '../api.js';
+import { errorText } from '../errors.js';
 import type { Connection } from '../connection.js';
 import { href, navigate, onLink, type Tab } from '../router.js';
 import { ChatPane } from './chat.js';
@@ -9,7 +10,6 @@ import { PolicyPane } from './policy.js';
 
 /** One open session: its title and status, and tabs for the chat, files, checkpoints, share links and tool policy. */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 const TABS: { tab: Tab; label: string }[] = [
   { tab: 'chat', label: 'Chat' },
   { tab: 'files', label: 'Files' },
@@ -22,7 +22,7 @@ function CheckpointsPane({ id, onRewound }: { id: string; onRewound: () => void 
   const [list, setList] = useState<Checkpoint[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    rest.checkpoints(id).then(setList, (e) => setError(message(e)));
+    rest.checkpoints(id).then(setList, (e) => setError(errorText(e)));
   }, [id]);
   const rewind = async (cp: Checkpoint) => {
     if (!confirm(`Rewind to “${cp.label}”? The turns after it move to another branch and the files go back to how they were.`)) return;
@@ -33,7 +33,7 @@ function CheckpointsPane({ id, onRewound }: { id: string; onRewound: () => void 
       onRewound();
       navigate(href(id));
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     }
   };
   return (
@@ -76,7 +76,7 @@ function SharePane({ id }: { id: string }) {
     try {
       keep([await rest.share(id), ...links]);
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     }
   };
   const copy = async (url: string) => {
@@ -93,7 +93,7 @@ function SharePane({ id }: { id: string }) {
       keep(links.map((l) => (l.token === token ? { ...l, revoked: true } : l)));
       setNote('Link revoked: it now answers 404.');
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     }
   };
   return (
@@ -142,7 +142,7 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
         setError(null);
       },
       (e) => {
-        if (shown.current !== id) setError(message(e));
+        if (shown.current !== id) setError(errorText(e));
       },
     );
   }, [id, tick, version]);

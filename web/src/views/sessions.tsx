@@ -1,27 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, type Models, rest, type Session } from '../api.js';
+import { rest, type Session } from '../api.js';
+import { errorText } from '../errors.js';
 import { href, navigate, onLink } from '../router.js';
+import { useModels } from './new-chat.js';
 import { Notice } from './notice.js';
 
-/** The sessions list: search, new (title, model, mode), pin, rename, delete. */
+/** The sessions list: search, new (title, model, mode), pin, rename, delete; Ctrl+Shift+O opens a new chat. */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 
 function NewSession({ onCreated }: { onCreated: () => void }) {
-  const [models, setModels] = useState<Models | null>(null);
   const [intent, setIntent] = useState('');
-  const [model, setModel] = useState('');
   const [mode, setMode] = useState<'executing' | 'planning'>('executing');
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    rest.models().then(
-      (m) => {
-        setModels(m);
-        setModel(m.default);
-      },
-      (e) => setError(message(e)),
-    );
-  }, []);
+  const { models, model, setModel } = useModels(setError);
   const create = async (e: Event) => {
     e.preventDefault();
     setError(null);
@@ -31,7 +22,7 @@ function NewSession({ onCreated }: { onCreated: () => void }) {
       onCreated();
       navigate(href(session_id));
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     }
   };
   return (
@@ -70,7 +61,7 @@ function NewSession({ onCreated }: { onCreated: () => void }) {
 function Item({ s, current, onChanged, onError }: { s: Session; current: boolean; onChanged: () => void; onError: (m: string) => void }) {
   const [editing, setEditing] = useState(false);
   const [title, setTitle] = useState(s.intent);
-  const act = (p: Promise<unknown>) => p.then(onChanged, (e) => onError(message(e)));
+  const act = (p: Promise<unknown>) => p.then(onChanged, (e) => onError(errorText(e)));
   const rename = (e: Event) => {
     e.preventDefault();
     setEditing(false);
@@ -97,17 +88,20 @@ function Item({ s, current, onChanged, onError }: { s: Session; current: boolean
           <span class={`status st-${s.status}`}>{s.status.replace(/_/g, ' ')}</span>
         </a>
       )}
-      <div class="actions">
-        <button type="button" class="icon" aria-pressed={s.is_pinned} aria-label={s.is_pinned ? 'Unpin' : 'Pin'} title={s.is_pinned ? 'Unpin' : 'Pin'} onClick={() => act(rest.pin(s.id, !s.is_pinned))}>
-          {s.is_pinned ? '★' : '☆'}
-        </button>
-        <button type="button" class="icon" aria-label={`Rename ${s.intent || 'Untitled'}`} title="Rename" onClick={() => setEditing(true)}>
-          ✎
-        </button>
-        <button type="button" class="icon danger" aria-label={`Delete ${s.intent || 'Untitled'}`} title="Delete" onClick={remove}>
-          ✕
-        </button>
-      </div>
+      {/* While renaming, the field and Save take the row (the actions would push it out of the sidebar). */}
+      {!editing && (
+        <div class="actions">
+          <button type="button" class="icon" aria-pressed={s.is_pinned} aria-label={s.is_pinned ? 'Unpin' : 'Pin'} title={s.is_pinned ? 'Unpin' : 'Pin'} onClick={() => act(rest.pin(s.id, !s.is_pinned))}>
+            {s.is_pinned ? '★' : '☆'}
+          </button>
+          <button type="button" class="icon" aria-label={`Rename ${s.intent || 'Untitled'}`} title="Rename" onClick={() => setEditing(true)}>
+            ✎
+          </button>
+          <button type="button" class="icon danger" aria-label={`Delete ${s.intent || 'Untitled'}`} title="Delete" onClick={remove}>
+            ✕
+          </button>
+        </div>
+      )}
     </li>
   );
 }
@@ -118,6 +112,17 @@ export function Sessions({ current, version, onChanged }: { current: string | nu
   const [list, setList] = useState<Session[] | null>(null);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState<string | null>(null);
+  // Ctrl+Shift+O (Cmd+Shift+O), the shortcut ChatGPT and Open WebUI use: a new chat, from any page.
+  useEffect(() => {
+    const on = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || !e.shiftKey || e.key.toLowerCase() !== 'o') return;
+      e.preventDefault();
+      if (location.pathname !== '/') navigate('/');
+      else document.getElementById('first-message')?.focus();
+    };
+    window.addEventListener('keydown', on);
+    return () => window.removeEventListener('keydown', on);
+  }, []);
   // version is the reload trigger
   useEffect(() => {
     let stale = false;
@@ -130,7 +135,7 @@ export function Sessions({ current, version, onChanged }: { current: string | nu
           setTotal(r.total);
           setError(null);
         },
-        (e) => !stale && setError(message(e)),
+        (e) => !stale && setError(errorText(e)),
       );
     }, 200);
     return () => {

@@ -1,9 +1,10 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Block, ToolCall, Turn } from '../../../src/core/conversation/turns.js';
 import type { Approval, ChatModel, Question } from '../chat-model.js';
 import { renderMarkdown } from '../markdown.js';
 import { ApprovalForm } from './approval.js';
 import { Notice } from './notice.js';
+import { fileDiff, parseArgs, ToolArgs } from './tool-args.js';
 
 /**
  * One turn as a person reads it: text as markdown, thinking folded, each tool call folded with
@@ -11,30 +12,70 @@ import { Notice } from './notice.js';
  * question or a policy approval as buttons.
  */
 
-function Markdown({ text }: { text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
-  // Sanitised by renderMarkdown (DOMPurify), under a CSP without inline script
-  return <div class="md" dangerouslySetInnerHTML={{ __html: html }} />;
+/** Copy the code of the block whose button `b` is; `word` says how it went for a moment. */
+function copy(b: HTMLElement, word: HTMLElement) {
+  const code = b.closest('.codeblock')?.querySelector('pre code')?.textContent ?? '';
+  navigator.clipboard.writeText(code).then(
+    () => (word.textContent = 'Copied'),
+    () => (word.textContent = 'Copy failed'),
+  );
+  setTimeout(() => (word.textContent = 'Copy'), 1500);
 }
 
-function pretty(s: string | null): string {
-  if (!s) return '';
-  try {
-    return JSON.stringify(JSON.parse(s), null, 2);
-  } catch {
-    return s;
-  }
+/**
+ * Markdown with a copy button on each code block. renderMarkdown gives each block a head with its
+ * language (markdown.ts); the button is added here, after sanitising (DOMPurify removes buttons
+ * from model output), with its own listener.
+ */
+function Markdown({ text }: { text: string }) {
+  const html = useMemo(() => renderMarkdown(text), [text]);
+  const el = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    for (const head of el.current?.querySelectorAll('.codehead') ?? []) {
+      if (head.querySelector('button')) continue;
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'copy';
+      // The visible word changes (Copy, Copied); the name keeps it first, as screen readers expect.
+      const word = document.createElement('span');
+      word.className = 'word';
+      word.textContent = 'Copy';
+      const what = document.createElement('span');
+      what.className = 'sr-only';
+      what.textContent = ` the ${head.querySelector('.lang')?.textContent ?? ''} code`;
+      b.append(word, what);
+      b.addEventListener('click', () => copy(b, word));
+      head.append(b);
+    }
+  }, [html]);
+  // Sanitised by renderMarkdown (DOMPurify), under a CSP without inline script
+  return <div class="md" ref={el} dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
 /** The one argument that says what a call does (a path, a command, a pattern). */
 function keyArgument(call: ToolCall): string {
-  try {
-    const a = JSON.parse(call.arguments || '{}');
-    const v = a.file_path ?? a.command ?? a.pattern ?? a.url ?? a.query ?? a.description ?? a.path ?? a.subject ?? a.name;
-    return typeof v === 'string' ? v : '';
-  } catch {
-    return '';
+  const a = parseArgs(call.arguments) ?? {};
+  const v = a.file_path ?? a.command ?? a.pattern ?? a.url ?? a.query ?? a.description ?? a.path ?? a.subject ?? a.name;
+  return typeof v === 'string' ? v : '';
+}
+
+/** What a running sub-agent did last: its newest text, or the tool it is calling. */
+function latestActivity(turns: Turn[]): string | null {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const t = turns[i];
+    for (let j = t.blocks.length - 1; j >= 0; j--) {
+      const b = t.blocks[j];
+      if (b.type === 'tool_use') {
+        const c = t.tool_calls.find((x) => x.id === b.tool_call_id);
+        if (c) return `${c.display_name || c.tool_name} ${keyArgument(c)}`.trim();
+      }
+      if (b.type === 'text' && b.content.trim()) {
+        const line = b.content.trim().split('\n').at(-1) ?? '';
+        return line.length > 140 ? `…${line.slice(-140)}` : line;
+      }
+    }
   }
+  return null;
 }
 
 const STATUS: Record<string, string> = { pending: 'running', awaiting_answer: 'waiting for your answer', done: 'done', error: 'error', cancelled: 'cancelled' };
@@ -98,11 +139,20 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
   const children = ctx.model.children(call.id);
   const asking = ctx.question?.call.id === call.id;
   const progress = ctx.model.progress.get(call.id);
+  // A running sub-agent shows what it does now, under its folded call.
+  const live = call.status === 'pending' && children.length > 0 ? latestActivity(children) : null;
+  // An Edit or Write says how many lines it changes while folded.
+  const diff = useMemo(() => fileDiff(call.tool_name, parseArgs(call.arguments)), [call.tool_name, call.arguments]);
   return (
     <div class={`tool st-${call.status}`}>
       <details>
         <summary>
           <span class="tname">{call.display_name || call.tool_name}</span> <span class="targ">{keyArgument(call)}</span>{' '}
+          {diff && (
+            <>
+              <span class="dadd">+{diff.filter((l) => l.kind === 'add').length}</span> <span class="ddel">-{diff.filter((l) => l.kind === 'del').length}</span>{' '}
+            </>
+          )}
           <span class="tstatus">
             {STATUS[call.status] ?? call.status}
             {call.duration_ms ? ` · ${(call.duration_ms / 1000).toFixed(1)} s` : ''}
@@ -110,12 +160,12 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
         </summary>
         <div class="tbody">
           <h4>Arguments</h4>
-          <pre class="args">{pretty(call.arguments)}</pre>
+          <ToolArgs call={call} />
           {progress && call.status === 'pending' && <p class="muted">{progress}</p>}
           {children.length > 0 && (
             <section class="subagent" aria-label="Sub-agent">
-              {children.map((t) => (
-                <TurnView key={t.turn_id} turn={t} ctx={ctx} />
+              {children.map((t, i) => (
+                <TurnView key={t.turn_id} turn={t} ctx={ctx} continued={i > 0 && children[i - 1].role === 'assistant' && t.role === 'assistant'} />
               ))}
             </section>
           )}
@@ -127,6 +177,14 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
           )}
         </div>
       </details>
+      {live && (
+        <p class="sublive" role="status" aria-label={`Sub-agent progress: ${keyArgument(call)}`}>
+          <span class="live" aria-hidden="true">
+            ●
+          </span>{' '}
+          {live}
+        </p>
+      )}
       {asking && ctx.question && <QuestionForm q={ctx.question} onAnswer={ctx.onAnswer} />}
       {ctx.approval?.call.id === call.id && <ApprovalForm a={ctx.approval} onAnswer={ctx.onAnswer} />}
     </div>
@@ -150,8 +208,26 @@ function BlockView({ b, turn, ctx }: { b: Block; turn: Turn; ctx: TurnContext })
   return null; // tool_result: shown inside its call
 }
 
-/** `index` and `measure` place a root turn in the virtualised list (src/virtual.ts measures it). */
-export function TurnView({ turn, ctx, index, measure }: { turn: Turn; ctx: TurnContext; index?: number; measure?: (el: HTMLElement | null) => void }) {
+/**
+ * `index` and `measure` place a root turn in the virtualised list (src/virtual.ts measures it).
+ * An answer is one run of agent turns (one per model step): only its first turn has a header,
+ * with the tokens of the whole answer (`usage`); a `continued` turn draws none.
+ */
+export function TurnView({
+  turn,
+  ctx,
+  index,
+  measure,
+  continued,
+  usage,
+}: {
+  turn: Turn;
+  ctx: TurnContext;
+  index?: number;
+  measure?: (el: HTMLElement | null) => void;
+  continued?: boolean;
+  usage?: { input_tokens: number; output_tokens: number };
+}) {
   if (turn.kind === 'compaction') {
     return (
       <article class="turn system" data-index={index} ref={measure}>
@@ -163,6 +239,17 @@ export function TurnView({ turn, ctx, index, measure }: { turn: Turn; ctx: TurnC
     );
   }
   const label = turn.role === 'user' ? 'You' : turn.parent_fork_tool_call_id ? 'Sub-agent' : 'Agent';
+  const used = usage ?? turn.usage;
+  const ended = turn.status === 'failed' || turn.status === 'interrupted';
+  if (continued)
+    return (
+      <article class={`turn ${turn.role} ts-${turn.status} continued`} data-turn={turn.turn_id} aria-label={`${label} (continued)`} data-index={index} ref={measure}>
+        {turn.blocks.map((b, i) => (
+          <BlockView key={i} b={b} turn={turn} ctx={ctx} />
+        ))}
+        {ended && <p class="tstate">{turn.status}</p>}
+      </article>
+    );
   return (
     <article class={`turn ${turn.role} ts-${turn.status}`} data-turn={turn.turn_id} aria-label={label} data-index={index} ref={measure}>
       <div class="who">
@@ -173,11 +260,11 @@ export function TurnView({ turn, ctx, index, measure }: { turn: Turn; ctx: TurnC
             ● <span class="sr-only">writing</span>
           </span>
         )}
-        {(turn.status === 'failed' || turn.status === 'interrupted') && <span class="tstate"> · {turn.status}</span>}
-        {turn.role === 'assistant' && turn.usage.input_tokens + turn.usage.output_tokens > 0 && (
+        {ended && <span class="tstate"> · {turn.status}</span>}
+        {turn.role === 'assistant' && used.input_tokens + used.output_tokens > 0 && (
           <span class="usage">
             {' '}
-            · {turn.usage.input_tokens} in / {turn.usage.output_tokens} out tokens
+            · {used.input_tokens} in / {used.output_tokens} out tokens
           </span>
         )}
       </div>

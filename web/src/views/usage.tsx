@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { errorText } from '../errors.js';
+import { useUserNames } from '../user-names.js';
 import { type Budget, contract, type Optional, type Usage } from '../contract-api.js';
 import { Notice } from './notice.js';
+import { ScrollRegion } from './scroll-region.js';
 import { Unavailable } from './unavailable.js';
 
 /**
@@ -10,7 +12,7 @@ import { Unavailable } from './unavailable.js';
  * and when it resets.
  */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
+const message = errorText;
 const num = (n: number | null | undefined) => (n == null ? '–' : n.toLocaleString());
 const money = (n: number | null | undefined) => (n == null ? '–' : `$${n.toFixed(n < 1 ? 4 : 2)}`);
 
@@ -44,6 +46,7 @@ export function UsageView({ admin }: { admin: boolean }) {
   const [usage, setUsage] = useState<Optional<Usage> | null>(null);
   const [budgets, setBudgets] = useState<Optional<{ budgets: Budget[] }> | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const { nameOf } = useUserNames(admin && groupBy === 'user');
   useEffect(() => {
     setError(null);
     contract.usage({ group_by: groupBy, from: from || undefined, to: to || undefined }).then(setUsage, (e) => setError(message(e)));
@@ -90,7 +93,7 @@ export function UsageView({ admin }: { admin: boolean }) {
           {usage.body.items.length === 0 ? (
             <p class="muted">No model calls in this period.</p>
           ) : (
-            <div class="table-wrap">
+            <ScrollRegion label="Model calls">
               <table class="grid">
                 <caption class="sr-only">Model calls by {groupBy}</caption>
                 <thead>
@@ -105,7 +108,7 @@ export function UsageView({ admin }: { admin: boolean }) {
                 <tbody>
                   {usage.body.items.map((u) => (
                     <tr key={u.key}>
-                      <th scope="row">{u.key}</th>
+                      <th scope="row">{groupBy === 'user' ? nameOf(u.key) : u.key}</th>
                       <td>{num(u.calls)}</td>
                       <td>{num(u.input_tokens)}</td>
                       <td>{num(u.output_tokens)}</td>
@@ -125,7 +128,7 @@ export function UsageView({ admin }: { admin: boolean }) {
                   </tfoot>
                 )}
               </table>
-            </div>
+            </ScrollRegion>
           )}
         </>
       )}

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type Admin, ApiError, rest, type User } from '../api.js';
+import { type Admin, rest, type User } from '../api.js';
+import { errorText } from '../errors.js';
 import { Notice } from './notice.js';
+import { ScrollRegion } from './scroll-region.js';
 
 /**
  * Users, for admins (docs/solutions-and-admin.md and docs/console.md): everyone with e-mail and last activity,
@@ -11,7 +13,6 @@ import { Notice } from './notice.js';
  * that cannot work.
  */
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : String(e));
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
 
 export function UsersView({ me, onChanged }: { me: string; onChanged: () => void }) {
@@ -28,7 +29,7 @@ export function UsersView({ me, onChanged }: { me: string; onChanged: () => void
         setUsers(u.items);
         setAdmins(new Set(a.items.map((x: Admin) => x.user_id)));
       },
-      (e) => setError(message(e)),
+      (e) => setError(errorText(e)),
     );
   }, [tick]);
   const act = async (what: () => Promise<unknown>, done: string) => {
@@ -40,7 +41,7 @@ export function UsersView({ me, onChanged }: { me: string; onChanged: () => void
       setTick((t) => t + 1);
       onChanged();
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     }
   };
   const add = async (e: Event) => {
@@ -56,7 +57,7 @@ export function UsersView({ me, onChanged }: { me: string; onChanged: () => void
       setEmail('');
       setTick((t) => t + 1);
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     }
   };
   return (
@@ -76,8 +77,8 @@ export function UsersView({ me, onChanged }: { me: string; onChanged: () => void
         </button>
       </form>
       <Notice error={error} note={note} />
-      <div class="table-wrap">
-        <table class="grid">
+      <ScrollRegion label="Users">
+        <table class="grid cards">
           <caption class="sr-only">Users of this service</caption>
           <thead>
             <tr>
@@ -93,14 +94,13 @@ export function UsersView({ me, onChanged }: { me: string; onChanged: () => void
               const admin = admins.has(u.id);
               return (
                 <tr key={u.id}>
-                  <th scope="row">
+                  <th scope="row" data-label="User" title={u.id}>
                     {u.username}
-                    <code class="muted id">{u.id}</code>
                   </th>
-                  <td>{u.email ?? <span class="muted">none</span>}</td>
-                  <td>{when(u.created_at)}</td>
-                  <td>{when(u.last_seen_at)}</td>
-                  <td>
+                  <td data-label="E-mail">{u.email ?? <span class="muted">none</span>}</td>
+                  <td data-label="Created">{when(u.created_at)}</td>
+                  <td data-label="Last seen">{when(u.last_seen_at)}</td>
+                  <td data-label="Admin">
                     {admin && <span class="badge">admin</span>}{' '}
                     {admin ? (
                       <button
@@ -125,7 +125,7 @@ export function UsersView({ me, onChanged }: { me: string; onChanged: () => void
             })}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       <p class="muted">
         The service offers no way to disable or delete a user over its API. To lock someone out, delete their keys: <code>agentsvc keys list --user NAME</code>, then{' '}
         <code>agentsvc keys delete KEY_ID --user NAME</code> (their open connections close at once).

@@ -1,0 +1,18 @@
+import { useEffect, useState } from 'preact/hooks';
+import { rest } from './api.js';
+
+/**
+ * User names by id, for the admin tables (audit, usage by user) whose records carry ids. Read
+ * once when `enabled` (an admin page); an id the list does not hold is shown as it is.
+ */
+export function useUserNames(enabled = true): { names: Map<string, string>; nameOf: (id: string) => string } {
+  const [names, setNames] = useState<Map<string, string>>(new Map());
+  useEffect(() => {
+    if (!enabled) return;
+    rest.users().then(
+      (r) => setNames(new Map(r.items.map((u) => [u.id, u.username]))),
+      () => {},
+    );
+  }, [enabled]);
+  return { names, nameOf: (id: string) => names.get(id) ?? id };
+}
