@@ -1,11 +1,11 @@
 import t from 'tap';
 import { Hooks } from '../../src/core/engine/hooks.js';
 import type { RunInfo } from '../../src/core/engine/run-info.js';
-import { RunLimits, type LimitKind } from '../../src/features/run-limits/limits.js';
+import { RunLimits, type LimitKind, type RoleLimits } from '../../src/features/run-limits/limits.js';
 
 // The wall clock on a fake clock: exact seconds, the pause left out, nothing kept after a run ends.
 
-function setup(maxSeconds: number) {
+function setup(maxSeconds: number, roleLimits: RoleLimits | null = null) {
   let now = 0;
   const counted: LimitKind[] = [];
   const logged: unknown[] = [];
@@ -15,15 +15,16 @@ function setup(maxSeconds: number) {
     logger,
     (l) => void counted.push(l),
     () => now,
+    roleLimits,
   );
   const hooks = new Hooks(logger);
   for (const c of limits.hooks()) hooks.add(c);
   hooks.seal();
   const told: unknown[] = [];
-  const run = (runId: string, origin: RunInfo['origin']): RunInfo => ({
+  const run = (runId: string, origin: RunInfo['origin'], sessionId = 's1'): RunInfo => ({
     runId,
     userId: 'u1',
-    sessionId: 's1',
+    sessionId,
     model: 'm',
     origin,
     unattended: false,
@@ -77,4 +78,35 @@ t.test('a new message after a paused run starts a fresh clock', async (t) => {
   t.equal(await hooks.ask('model.before', { run: fresh, loopId: 'root', model: 'm' }), undefined);
   await hooks.emit('session.deleted', { userId: 'u1', sessionId: 's1' });
   t.equal(limits.size, 0);
+});
+
+t.test("a session role's max_seconds replaces the install's for its runs only", async (t) => {
+  // s1 has a role with a 5 s wall clock; s2 has none (the install's 3600 s).
+  const { hooks, told, run, advance } = setup(3600, async (sessionId) => (sessionId === 's1' ? { max_seconds: 5 } : null));
+  const strict = run('run_1', 'chat', 's1');
+  const open = run('run_2', 'chat', 's2');
+  await hooks.emit('run.started', { run: strict });
+  await hooks.emit('run.started', { run: open });
+  advance(4);
+  t.equal(await hooks.ask('model.before', { run: strict, loopId: 'root', model: 'm' }), undefined, '4 s of 5');
+  advance(2);
+  t.same(await hooks.ask('model.before', { run: strict, loopId: 'root', model: 'm' }), {
+    action: 'stop',
+    code: 'RUN_LIMIT',
+    message: "The run was ended: it ran 6 s, past its 5 s (the role's run_limits.max_seconds).",
+    finish_reason: 'limit',
+  });
+  t.equal(await hooks.ask('model.before', { run: open, loopId: 'root', model: 'm' }), undefined, 'the same 6 s under the install ceiling go on');
+  t.same(told, [{ code: 'RUN_LIMIT', message: "The run was ended: it ran 6 s, past its 5 s (the role's run_limits.max_seconds).", session_id: 's1', limit: 'seconds', max: 5, value: 6 }]);
+});
+
+t.test("a failed read of the role's ceilings keeps the install's", async (t) => {
+  const { hooks, logged, run, advance } = setup(10, async () => {
+    throw new Error('db down');
+  });
+  const r = run('run_1', 'chat');
+  await hooks.emit('run.started', { run: r });
+  advance(11);
+  t.match(await hooks.ask('model.before', { run: r, loopId: 'root', model: 'm' }), { action: 'stop', message: /past its 10 s \(AGENTSVC_RUN_MAX_SECONDS\)/ });
+  t.match(logged[0], { session_id: 's1', err: { message: 'db down' } });
 });

@@ -21,16 +21,15 @@ t.test('agentsvc webhooks create / list / test / deliveries / disable / enable /
   const id = /webhook (wh_\S+) for run\.waiting, budget\.warning, budget\.exceeded to /.exec(note)?.[1];
   t.ok(id, note);
 
-  const list = await cli(['webhooks', 'list'], env);
+  // Independent calls in parallel: each CLI start costs a second or more on a loaded machine.
+  const [list, listJson, ok] = await Promise.all([cli(['webhooks', 'list'], env), cli(['webhooks', 'list', '--json'], env), cli(['webhooks', 'test', id!], env)]);
   t.equal(list.code, 0, list.stderr);
   const rows = list.stdout.trim().split('\n');
   t.match(rows[0], /^ID +STATE +SCOPE +EVENTS +URL$/);
   t.match(rows[1], new RegExp(`^${id} +enabled +user +run\\.waiting,budget\\.warning,budget\\.exceeded +${url.replace(/[.]/g, '\\.')}$`));
   t.notOk(list.stdout.includes(secret.slice(6)), 'list never shows the secret');
-  const json = JSON.parse((await cli(['webhooks', 'list', '--json'], env)).stdout);
-  t.match(json, [{ id, url, events: ['run.waiting', 'budget.warning', 'budget.exceeded'], description: 'ops', enabled: true, secret: `whsec_…${secret.slice(-4)}` }]);
+  t.match(JSON.parse(listJson.stdout), [{ id, url, events: ['run.waiting', 'budget.warning', 'budget.exceeded'], description: 'ops', enabled: true, secret: `whsec_…${secret.slice(-4)}` }]);
 
-  const ok = await cli(['webhooks', 'test', id!], env);
   t.equal(ok.code, 0, ok.stderr);
   t.match(ok.stdout.trim(), /^delivered: HTTP 204 \(msg_\S+\)$/);
   t.equal(got.length, 1);
@@ -42,14 +41,14 @@ t.test('agentsvc webhooks create / list / test / deliveries / disable / enable /
   t.equal(bad.stderr.trim(), 'agentsvc: the test delivery failed: HTTP 500');
   t.equal(bad.stdout, '');
 
-  const log = await cli(['webhooks', 'deliveries', id!], env);
+  const [log, logJson] = await Promise.all([cli(['webhooks', 'deliveries', id!], env), cli(['webhooks', 'deliveries', id!, '--limit', '1', '--json'], env)]);
   t.equal(log.code, 0, log.stderr);
   const lines = log.stdout.trim().split('\n');
   t.equal(lines.length, 3, 'a header and two attempts');
   t.match(lines[0], /^AT \(UTC\) +EVENT +STATUS +HTTP +ATTEMPT +DELIVERY +ERROR$/);
   t.match(lines[1], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +webhook\.test +failed +500 +1 +msg_\S+ +HTTP 500$/, 'newest first');
   t.match(lines[2], /^\S+ \S+ +webhook\.test +delivered +204 +1 +msg_\S+$/);
-  t.match(JSON.parse((await cli(['webhooks', 'deliveries', id!, '--limit', '1', '--json'], env)).stdout), { total: 2, items: [{ status: 'failed', response_status: 500 }] });
+  t.match(JSON.parse(logJson.stdout), { total: 2, items: [{ status: 'failed', response_status: 500 }] });
 
   const off = await cli(['webhooks', 'disable', id!], env);
   t.equal(off.stdout.trim(), `${id}: disabled`);
@@ -57,12 +56,14 @@ t.test('agentsvc webhooks create / list / test / deliveries / disable / enable /
   t.equal((await cli(['webhooks', 'enable', id!], env)).stdout.trim(), `${id}: enabled`);
 
   // Bad input: one line from the service's error body, exit 1, no stack.
-  const [refused, unknown, missing, noYes] = await Promise.all([
+  const [refused, unknown, missing, noYes, help] = await Promise.all([
     cli(['webhooks', 'create', 'ftp://example.com/x', '--event', 'run.failed'], env),
     cli(['webhooks', 'create', url, '--event', 'run.exploded'], env),
     cli(['webhooks', 'deliveries', 'wh_nope'], env),
     cli(['webhooks', 'delete', id!], env),
+    cli(['help', 'webhooks']),
   ]);
+  for (const c of ['list', 'create', 'test', 'deliveries', 'disable', 'enable', 'delete']) t.match(help.stdout, new RegExp(`webhooks ${c}\\s+\\S`), `help lists webhooks ${c}`);
   t.equal(refused.code, 1);
   t.match(refused.stderr.trim(), /^agentsvc: body\.url: .* \(422\)$/);
   t.equal(unknown.code, 1);

@@ -2,16 +2,32 @@ import { createHash } from 'node:crypto';
 import type { HookContribution } from '../../core/engine/hooks.js';
 import type { RunInfo } from '../../core/engine/run-info.js';
 import type { Config } from '../../platform/config/index.js';
-import type { Logger } from '../../platform/lib/logger.js';
+import { errField, type Logger } from '../../platform/lib/logger.js';
 
 export type LimitKind = 'seconds' | 'tool_calls' | 'loop';
+type Limits = Config['runLimits'];
+
+/**
+ * A session role's ceilings that replace the install's for its runs (a solution role's
+ * `run_limits`, docs/run-limits.md); null or an omitted one: the install's.
+ */
+export type RoleLimits = (sessionId: string) => Promise<{ max_seconds?: number; max_tool_calls?: number; loop_repeats?: number } | null>;
+
+/** Where a run's ceiling came from: named in the message that ends it. */
+type Source = 'install' | 'role';
 
 /** Why a run is to end: set when a ceiling is passed, acted on at the run's next model call. */
-type Tripped = { limit: 'seconds' | 'tool_calls'; max: number; value: number } | { limit: 'loop'; tool_name: string; repeats: number };
+type Tripped = ({ limit: 'seconds' | 'tool_calls'; max: number; value: number } | { limit: 'loop'; tool_name: string; repeats: number }) & { from: Source };
 
 /** What is counted for a run; kept over a pause so an answered question's run goes on counting. */
 interface Counted {
   runId: string;
+  /** The run's ceilings: the install's, replaced by its role's once `ready` settled. */
+  limits: Limits;
+  /** Which of them the role set. */
+  fromRole: Set<keyof Limits>;
+  /** Settles when the role's ceilings are read (the gates wait for it). */
+  ready: Promise<void> | null;
   /** Active milliseconds of earlier parts of the run (before it paused for an answer). */
   activeMs: number;
   /** When the current part started (performance.now()); null while paused. */
@@ -52,10 +68,11 @@ export class RunLimits {
   private readonly runs = new Map<string, Counted>();
 
   constructor(
-    private readonly limits: Config['runLimits'],
+    private readonly limits: Limits,
     private readonly logger: Logger,
     private readonly count: (limit: LimitKind) => void,
     private readonly now: () => number = () => performance.now(),
+    private readonly roleLimits: RoleLimits | null = null,
   ) {}
 
   /** Its contributions to the run hooks, by name (module.ts). */
@@ -82,7 +99,31 @@ export class RunLimits {
       prev.since = this.now();
       return;
     }
-    this.runs.set(run.sessionId, { runId: run.runId, activeMs: 0, since: this.now(), calls: new Set(), streaks: new Map(), tripped: null, told: false });
+    const c: Counted = { runId: run.runId, limits: this.limits, fromRole: new Set(), ready: null, activeMs: 0, since: this.now(), calls: new Set(), streaks: new Map(), tripped: null, told: false };
+    this.runs.set(run.sessionId, c);
+    if (this.roleLimits) c.ready = this.withRole(c, this.roleLimits, run.sessionId);
+  }
+
+  /** Read the session role's ceilings into the run's; a failed read keeps the install's. */
+  private async withRole(c: Counted, read: RoleLimits, sessionId: string): Promise<void> {
+    try {
+      const r = await read(sessionId);
+      if (!r) return;
+      const set: Partial<Limits> = {};
+      if (r.max_seconds !== undefined) set.maxSeconds = r.max_seconds;
+      if (r.max_tool_calls !== undefined) set.maxToolCalls = r.max_tool_calls;
+      if (r.loop_repeats !== undefined) set.loopRepeats = r.loop_repeats;
+      c.limits = { ...this.limits, ...set };
+      c.fromRole = new Set(Object.keys(set) as (keyof Limits)[]);
+    } catch (e) {
+      this.logger.warn({ ...errField(e), session_id: sessionId }, "could not read the role's run limits; the install's apply");
+    } finally {
+      c.ready = null;
+    }
+  }
+
+  private from(c: Counted, k: keyof Limits): Source {
+    return c.fromRole.has(k) ? 'role' : 'install';
   }
 
   private ended(run: RunInfo, finishReason: string): void {
@@ -106,15 +147,16 @@ export class RunLimits {
   /** Past the wall clock: marked (the value in whole seconds, as the setting is). */
   private checkClock(c: Counted): void {
     const s = this.seconds(c);
-    if (!c.tripped && s > this.limits.maxSeconds) c.tripped = { limit: 'seconds', max: this.limits.maxSeconds, value: Math.floor(s) };
+    if (!c.tripped && s > c.limits.maxSeconds) c.tripped = { limit: 'seconds', max: c.limits.maxSeconds, value: Math.floor(s), from: this.from(c, 'maxSeconds') };
   }
 
-  private beforeTool(run: RunInfo, callId: string) {
+  private async beforeTool(run: RunInfo, callId: string) {
     const c = this.of(run);
     if (!c) return undefined;
+    if (c.ready) await c.ready;
     c.calls.add(callId);
     this.checkClock(c);
-    if (!c.tripped && c.calls.size > this.limits.maxToolCalls) c.tripped = { limit: 'tool_calls', max: this.limits.maxToolCalls, value: c.calls.size };
+    if (!c.tripped && c.calls.size > c.limits.maxToolCalls) c.tripped = { limit: 'tool_calls', max: c.limits.maxToolCalls, value: c.calls.size, from: this.from(c, 'maxToolCalls') };
     if (!c.tripped) return undefined;
     return { action: 'deny' as const, message: `Error: this run reached its limit (${describe(c.tripped)}), so this call did not run.` };
   }
@@ -138,12 +180,13 @@ export class RunLimits {
     const s = c.streaks.get(loopId);
     const n = s?.key === key ? s.n + 1 : 1;
     c.streaks.set(loopId, { key, n });
-    if (n >= this.limits.loopRepeats) c.tripped = { limit: 'loop', tool_name: tool, repeats: n };
+    if (n >= c.limits.loopRepeats) c.tripped = { limit: 'loop', tool_name: tool, repeats: n, from: this.from(c, 'loopRepeats') };
   }
 
-  private beforeModel(run: RunInfo) {
+  private async beforeModel(run: RunInfo) {
     const c = this.of(run);
     if (!c) return undefined;
+    if (c.ready) await c.ready;
     this.checkClock(c);
     const t = c.tripped;
     if (!t) return undefined;
@@ -167,6 +210,6 @@ export class RunLimits {
 
 function describe(t: Tripped): string {
   if (t.limit === 'loop') return `${t.tool_name} was called ${t.repeats} times in a row with the same arguments and the same result`;
-  if (t.limit === 'seconds') return `it ran ${t.value} s, past its ${t.max} s (AGENTSVC_RUN_MAX_SECONDS)`;
-  return `${t.value} tool calls, past its ${t.max} (AGENTSVC_RUN_MAX_TOOL_CALLS)`;
+  if (t.limit === 'seconds') return `it ran ${t.value} s, past its ${t.max} s (${t.from === 'role' ? "the role's run_limits.max_seconds" : 'AGENTSVC_RUN_MAX_SECONDS'})`;
+  return `${t.value} tool calls, past its ${t.max} (${t.from === 'role' ? "the role's run_limits.max_tool_calls" : 'AGENTSVC_RUN_MAX_TOOL_CALLS'})`;
 }

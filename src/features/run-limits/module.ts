@@ -11,10 +11,12 @@ declare module '../../platform/lib/modules.js' {
 /** AGENTSVC_RUN_MAX_SECONDS, AGENTSVC_RUN_MAX_TOOL_CALLS, AGENTSVC_LOOP_REPEATS (docs/run-limits.md). */
 export const runLimitsModule = defineModule({
   name: 'runLimits',
-  needs: ['telemetry'],
+  needs: ['telemetry', 'solutions'],
   async start(ctx) {
     const { metrics } = ctx.get('telemetry');
-    const limits = new RunLimits(ctx.config.runLimits, ctx.logger, (l) => metrics.runLimit(l));
+    const { roles } = ctx.get('solutions');
+    // A solution role's run_limits replace the install's for its sessions' runs.
+    const limits = new RunLimits(ctx.config.runLimits, ctx.logger, (l) => metrics.runLimit(l), undefined, (sessionId) => roles.runLimits(sessionId));
     return { provides: limits, hooks: limits.hooks() };
   },
 });

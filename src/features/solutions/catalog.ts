@@ -26,6 +26,19 @@ export const RoleSchema = z
     skills: z.array(z.string().regex(SKILL, 'skill names are 1-64 of [a-z0-9-]')).max(200).default([]),
     /** Tool policy rules of sessions with this role (docs/policy.md); a bad rule skips the solution. */
     policy: z.array(RuleSchema).max(1000).default([]),
+    /**
+     * Ceilings on the runs of this role's sessions, over the install's (docs/run-limits.md); each
+     * omitted one is the install's. Bounds as the settings'.
+     */
+    run_limits: z
+      .object({
+        max_seconds: z.number().int().min(1).max(30 * 86400).optional(),
+        max_tool_calls: z.number().int().min(1).max(1_000_000).optional(),
+        loop_repeats: z.number().int().min(2).max(1000).optional(),
+      })
+      .strict()
+      .nullable()
+      .default(null),
   })
   .strict();
 

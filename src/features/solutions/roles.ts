@@ -134,6 +134,17 @@ export class Roles {
     return (setup && this.deps.catalog.role(setup.solution_id, setup.biz_role_id)?.role.policy) ?? [];
   }
 
+  private anyRunLimits: boolean | undefined;
+
+  /** The run ceilings of the session's role that replace the install's (null: none, or no role). */
+  async runLimits(sessionId: string): Promise<Role['run_limits']> {
+    // No role of the catalogue sets any: no read at a run start.
+    this.anyRunLimits ??= this.deps.catalog.list().some((s) => s.roles.some((r) => r.run_limits));
+    if (!this.anyRunLimits) return null;
+    const setup = (await this.row(sessionId))?.session_setup?.role as RoleSetup | undefined;
+    return (setup && this.deps.catalog.role(setup.solution_id, setup.biz_role_id)?.role.run_limits) ?? null;
+  }
+
   /** ToolRegistry filter: a role session is offered (and may run) only its role's tools. */
   readonly filter = async (scope: ToolScope, tools: Tool[]): Promise<Tool[]> => {
     const setup = (await this.row(scope.sessionId, scope.setup))?.session_setup?.role as RoleSetup | undefined;
