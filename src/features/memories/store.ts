@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 
 export interface MemoryRow {
   id: number;
@@ -47,6 +47,31 @@ export class MemoryStore {
 
   private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
     return this.db.sql<T>(q, p);
+  }
+
+  /** The memories a session wrote, as an archive holds them. */
+  archived(userId: string, sessionId: string): Promise<Record<string, unknown>[]> {
+    return this.db.sql(
+      'select type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason, created_at from memories where user_id = ? and source_session = ? order by id',
+      [userId, sessionId],
+    );
+  }
+
+  /** An imported memory, in the caller's transaction `q`. */
+  async insertArchived(q: Sql, userId: string, sessionId: string, m: Record<'type' | 'content' | 'skill_name' | 'record_type' | 'scope' | 'owner' | 'topic' | 'ext_memory_id' | 'write_reason', unknown>): Promise<void> {
+    await q('insert into memories (user_id, source_session, type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      userId,
+      sessionId,
+      m.type,
+      m.content,
+      m.skill_name,
+      m.record_type,
+      m.scope,
+      m.owner,
+      m.topic,
+      m.ext_memory_id,
+      m.write_reason,
+    ]);
   }
 
   async insert(userId: string, f: MemoryFields & { content: string }, sourceSession = ''): Promise<MemoryRow> {

@@ -1,4 +1,5 @@
 import type { Turn } from '../../core/conversation/turns.js';
+import type { TurnStore } from '../../core/conversation/turn-store.js';
 import type { Database } from '../../platform/db/index.js';
 import type { Hooks } from '../../core/engine/hooks.js';
 import type { RunOutcome, Runs } from '../../core/engine/runs.js';
@@ -27,6 +28,8 @@ export interface TaskRunDeps {
   /** Whether the agent still works in the workspace (its owner a member): checked again as the run starts. */
   stillThere(workspaceId: string, agentId: string): Promise<boolean>;
   conversation: { turns(sessionId: string): Promise<Turn[]> };
+  turns: Pick<TurnStore, 'usageOf'>;
+  sessions: { status(id: string): Promise<string | undefined> };
   logger: Logger;
 }
 
@@ -177,14 +180,8 @@ export class TaskRuns {
   }
 
   /** Tokens of every turn of these sessions (every branch, sub-agents included). */
-  async usageOf(sessionIds: string[]): Promise<Map<string, { input: number; output: number }>> {
-    if (!sessionIds.length) return new Map();
-    const rows = await this.sql<{ session_id: string; input: string; output: string }>(
-      `select session_id, coalesce(sum((usage->>'input_tokens')::bigint), 0) as input, coalesce(sum((usage->>'output_tokens')::bigint), 0) as output
-       from turns where session_id in (${sessionIds.map(() => '?').join(', ')}) group by session_id`,
-      sessionIds,
-    );
-    return new Map(rows.map((r) => [r.session_id, { input: Number(r.input), output: Number(r.output) }]));
+  usageOf(sessionIds: string[]): Promise<Map<string, { input: number; output: number }>> {
+    return this.d.turns.usageOf(sessionIds);
   }
 
   /** open -> completed/failed/interrupted, once (whichever node sees the end first), then the timeline. */
@@ -224,11 +221,11 @@ export class TaskRuns {
    */
   async sweep(): Promise<void> {
     try {
-      const open = await this.sql<{ id: string; status: string; session_id: string | null; session_status: string | null; started_at: Date }>(
-        `select r.id, r.status, r.session_id, s.status as session_status, r.started_at from issue_task_runs r left join sessions s on s.id = r.session_id
-         where r.status in ${OPEN} and r.started_at < now() - interval '10 seconds' limit 100`,
+      const open = await this.sql<{ id: string; status: string; session_id: string | null; started_at: Date }>(
+        `select id, status, session_id, started_at from issue_task_runs where status in ${OPEN} and started_at < now() - interval '10 seconds' limit 100`,
       );
-      for (const r of open) {
+      for (const o of open) {
+        const r = { ...o, session_status: o.session_id ? ((await this.d.sessions.status(o.session_id)) ?? null) : null };
         if (r.status === 'starting') {
           if (Date.now() - new Date(r.started_at).getTime() > 600_000) await this.finish(r.id, 'failed', 'the run never started');
         } else if (!r.session_status) {
