@@ -12,6 +12,8 @@ import { isBlockedAddress } from '../../src/core/tools/web/address.js';
 import { policyDecide } from '../../src/features/egress/module.js';
 import { EgressProxy } from '../../src/features/egress/proxy.js';
 import { PolicyService } from '../../src/features/policy/service.js';
+import { SessionService } from '../../src/core/sessions/service.js';
+import { EnvBucketStore } from '../../src/features/user-settings/store.js';
 import type { InstallPolicy } from '../../src/platform/config/policy.js';
 import { testDatabase } from '../helpers/db.js';
 import { listeners, tcpProbe } from '../runners/audit.js';
@@ -53,7 +55,7 @@ const publicForTest = (ip: string) => ip !== '127.0.0.1' && ip !== '127.0.0.2' &
 
 /** Bind the proxy to a policy of these install rules (the real PolicyService and audit table). */
 async function usePolicy(install: Partial<InstallPolicy>): Promise<PolicyService> {
-  const policy = await PolicyService.create({ db, logger, install: { default: 'allow', rules: [], unattended: 'deny', network_default: 'allow', ...install } });
+  const policy = await PolicyService.create({ db, secrets: { sessions: new SessionService(db), buckets: new EnvBucketStore(db) }, logger, install: { default: 'allow', rules: [], unattended: 'deny', network_default: 'allow', ...install } });
   proxy.bind(policyDecide(policy, { allowPrivate: false, isBlocked: publicForTest, logger }));
   return policy;
 }

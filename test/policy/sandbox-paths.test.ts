@@ -12,6 +12,8 @@ import { grepTool } from '../../src/core/tools/files/grep.js';
 import type { Tool, ToolContext } from '../../src/core/tools/types.js';
 import { RuleSchema } from '../../src/features/policy/schemas.js';
 import { PolicyService } from '../../src/features/policy/service.js';
+import { SessionService } from '../../src/core/sessions/service.js';
+import { EnvBucketStore } from '../../src/features/user-settings/store.js';
 import type { Rule } from '../../src/features/policy/rules.js';
 import { NO_POLICY } from '../../src/platform/config/policy.js';
 import type { Database } from '../../src/platform/db/index.js';
@@ -25,7 +27,7 @@ import { needs } from '../helpers/needs.js';
 const silent = { error() {}, warn() {}, info() {}, debug() {} } as never;
 
 async function policyWith(db: Database, rules: Rule[]): Promise<PolicyService> {
-  return PolicyService.create({ db, install: { ...NO_POLICY, rules }, logger: silent });
+  return PolicyService.create({ db, secrets: { sessions: new SessionService(db), buckets: new EnvBucketStore(db) }, install: { ...NO_POLICY, rules }, logger: silent });
 }
 
 function folder(t: { teardown(fn: () => unknown): void }, user: string, session: string): { root: string; ws: SessionWorkspace; dir: string } {

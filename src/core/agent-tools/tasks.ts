@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 import { me } from '../../platform/server/auth.js';
 import type { SessionService } from '../sessions/service.js';
 import { SessionParams } from '../sessions/schemas.js';
@@ -32,6 +32,16 @@ const pub = (r: Row): SessionTask => ({ ...r, id: String(r.id), created_at: new 
 /** The per-session task list the model keeps (TaskCreate / TaskUpdate / TaskList). */
 export class TaskStore {
   constructor(private readonly db: Database) {}
+
+  /** A session's tasks, as an archive holds them. */
+  archived(sessionId: string): Promise<Record<string, unknown>[]> {
+    return this.db.sql('select id, subject, description, status, loop_id, created_at, updated_at from session_tasks where session_id = ? order by id', [sessionId]);
+  }
+
+  /** An imported task, in the caller's transaction `q`. */
+  async insertArchived(q: Sql, t: { session_id: string; id: number; subject: string; description: string; status: string; loop_id: string }): Promise<void> {
+    await q('insert into session_tasks (session_id, id, subject, description, status, loop_id) values (?, ?, ?, ?, ?, ?)', [t.session_id, t.id, t.subject, t.description, t.status, t.loop_id]);
+  }
 
   async create(sessionId: string, loopId: string, subject: string, description: string): Promise<SessionTask> {
     const [r] = await this.db.sql<Row>(

@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 import { storableJson, storableText } from '../../platform/lib/json.js';
 import { COMPACTION_FIELDS, turnText, type Turn } from './turns.js';
 
@@ -67,6 +67,11 @@ function extraOrNull(turn: Turn): string | null {
   return Object.keys(e).length ? storableJson(e) : null;
 }
 
+/** The columns of an imported turn, in the order of its values (src/features/portability/import.ts). */
+export const ARCHIVE_COLUMNS = `id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window,
+  memory_refs, parent_fork_tool_call_id, text, extra, branch_id`;
+const ARCHIVE_VALUES = '(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, null, ?, ?, ?::jsonb, ?)';
+
 const COLUMNS =
   'id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, text, extra';
 
@@ -87,6 +92,52 @@ export class TurnStore {
       [sessionIds, pattern, limit],
     );
     return rows.map((r) => r.session_id);
+  }
+
+  /** A session's turns for an archive: how many, the last sequence, their stored size. */
+  async archiveSize(sessionId: string): Promise<{ n: string; last: number | null; size: string | null }> {
+    const [r] = await this.db.sql<{ n: string; last: number | null; size: string | null }>(
+      'select count(*) as n, max(sequence) as last, sum(pg_column_size(turns.*)) as size from turns where session_id = ?',
+      [sessionId],
+    );
+    return r;
+  }
+
+  /** Up to `limit` turns of a session with after < sequence <= last, in order, as an archive holds them. */
+  archivePage(sessionId: string, after: number, last: number, limit: number): Promise<{ sequence: number }[]> {
+    return this.db.sql(
+      `select id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs,
+              parent_fork_tool_call_id, extra, branch_id from turns where session_id = ? and sequence > ? and sequence <= ? order by sequence limit ?`,
+      [sessionId, after, last, limit],
+    );
+  }
+
+  /** Inserts `count` imported turns in one statement of the caller's transaction `q`; `values` in ARCHIVE_COLUMNS' order. */
+  async insertArchived(q: Sql, count: number, values: unknown[]): Promise<void> {
+    await q(`insert into turns (${ARCHIVE_COLUMNS}) values ${new Array(count).fill(ARCHIVE_VALUES).join(', ')}`, values);
+  }
+
+  /** Whether the session has the payload (an entry id, a turn id or a tool call id), in the caller's transaction `q`. */
+  async hasPayload(q: Sql, sessionId: string, kind: 'entry' | 'turn' | 'tc', payloadId: string): Promise<boolean> {
+    const where = kind === 'entry' ? 'id = ?' : kind === 'turn' ? 'turn_id = ?' : 'tool_calls @> ?::jsonb';
+    const rows = await q(`select 1 from turns where session_id = ? and ${where} limit 1`, [sessionId, kind === 'tc' ? JSON.stringify([{ id: payloadId }]) : payloadId]);
+    return rows.length > 0;
+  }
+
+  /** Tokens of every turn of these sessions (every branch, sub-agents included). */
+  async usageOf(sessionIds: string[]): Promise<Map<string, { input: number; output: number }>> {
+    if (!sessionIds.length) return new Map();
+    const rows = await this.db.sql<{ session_id: string; input: string; output: string }>(
+      `select session_id, coalesce(sum((usage->>'input_tokens')::bigint), 0) as input, coalesce(sum((usage->>'output_tokens')::bigint), 0) as output
+       from turns where session_id = any(?::text[]) group by session_id`,
+      [sessionIds],
+    );
+    return new Map(rows.map((r) => [r.session_id, { input: Number(r.input), output: Number(r.output) }]));
+  }
+
+  /** Where a turn lives: its branch and sequence. */
+  async place(sessionId: string, turnId: string): Promise<{ branch_id: string; sequence: number } | null> {
+    return (await this.db.sql<{ branch_id: string; sequence: number }>('select branch_id, sequence from turns where session_id = ? and turn_id = ?', [sessionId, turnId]))[0] ?? null;
   }
 
   async count(sessionId: string): Promise<number> {

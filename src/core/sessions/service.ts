@@ -1,6 +1,6 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 import { Session } from '../../platform/db/entities.js';
 import { newId } from '../../platform/lib/ids.js';
 import { Errors } from '../../platform/server/errors.js';
@@ -121,6 +121,41 @@ export class SessionService {
   /** A session's intent (its title), whoever owns it; undefined when there is none. */
   async intentOf(id: string): Promise<string | undefined> {
     return (await this.db.sql<{ intent: string }>('select intent from sessions where id = ?', [id]))[0]?.intent;
+  }
+
+  /** A session's owner and env, whoever owns it; undefined when there is none. */
+  async envOf(id: string): Promise<{ user_id: string; env: Record<string, string> | null } | undefined> {
+    return (await this.db.sql<{ user_id: string; env: Record<string, string> | null }>('select user_id, env from sessions where id = ?', [id]))[0];
+  }
+
+  /** The fields of a user's session an archive carries; undefined when the user has no such session. */
+  async archived(userId: string, id: string): Promise<{ intent: string; model: string | null; mode: string; created_at: Date; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string } | undefined> {
+    return (
+      await this.db.sql<{ intent: string; model: string | null; mode: string; created_at: Date; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string }>(
+        'select intent, model, mode, created_at, memory_enabled, is_persistent, disable_tools, active_branch from sessions where id = ? and user_id = ?',
+        [id, userId],
+      )
+    )[0];
+  }
+
+  /** An imported session's status and active branch, in the caller's transaction `q`. */
+  async settleImported(q: Sql, id: string, status: 'completed' | 'created', activeBranch: unknown): Promise<void> {
+    await q('update sessions set status = ?, active_branch = ? where id = ?', [status, activeBranch, id]);
+  }
+
+  /** Removes the row of a session whose import failed (the rows of its parts cascade). */
+  async discardImported(id: string): Promise<void> {
+    await this.db.sql('delete from sessions where id = ?', [id]);
+  }
+
+  /** Unpinned sessions not updated for `days`, oldest first; a running one waits for the next sweep. */
+  expired(days: number, limit: number): Promise<{ id: string; user_id: string }[]> {
+    return this.db.sql(
+      `select id, user_id from sessions
+        where not is_pinned and status <> 'running' and updated_at < now() - make_interval(days => ?)
+        order by updated_at limit ?`,
+      [days, limit],
+    );
   }
 
   async memoryEnabled(id: string): Promise<boolean> {

@@ -1,15 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Database } from '../../platform/db/index.js';
-import { TurnStore } from '../../core/conversation/turn-store.js';
+import type { TurnStore } from '../../core/conversation/turn-store.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import { Annotation, AnnotationDeleted, AnnotationList, AnnotationParams, CreateAnnotation, MAX_PER_PAYLOAD, PatchAnnotation, PayloadParams } from './schemas.js';
-import { AnnotationStore } from './store.js';
+import type { AnnotationStore } from './store.js';
 
 /** Annotations on payloads (docs/solutions-and-admin.md); exported and imported with their session (src/features/portability). */
-export const annotationRoutes: FastifyPluginAsyncZod<{ db: Database }> = async (app, { db }) => {
-  const annotations = new AnnotationStore(db);
-  const turns = new TurnStore(db);
+export const annotationRoutes: FastifyPluginAsyncZod<{ annotations: AnnotationStore; turns: Pick<TurnStore, 'sessionOfPayload'> }> = async (app, { annotations, turns }) => {
   const tags = ['annotations'];
   const base = '/api/payloads/:payload_id/annotations';
 

@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import type { AnnotationT } from './schemas.js';
 
@@ -25,6 +25,24 @@ const toRecord = (r: Row): AnnotationT => ({
 /** The `payload_annotations` table: a user's notes on the payloads of their sessions (docs/solutions-and-admin.md). */
 export class AnnotationStore {
   constructor(private readonly db: Database) {}
+
+  /** Annotations on a session's payloads, as an archive holds them. */
+  archived(userId: string, sessionId: string): Promise<Record<string, unknown>[]> {
+    return this.db.sql('select payload_id, label, note, data, created_at, updated_at from payload_annotations where user_id = ? and session_id = ? order by created_at, id', [userId, sessionId]);
+  }
+
+  /** An imported annotation, in the caller's transaction `q`. */
+  async insertArchived(q: Sql, a: { id: string; user_id: string; session_id: string; payload_id: string; label: string; note: string; data: object }): Promise<void> {
+    await q('insert into payload_annotations (id, user_id, session_id, payload_id, label, note, data) values (?, ?, ?, ?, ?, ?, ?::jsonb)', [
+      a.id,
+      a.user_id,
+      a.session_id,
+      a.payload_id,
+      a.label,
+      a.note,
+      JSON.stringify(a.data),
+    ]);
+  }
 
   async list(userId: string, payloadId: string): Promise<AnnotationT[]> {
     const rows = await this.db.sql<Row>('select * from payload_annotations where user_id = ? and payload_id = ? order by created_at, id', [userId, payloadId]);

@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../platform/config/index.js';
-import type { Database } from '../../platform/db/index.js';
 import { SessionFolder } from '../../core/files/confine.js';
 import { contentTypeOf } from '../../core/files/content-type.js';
 import { statEntry } from '../../core/files/entry-ops.js';
@@ -12,11 +11,12 @@ import { me, publicRoute } from '../../platform/server/auth.js';
 import { Errors } from '../../platform/server/errors.js';
 import { AppParams, PublishBody, PublishedApp, PublishedAppList, type PublishedAppT, Unpublished } from './schemas.js';
 import { resolveAppFile } from './serve.js';
-import { type PublishedAppRow, PublishedAppStore } from './store.js';
+import type { PublishedAppRow, PublishedAppStore } from './store.js';
 
 export interface AppRouteDeps {
   config: Config;
-  db: Database;
+  /** The published apps' store, constructed once by the module. */
+  apps: PublishedAppStore;
   sessions: { getOwned(userId: string, id: string): Promise<unknown> };
 }
 
@@ -31,7 +31,7 @@ const APP_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals all
 
 /** Published apps (docs/solutions-and-admin.md): the API under /api/published-apps, the public pages under /apps/. */
 export const appRoutes: FastifyPluginAsyncZod<AppRouteDeps> = async (app, d) => {
-  const apps = new PublishedAppStore(d.db);
+  const apps = d.apps;
   const tags = ['published-apps'];
   const record = (req: FastifyRequest, r: PublishedAppRow): PublishedAppT => ({
     session_id: r.session_id,

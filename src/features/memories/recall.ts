@@ -16,7 +16,8 @@ export class Recall {
   constructor(
     private readonly sessions: Pick<SessionService, 'memoryEnabled'>,
     private readonly turns: Pick<TurnStore, 'setMemoryRefs' | 'lastUserMemoryRefs'>,
-    private readonly store: MemoryStore,
+    /** The memories (a session's archive reads and writes them too). */
+    readonly store: MemoryStore,
     private readonly topK: number,
   ) {}
 

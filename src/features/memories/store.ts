@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 
 export interface MemoryRow {
   id: number;
@@ -45,13 +45,34 @@ export interface ListFilter {
 export class MemoryStore {
   constructor(private readonly db: Database) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
+  /** The memories a session wrote, as an archive holds them. */
+  archived(userId: string, sessionId: string): Promise<Record<string, unknown>[]> {
+    return this.db.sql(
+      'select type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason, created_at from memories where user_id = ? and source_session = ? order by id',
+      [userId, sessionId],
+    );
+  }
+
+  /** An imported memory, in the caller's transaction `q`. */
+  async insertArchived(q: Sql, userId: string, sessionId: string, m: Record<'type' | 'content' | 'skill_name' | 'record_type' | 'scope' | 'owner' | 'topic' | 'ext_memory_id' | 'write_reason', unknown>): Promise<void> {
+    await q('insert into memories (user_id, source_session, type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      userId,
+      sessionId,
+      m.type,
+      m.content,
+      m.skill_name,
+      m.record_type,
+      m.scope,
+      m.owner,
+      m.topic,
+      m.ext_memory_id,
+      m.write_reason,
+    ]);
   }
 
   async insert(userId: string, f: MemoryFields & { content: string }, sourceSession = ''): Promise<MemoryRow> {
     const set = FIELDS.filter((k) => f[k] !== undefined);
-    const [r] = await this.sql<MemoryRow>(
+    const [r] = await this.db.sql<MemoryRow>(
       `insert into memories (user_id, source_session, ${set.join(', ')}) values (?, ?, ${set.map(() => '?').join(', ')}) returning ${COLS}`,
       [userId, sourceSession, ...set.map((k) => f[k])],
     );
@@ -59,12 +80,12 @@ export class MemoryStore {
   }
 
   async get(userId: string, id: number): Promise<MemoryRow | null> {
-    return (await this.sql<MemoryRow>(`select ${COLS} from memories where id = ? and user_id = ?`, [id, userId]))[0] ?? null;
+    return (await this.db.sql<MemoryRow>(`select ${COLS} from memories where id = ? and user_id = ?`, [id, userId]))[0] ?? null;
   }
 
   async update(userId: string, id: number, f: MemoryFields & { disabled?: boolean }): Promise<MemoryRow | null> {
     const keys = [...FIELDS, 'disabled' as const].filter((k) => (f as Record<string, unknown>)[k] !== undefined);
-    const [r] = await this.sql<MemoryRow>(
+    const [r] = await this.db.sql<MemoryRow>(
       `update memories set ${[...keys.map((k) => `${k} = ?`), 'updated_at = now()'].join(', ')} where id = ? and user_id = ? returning ${COLS}`,
       [...keys.map((k) => (f as Record<string, unknown>)[k]), id, userId],
     );
@@ -72,7 +93,7 @@ export class MemoryStore {
   }
 
   async delete(userId: string, id: number): Promise<boolean> {
-    return (await this.sql('delete from memories where id = ? and user_id = ? returning id', [id, userId])).length > 0;
+    return (await this.db.sql('delete from memories where id = ? and user_id = ? returning id', [id, userId])).length > 0;
   }
 
   async batch(userId: string, action: 'delete' | 'disable' | 'enable', ids: number[]): Promise<number> {
@@ -80,7 +101,7 @@ export class MemoryStore {
       action === 'delete'
         ? `delete from memories where user_id = ? and id = any(?::int[]) returning id`
         : `update memories set disabled = ${action === 'disable'}, updated_at = now() where user_id = ? and id = any(?::int[]) and disabled <> ${action === 'disable'} returning id`;
-    return (await this.sql(q, [userId, `{${ids.join(',')}}`])).length;
+    return (await this.db.sql(q, [userId, `{${ids.join(',')}}`])).length;
   }
 
   async list(userId: string, f: ListFilter): Promise<{ items: MemoryRow[]; total: number }> {
@@ -99,15 +120,15 @@ export class MemoryStore {
       params.push(f.keyword, `%${f.keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     }
     const w = where.join(' and ');
-    const [{ n }] = await this.sql<{ n: number }>(`select count(*)::int as n from memories where ${w}`, params);
-    const items = await this.sql<MemoryRow>(`select ${COLS} from memories where ${w} order by created_at desc, id desc offset ? limit ?`, [...params, f.offset, f.limit]);
+    const [{ n }] = await this.db.sql<{ n: number }>(`select count(*)::int as n from memories where ${w}`, params);
+    const items = await this.db.sql<MemoryRow>(`select ${COLS} from memories where ${w} order by created_at desc, id desc offset ? limit ?`, [...params, f.offset, f.limit]);
     return { items, total: n };
   }
 
   /** The most relevant enabled, not superseded memories for a text (full-text rank); counted as hits. */
   async relevant(userId: string, text: string, k: number): Promise<MemoryRow[]> {
     // Any word of the text (prefix match), ranked: the memories that share the most with it first.
-    const rows = await this.sql<MemoryRow>(
+    const rows = await this.db.sql<MemoryRow>(
       `with words as (select to_tsquery('simple', string_agg(quote_literal(w) || ':*', ' | ')) as q
                       from unnest(tsvector_to_array(to_tsvector('simple', ?))) w)
        update memories set hit_count = hit_count + 1, last_hit_at = now()
@@ -122,6 +143,6 @@ export class MemoryStore {
 
   async byIds(userId: string, ids: number[]): Promise<MemoryRow[]> {
     if (!ids.length) return [];
-    return this.sql<MemoryRow>(`select ${COLS} from memories where user_id = ? and id = any(?::int[]) order by id`, [userId, `{${ids.join(',')}}`]);
+    return this.db.sql<MemoryRow>(`select ${COLS} from memories where user_id = ? and id = any(?::int[]) order by id`, [userId, `{${ids.join(',')}}`]);
   }
 }

@@ -11,11 +11,11 @@ declare module '../../platform/lib/modules.js' {
 
 export const policyModule = defineModule({
   name: 'policy',
-  needs: ['solutions', 'telemetry', 'sessions', 'runner'],
+  needs: ['solutions', 'telemetry', 'sessions', 'runner', 'settings'],
   async start(ctx) {
     const { roles, admin } = ctx.get('solutions');
     const { metrics } = ctx.get('telemetry');
-    const policy = await PolicyService.create({ db: ctx.db, install: ctx.config.policy, logger: ctx.logger, count: (a) => metrics.approval(a), roleRules: (id) => roles.policy(id) });
+    const policy = await PolicyService.create({ db: ctx.db, secrets: { sessions: ctx.get('sessions'), buckets: ctx.get('settings') }, install: ctx.config.policy, logger: ctx.logger, count: (a) => metrics.approval(a), roleRules: (id) => roles.policy(id) });
     policy.attach(ctx.hooks);
     // Path denies hold for every process of the computers too (docs/policy-paths.md).
     ctx.get('runner').runner.setPathPolicy((userId, sessions) => policy.sandboxDenies(userId, sessions));

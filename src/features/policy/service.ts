@@ -3,7 +3,7 @@ import type { Hooks, HookGates, ToolGateDecision } from '../../core/engine/hooks
 import type { PendingApproval, ToolCall } from '../../core/conversation/turns.js';
 import type { ApprovalChoice, ApprovalPort } from '../../core/engine/approval.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
-import { redactor, sessionSecrets } from '../sharing/redact.js';
+import { redactor, type SecretSources, sessionSecrets } from '../sharing/redact.js';
 import { type AuditAction, AuditStore } from './audit-store.js';
 import type { InstallPolicy } from '../../platform/config/policy.js';
 import type { PathGuard } from '../../core/files/confine.js';
@@ -40,6 +40,8 @@ export interface AskedApproval {
 
 export interface PolicyDeps {
   db: Database;
+  /** A session's secrets, masked in what the audit keeps. */
+  secrets: SecretSources;
   install: InstallPolicy;
   logger: Logger;
   /** Counts decisions by action (`agentsvc_approvals_total`, docs/monitoring.md). */
@@ -191,7 +193,7 @@ export class PolicyService implements ApprovalPort {
   private async record(userId: string, sessionId: string, callId: string, tool: string, args: unknown, action: AuditAction, d: Pick<Decision, 'rule' | 'source'>, decidedBy: string) {
     this.deps.count?.(action);
     try {
-      const mask = redactor(await sessionSecrets(this.deps.db, sessionId));
+      const mask = redactor(await sessionSecrets(this.deps.secrets, sessionId));
       await this.audit.add({ user_id: userId, session_id: sessionId, tool_call_id: callId, tool_name: tool, arguments: JSON.stringify(mask(args)), action, rule: d.rule ?? null, source: d.source ?? null, decided_by: decidedBy });
     } catch (e) {
       // The decision stands; a lost record is logged (the database is the run's own problem then).

@@ -1,8 +1,25 @@
 import { Readable } from 'node:stream';
 import { SessionFolder } from '../../core/files/confine.js';
 import { type ZipStream, zipFolder } from '../../core/files/zip.js';
-import type { Database } from '../../platform/db/index.js';
-import { redactor, sessionSecrets } from '../sharing/redact.js';
+import { Errors } from '../../platform/server/errors.js';
+import type { TaskStore } from '../../core/agent-tools/tasks.js';
+import type { TurnStore } from '../../core/conversation/turn-store.js';
+import type { SessionService } from '../../core/sessions/service.js';
+import type { AnnotationStore } from '../annotations/store.js';
+import type { MemoryStore } from '../memories/store.js';
+import { redactor, type SecretSources, sessionSecrets } from '../sharing/redact.js';
+import type { TimeTravelStore } from '../timetravel/store.js';
+
+/** The stores of a session's parts, each read (export) and written (import) through its owner. */
+export interface SessionParts {
+  sessions: Pick<SessionService, 'archived' | 'settleImported' | 'discardImported' | 'create'> & SecretSources['sessions'];
+  turns: Pick<TurnStore, 'archiveSize' | 'archivePage' | 'insertArchived' | 'hasPayload'>;
+  timetravel: Pick<TimeTravelStore, 'archivedBranches' | 'archivedCheckpoints' | 'insertArchivedBranch' | 'insertArchivedCheckpoint'>;
+  tasks: Pick<TaskStore, 'archived' | 'insertArchived'>;
+  memories: Pick<MemoryStore, 'archived' | 'insertArchived'>;
+  annotations: Pick<AnnotationStore, 'archived' | 'insertArchived'>;
+  buckets: SecretSources['buckets'];
+}
 
 /** The format of a session archive (docs/sharing-and-portability.md). */
 export const FORMAT = 'agentsvc-session';
@@ -37,38 +54,21 @@ const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2));
  * Streamed: the workspace files are read one at a time as the archive is written. Env values never
  * go, and are masked where the conversation holds them.
  */
-export async function exportSession(db: Database, workspaces: string, userId: string, sessionId: string): Promise<{ stream: ZipStream; intent: string }> {
-  const sql = <T>(q: string, p: unknown[] = []) => db.sql<T>(q, p);
-  const [s] = await sql<{ intent: string; model: string | null; mode: string; created_at: Date; memory_enabled: boolean; is_persistent: boolean; disable_tools: string[]; active_branch: string }>(
-    'select intent, model, mode, created_at, memory_enabled, is_persistent, disable_tools, active_branch from sessions where id = ? and user_id = ?',
-    [sessionId, userId],
-  );
+export async function exportSession(parts: SessionParts, workspaces: string, userId: string, sessionId: string): Promise<{ stream: ZipStream; intent: string }> {
+  const s = await parts.sessions.archived(userId, sessionId);
+  if (!s) throw Errors.notFound('session');
   // turns.jsonl is streamed a page at a time (100k turns held at once took the service +641 MiB),
   // up to the last turn there is now: a run going on meanwhile adds none, so counts.turns holds.
-  const [{ n: turnCount, last, size: turnBytes }] = await sql<{ n: string; last: number | null; size: string | null }>(
-    'select count(*) as n, max(sequence) as last, sum(pg_column_size(turns.*)) as size from turns where session_id = ?',
-    [sessionId],
-  );
-  const turnPage = (after: number) =>
-    sql<{ sequence: number }>(
-      `select id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs,
-              parent_fork_tool_call_id, extra, branch_id from turns where session_id = ? and sequence > ? and sequence <= ? order by sequence limit ?`,
-      [sessionId, after, last ?? -1, TURN_PAGE],
-    );
-  const branches = await sql('select id, parent_id, fork_sequence, deprecated, created_at from session_branches where session_id = ? order by created_at', [sessionId]);
-  const checkpoints = await sql('select id, turn_id, branch_id, sequence, label, files, skipped, created_at from checkpoints where session_id = ? order by sequence', [sessionId]);
-  const tasks = await sql('select id, subject, description, status, loop_id, created_at, updated_at from session_tasks where session_id = ? order by id', [sessionId]);
-  const memories = await sql(
-    'select type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason, created_at from memories where user_id = ? and source_session = ? order by id',
-    [userId, sessionId],
-  );
+  const { n: turnCount, last, size: turnBytes } = await parts.turns.archiveSize(sessionId);
+  const turnPage = (after: number) => parts.turns.archivePage(sessionId, after, last ?? -1, TURN_PAGE);
+  const branches = await parts.timetravel.archivedBranches(sessionId);
+  const checkpoints = await parts.timetravel.archivedCheckpoints(sessionId);
+  const tasks = await parts.tasks.archived(sessionId);
+  const memories = await parts.memories.archived(userId, sessionId);
   // Annotations on this session's payloads (docs/solutions-and-admin.md), keyed by the payload ids in turns.jsonl.
-  const annotations = await sql('select payload_id, label, note, data, created_at, updated_at from payload_annotations where user_id = ? and session_id = ? order by created_at, id', [
-    userId,
-    sessionId,
-  ]);
+  const annotations = await parts.annotations.archived(userId, sessionId);
   // Secrets are masked in the values, before they are encoded (docs/sharing-and-portability.md): the files stay as the workspace holds them.
-  const mask = redactor(await sessionSecrets(db, sessionId));
+  const mask = redactor(await sessionSecrets({ sessions: parts.sessions, buckets: parts.buckets }, sessionId));
   const manifest: Manifest = {
     format: FORMAT,
     version: VERSION,

@@ -7,7 +7,7 @@ import { at, SessionFolder } from '../../core/files/confine.js';
 import { QuotaExceededError, storageQuota } from '../../core/files/quota.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import { AppError } from '../../platform/server/errors.js';
-import type { Manifest } from './archive.js';
+import type { Manifest, SessionParts } from './archive.js';
 import { invalidArchive as invalid, jsonArray, jsonLines } from './json-parts.js';
 import type { Parsed } from './read-archive.js';
 
@@ -17,9 +17,10 @@ export { type ImportLimits, type Parsed, readArchive } from './read-archive.js';
 type Json = any;
 
 export interface ImportDeps {
-  db: Database;
+  db: Pick<Database, 'transaction'>;
   workspaces: string;
-  sessions: { create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean; memory_enabled?: boolean | null }): Promise<string> };
+  /** The stores of the session's parts: each row goes in through its owner, all in one transaction. */
+  parts: SessionParts;
   models: string[];
 }
 
@@ -52,11 +53,7 @@ function num(v: unknown, what: string): number {
 const byPrefix = (remap: ReturnType<typeof idMapper>, x: unknown) =>
   typeof x === 'string' && x.startsWith('entry_') ? remap(x, 'entry') : typeof x === 'string' && x.startsWith('turn_') ? remap(x, 'turn') : x;
 
-const TURN_COLUMNS = `id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window,
-  memory_refs, parent_fork_tool_call_id, text, extra, branch_id`;
-const TURN_VALUES = '(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, null, ?, ?, ?::jsonb, ?)';
-
-/** One archived turn as the values of its `turns` row (TURN_VALUES' order), with new ids. */
+/** One archived turn as the values of its row (the turn store's ARCHIVE_COLUMNS' order), with new ids. */
 function turnRow(t: Json, sid: string, remap: ReturnType<typeof idMapper>): unknown[] {
   const calls = ((t.tool_calls as Json[]) ?? []).map((c) => ({ ...c, id: remap(c.id, 'tc'), pending_question_ref: pendingRef(c.pending_question_ref, remap) }));
   const blocks = ((t.blocks as Json[]) ?? []).map((b) => ({ ...b, tool_call_id: b.tool_call_id ? remap(b.tool_call_id, 'tc') : null }));
@@ -102,7 +99,10 @@ class TurnBatch {
   /** Rows written so far. */
   rows = 0;
 
-  constructor(private readonly q: Sql) {}
+  constructor(
+    private readonly q: Sql,
+    private readonly turns: SessionParts['turns'],
+  ) {}
 
   async add(row: unknown[]) {
     for (const v of row) {
@@ -120,7 +120,7 @@ class TurnBatch {
     this.values = [];
     this.count = 0;
     this.chars = 0;
-    await this.q(`insert into turns (${TURN_COLUMNS}) values ${new Array(count).fill(TURN_VALUES).join(', ')}`, values);
+    await this.turns.insertArchived(this.q, count, values);
     this.rows += count;
   }
 }
@@ -136,60 +136,59 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
   const part = (n: string): AsyncIterable<Buffer> => (staged && p.present.has(n) ? createReadStream(join(staged, n), { highWaterMark: 256 << 10 }) : empty());
   const m = p.manifest.session ?? ({} as Manifest['session']);
   const model = m.model && d.models.includes(m.model) ? m.model : null;
-  const sid = await d.sessions.create(userId, { intent: (name || String(m.intent ?? '')).slice(0, 10000), model, is_persistent: !!m.is_persistent, memory_enabled: !!m.memory_enabled });
+  const parts = d.parts;
+  const sid = await parts.sessions.create(userId, { intent: (name || String(m.intent ?? '')).slice(0, 10000), model, is_persistent: !!m.is_persistent, memory_enabled: !!m.memory_enabled });
   const remap = idMapper();
   try {
     await d.db.transaction(async (q) => {
       // Turns go in by small batches, a statement each (TurnBatch).
-      const batch = new TurnBatch(q);
+      const batch = new TurnBatch(q, parts.turns);
       for await (const t of jsonLines(part('turns.jsonl'), 'turns.jsonl') as AsyncIterable<Json>) await batch.add(turnRow(t, sid, remap));
       await batch.flush();
       const turns = batch.rows;
       for await (const b of jsonArray(part('branches.json'), 'branches.json') as AsyncIterable<Json>) {
-        await q('insert into session_branches (session_id, id, parent_id, fork_sequence, deprecated) values (?, ?, ?, ?, ?::jsonb)', [
-          sid,
-          remap(b.id, 'br'),
-          b.parent_id == null ? null : remap(b.parent_id, 'br'),
-          b.fork_sequence ?? null,
-          JSON.stringify(((b.deprecated as unknown[]) ?? []).map((x) => byPrefix(remap, x))),
-        ]);
+        await parts.timetravel.insertArchivedBranch(q, {
+          session_id: sid,
+          id: remap(b.id, 'br'),
+          parent_id: b.parent_id == null ? null : remap(b.parent_id, 'br'),
+          fork_sequence: b.fork_sequence ?? null,
+          deprecated: ((b.deprecated as unknown[]) ?? []).map((x) => byPrefix(remap, x)),
+        });
       }
       for await (const c of jsonArray(part('checkpoints.json'), 'checkpoints.json') as AsyncIterable<Json>) {
-        await q('insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped) values (?, ?, ?, ?, ?, ?, ?, null, ?::jsonb)', [
-          remap(c.id, 'cp'),
-          sid,
-          remap(c.turn_id, 'turn'),
-          remap(c.branch_id ?? 'main', 'br'),
-          num(c.sequence, 'a checkpoint\'s sequence'),
-          String(c.label ?? ''),
-          num(c.files ?? 0, 'a checkpoint\'s files'),
-          JSON.stringify([{ path: '*', size: 0, reason: 'imported: the snapshot of this checkpoint was not exported' }]),
-        ]);
+        await parts.timetravel.insertArchivedCheckpoint(q, {
+          id: remap(c.id, 'cp'),
+          session_id: sid,
+          turn_id: remap(c.turn_id, 'turn'),
+          branch_id: remap(c.branch_id ?? 'main', 'br'),
+          sequence: num(c.sequence, "a checkpoint's sequence"),
+          label: String(c.label ?? ''),
+          files: num(c.files ?? 0, "a checkpoint's files"),
+          skipped: [{ path: '*', size: 0, reason: 'imported: the snapshot of this checkpoint was not exported' }],
+        });
       }
       for await (const t of jsonArray(part('tasks.json'), 'tasks.json') as AsyncIterable<Json>) {
-        await q('insert into session_tasks (session_id, id, subject, description, status, loop_id) values (?, ?, ?, ?, ?, ?)', [
-          sid,
-          num(t.id, 'a task\'s id'),
-          String(t.subject ?? ''),
-          String(t.description ?? ''),
-          String(t.status ?? 'pending'),
-          String(t.loop_id ?? 'root'),
-        ]);
+        await parts.tasks.insertArchived(q, {
+          session_id: sid,
+          id: num(t.id, "a task's id"),
+          subject: String(t.subject ?? ''),
+          description: String(t.description ?? ''),
+          status: String(t.status ?? 'pending'),
+          loop_id: String(t.loop_id ?? 'root'),
+        });
       }
       for await (const mem of jsonArray(part('memories.json'), 'memories.json') as AsyncIterable<Json>) {
-        await q('insert into memories (user_id, source_session, type, content, skill_name, record_type, scope, owner, topic, ext_memory_id, write_reason) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-          userId,
-          sid,
-          mem.type === 'experience' ? 'experience' : 'feedback',
-          String(mem.content ?? '').slice(0, 500),
-          mem.skill_name ?? null,
-          mem.record_type ?? null,
-          mem.scope ?? null,
-          mem.owner ?? null,
-          mem.topic ?? null,
-          mem.ext_memory_id ?? null,
-          mem.write_reason ?? null,
-        ]);
+        await parts.memories.insertArchived(q, userId, sid, {
+          type: mem.type === 'experience' ? 'experience' : 'feedback',
+          content: String(mem.content ?? '').slice(0, 500),
+          skill_name: mem.skill_name ?? null,
+          record_type: mem.record_type ?? null,
+          scope: mem.scope ?? null,
+          owner: mem.owner ?? null,
+          topic: mem.topic ?? null,
+          ext_memory_id: mem.ext_memory_id ?? null,
+          write_reason: mem.write_reason ?? null,
+        });
       }
       for await (const a of jsonArray(part('annotations.json'), 'annotations.json') as AsyncIterable<Json>) {
         // The payload's new id (its kind from its prefix); one whose payload is not among the
@@ -198,30 +197,24 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
         const kind = old.startsWith('entry_') ? 'entry' : old.startsWith('turn_') ? 'turn' : old.startsWith('tc_') ? 'tc' : null;
         if (!kind) continue;
         const payload = remap(old, kind) as string;
-        const where = kind === 'entry' ? 'id = ?' : kind === 'turn' ? 'turn_id = ?' : 'tool_calls @> ?::jsonb';
+        if (!(await parts.turns.hasPayload(q, sid, kind, payload))) continue;
         const data = a.data && typeof a.data === 'object' && !Array.isArray(a.data) ? a.data : {};
-        await q(
-          `insert into payload_annotations (id, user_id, session_id, payload_id, label, note, data)
-           select ?, ?, ?, ?, ?, ?, ?::jsonb where exists (select 1 from turns where session_id = ? and ${where})`,
-          [
-            `ann_${randomToken(20)}`,
-            userId,
-            sid,
-            payload,
-            String(a.label ?? '').slice(0, 128),
-            String(a.note ?? '').slice(0, 10_000),
-            JSON.stringify(data),
-            sid,
-            kind === 'tc' ? JSON.stringify([{ id: payload }]) : payload,
-          ],
-        );
+        await parts.annotations.insertArchived(q, {
+          id: `ann_${randomToken(20)}`,
+          user_id: userId,
+          session_id: sid,
+          payload_id: payload,
+          label: String(a.label ?? '').slice(0, 128),
+          note: String(a.note ?? '').slice(0, 10_000),
+          data,
+        });
       }
-      await q(`update sessions set status = ?, active_branch = ? where id = ?`, [turns ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'), sid]);
+      await parts.sessions.settleImported(q, sid, turns ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'));
     });
     if (staged) await placeFiles(d.workspaces, userId, sid, join(staged, 'files'));
     return sid;
   } catch (e) {
-    await d.db.sql('delete from sessions where id = ?', [sid]).catch(() => {});
+    await parts.sessions.discardImported(sid).catch(() => {});
     if (e instanceof AppError || e instanceof QuotaExceededError) throw e;
     // The database's reason, without the statement the driver puts before it (internals).
     const msg = (e as Error).message;

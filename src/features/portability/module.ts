@@ -4,6 +4,18 @@ import { defineModule } from '../../platform/lib/modules.js';
 /** Export and import of a session (docs/sharing-and-portability.md). */
 export const portabilityModule = defineModule({
   name: 'portability',
-  needs: ['sessions'],
-  start: (ctx) => ({ routes: [{ plugin: portabilityRoutes, opts: { config: ctx.config, db: ctx.db, sessions: ctx.get('sessions') } }] }),
+  needs: ['sessions', 'engine', 'timetravel', 'agents', 'memories', 'annotations', 'settings'],
+  start(ctx) {
+    const sessions = ctx.get('sessions');
+    const parts = {
+      sessions,
+      turns: ctx.get('engine').turns,
+      timetravel: ctx.get('timetravel').store,
+      tasks: ctx.get('agents'),
+      memories: ctx.get('memories').store,
+      annotations: ctx.get('annotations'),
+      buckets: ctx.get('settings'),
+    };
+    return { routes: [{ plugin: portabilityRoutes, opts: { config: ctx.config, db: ctx.db, parts, sessions } }] };
+  },
 });

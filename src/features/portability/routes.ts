@@ -11,12 +11,14 @@ import type { Database } from '../../platform/db/index.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError } from '../../platform/server/errors.js';
 import { type SessionDetail, SessionParams } from '../../core/sessions/schemas.js';
-import { exportSession } from './archive.js';
+import { exportSession, type SessionParts } from './archive.js';
 import { cleanup, createFromArchive, readArchive } from './import.js';
 
 export interface PortabilityDeps {
   config: Config;
-  db: Database;
+  /** The stores of a session's parts (archive.ts). */
+  parts: SessionParts;
+  db: Pick<Database, 'transaction'>;
   sessions: {
     getOwned(userId: string, id: string): Promise<unknown>;
     create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean; memory_enabled?: boolean | null }): Promise<string>;
@@ -65,7 +67,7 @@ export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (
   app.get('/api/sessions/:session_id/export', { schema: { tags, params: SessionParams } }, async (req, reply) => {
     const userId = me(req).id;
     await d.sessions.getOwned(userId, req.params.session_id);
-    const { stream, intent } = await exportSession(d.db, config.workspaces, userId, req.params.session_id);
+    const { stream, intent } = await exportSession(d.parts, config.workspaces, userId, req.params.session_id);
     const safe = (intent || req.params.session_id).replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 60) || 'session';
     // What the archive holds, known before it streams: clients show progress against it.
     reply
@@ -116,7 +118,7 @@ export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (
         await mkdir(staged, { mode: 0o700 });
         const p = await readArchive(up.zip, limits, staged);
         const name = (up.fields.name ?? '').slice(0, 10000);
-        const sid = await createFromArchive({ db: d.db, workspaces: config.workspaces, sessions: d.sessions, models: config.model.models }, userId, p, staged, name);
+        const sid = await createFromArchive({ db: d.db, workspaces: config.workspaces, parts: d.parts, models: config.model.models }, userId, p, staged, name);
         return { ...(await d.sessions.detail(userId, sid)), session_id: sid };
       } finally {
         await cleanup(up.dir);

@@ -1,11 +1,10 @@
-import type { Database } from '../../platform/db/index.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
-import { RetentionStore } from './store.js';
 
 export interface RetentionDeps {
-  db: Database;
   /** Deleting goes through the sessions service, so files and checkpoint stores go with the rows. */
-  sessions: { delete(userId: string, id: string): Promise<{ folderError: Error | null }> };
+  sessions: { delete(userId: string, id: string): Promise<{ folderError: Error | null }>; expired(days: number, limit: number): Promise<{ id: string; user_id: string }[]> };
+  /** Checkpoints beyond the newest N of each branch (time travel's store). */
+  checkpoints: { pruneCheckpoints(keep: number): Promise<number> };
   logger: Logger;
   /** AGENTSVC_RETENTION_DAYS (0: keep forever) and AGENTSVC_CHECKPOINT_KEEP (0: all). */
   days: number;
@@ -24,7 +23,6 @@ export type Retention = ReturnType<typeof createRetention>;
  * each delete is one statement that skips what another node already removed (and running sessions).
  */
 export function createRetention(d: RetentionDeps) {
-  const store = new RetentionStore(d.db);
   let timer: NodeJS.Timeout | null = null;
   let first: NodeJS.Timeout | null = null;
   let running: Promise<unknown> | null = null;
@@ -33,7 +31,7 @@ export function createRetention(d: RetentionDeps) {
     let sessions = 0;
     if (d.days > 0) {
       for (;;) {
-        const batch = await store.expiredSessions(d.days, BATCH);
+        const batch = await d.sessions.expired(d.days, BATCH);
         let progressed = 0;
         for (const s of batch) {
           const gone = await d.sessions.delete(s.user_id, s.id).then(
@@ -49,7 +47,7 @@ export function createRetention(d: RetentionDeps) {
         if (batch.length < BATCH || progressed === 0) break;
       }
     }
-    const checkpoints = d.checkpointKeep > 0 ? await store.pruneCheckpoints(d.checkpointKeep) : 0;
+    const checkpoints = d.checkpointKeep > 0 ? await d.checkpoints.pruneCheckpoints(d.checkpointKeep) : 0;
     if (sessions || checkpoints) d.logger.info({ sessions, checkpoints, days: d.days, keep: d.checkpointKeep }, 'retention: removed old sessions and checkpoints');
     return { sessions, checkpoints };
   }

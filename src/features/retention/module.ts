@@ -10,10 +10,10 @@ declare module '../../platform/lib/modules.js' {
 /** The daily retention sweep (AGENTSVC_RETENTION_DAYS, AGENTSVC_CHECKPOINT_KEEP). */
 export const retentionModule = defineModule({
   name: 'retention',
-  needs: ['sessions'],
+  needs: ['sessions', 'timetravel'],
   start(ctx) {
     const { days, checkpointKeep } = ctx.config.retention;
-    const retention = createRetention({ db: ctx.db, sessions: ctx.get('sessions'), logger: ctx.logger, days, checkpointKeep });
+    const retention = createRetention({ sessions: ctx.get('sessions'), checkpoints: ctx.get('timetravel').store, logger: ctx.logger, days, checkpointKeep });
     return { provides: retention, jobs: [{ name: 'retention', start: () => retention.start(), stop: () => retention.close() }] };
   },
 });

@@ -45,16 +45,12 @@ export type TaskFields = Pick<TaskRow, (typeof COLUMNS)[number]>;
 export class TaskStore {
   constructor(private readonly db: Database) {}
 
-  private sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(query, params);
-  }
-
   async installationId(): Promise<string> {
-    return (await this.sql<{ id: string }>('select id from installation limit 1'))[0].id;
+    return (await this.db.sql<{ id: string }>('select id from installation limit 1'))[0].id;
   }
 
   async insert(userId: string, f: TaskFields): Promise<TaskRow> {
-    const [r] = await this.sql<TaskRow>(
+    const [r] = await this.db.sql<TaskRow>(
       `insert into scheduled_tasks (id, user_id, ${COLUMNS.join(', ')}) values (?, ?, ${COLUMNS.map(() => '?').join(', ')}) returning *`,
       [newId('task'), userId, ...COLUMNS.map((c) => f[c])],
     );
@@ -62,24 +58,24 @@ export class TaskStore {
   }
 
   async get(userId: string, id: string): Promise<TaskRow | null> {
-    return (await this.sql<TaskRow>('select * from scheduled_tasks where id = ? and user_id = ?', [id, userId]))[0] ?? null;
+    return (await this.db.sql<TaskRow>('select * from scheduled_tasks where id = ? and user_id = ?', [id, userId]))[0] ?? null;
   }
 
   async byId(id: string): Promise<TaskRow | null> {
-    return (await this.sql<TaskRow>('select * from scheduled_tasks where id = ?', [id]))[0] ?? null;
+    return (await this.db.sql<TaskRow>('select * from scheduled_tasks where id = ?', [id]))[0] ?? null;
   }
 
   list(userId: string, onlyEnabled = false): Promise<TaskRow[]> {
-    return this.sql<TaskRow>(`select * from scheduled_tasks where user_id = ? ${onlyEnabled ? 'and enabled' : ''} order by created_at, id`, [userId]);
+    return this.db.sql<TaskRow>(`select * from scheduled_tasks where user_id = ? ${onlyEnabled ? 'and enabled' : ''} order by created_at, id`, [userId]);
   }
 
   allEnabled(): Promise<TaskRow[]> {
-    return this.sql<TaskRow>('select * from scheduled_tasks where enabled');
+    return this.db.sql<TaskRow>('select * from scheduled_tasks where enabled');
   }
 
   async update(userId: string, id: string, f: Partial<TaskFields>): Promise<TaskRow | null> {
     const set = COLUMNS.filter((c) => f[c] !== undefined);
-    const [r] = await this.sql<TaskRow>(
+    const [r] = await this.db.sql<TaskRow>(
       `update scheduled_tasks set ${[...set.map((c) => `${c} = ?`), 'updated_at = now()'].join(', ')} where id = ? and user_id = ? returning *`,
       [...set.map((c) => f[c]), id, userId],
     );
@@ -87,17 +83,17 @@ export class TaskStore {
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    return (await this.sql('delete from scheduled_tasks where id = ? and user_id = ? returning id', [id, userId])).length > 0;
+    return (await this.db.sql('delete from scheduled_tasks where id = ? and user_id = ? returning id', [id, userId])).length > 0;
   }
 
   /** Enabled tasks past their expires_at, now disabled (any user). */
   expire(): Promise<{ id: string }[]> {
-    return this.sql(`update scheduled_tasks set enabled = false, updated_at = now() where enabled and expires_at is not null and expires_at <= now() returning id`);
+    return this.db.sql(`update scheduled_tasks set enabled = false, updated_at = now() where enabled and expires_at is not null and expires_at <= now() returning id`);
   }
 
   /** The run of (task, scheduled time), or null when it exists already (it ran, here or on another node). */
   async claimRun(taskId: string, at: Date): Promise<string | null> {
-    const r = await this.sql<{ id: string }>(
+    const r = await this.db.sql<{ id: string }>(
       `insert into scheduled_task_runs (id, task_id, scheduled_for, status) values (?, ?, ?, 'running')
        on conflict (task_id, scheduled_for) do nothing returning id`,
       [newId('trun'), taskId, at],
@@ -106,23 +102,23 @@ export class TaskStore {
   }
 
   async setRunSession(runId: string, sessionId: string): Promise<void> {
-    await this.sql('update scheduled_task_runs set session_id = ? where id = ?', [sessionId, runId]);
+    await this.db.sql('update scheduled_task_runs set session_id = ? where id = ?', [sessionId, runId]);
   }
 
   /** running -> completed/failed, once (whichever node sees the end first). */
   async finishRun(runId: string, status: 'completed' | 'failed', error: string | null): Promise<boolean> {
-    const r = await this.sql(`update scheduled_task_runs set status = ?, error = ?, finished_at = now() where id = ? and status = 'running' returning id`, [status, error, runId]);
+    const r = await this.db.sql(`update scheduled_task_runs set status = ?, error = ?, finished_at = now() where id = ? and status = 'running' returning id`, [status, error, runId]);
     return r.length > 0;
   }
 
   async runs(taskId: string): Promise<RunRecord[]> {
-    return (await this.sql<RunRow>('select * from scheduled_task_runs where task_id = ? order by triggered_at desc, id desc limit 1000', [taskId])).map(runRecord);
+    return (await this.db.sql<RunRow>('select * from scheduled_task_runs where task_id = ? order by triggered_at desc, id desc limit 1000', [taskId])).map(runRecord);
   }
 
   /** The last run of each of these tasks. */
   async lastRuns(taskIds: string[]): Promise<Map<string, RunRecord>> {
     if (!taskIds.length) return new Map();
-    const rows = await this.sql<RunRow>(
+    const rows = await this.db.sql<RunRow>(
       `select distinct on (task_id) * from scheduled_task_runs where task_id in (${taskIds.map(() => '?').join(', ')}) order by task_id, triggered_at desc, id desc`,
       taskIds,
     );
@@ -131,7 +127,7 @@ export class TaskStore {
 
   /** Runs still open after `olderThanS` seconds (for the sweep). */
   openRuns(olderThanS: number): Promise<OpenRun[]> {
-    return this.sql<OpenRun>(
+    return this.db.sql<OpenRun>(
       `select r.id, r.session_id, t.user_id, t.skip_confirmations
        from scheduled_task_runs r join scheduled_tasks t on t.id = r.task_id
        where r.status = 'running' and r.triggered_at < now() - make_interval(secs => ?)`,
@@ -141,7 +137,7 @@ export class TaskStore {
 
   /** The open run of a session, if a scheduled task started it. */
   async runOfSession(sessionId: string): Promise<OpenRun | null> {
-    const r = await this.sql<OpenRun>(
+    const r = await this.db.sql<OpenRun>(
       `select r.id, r.session_id, t.user_id, t.skip_confirmations
        from scheduled_task_runs r join scheduled_tasks t on t.id = r.task_id where r.session_id = ? and r.status = 'running'`,
       [sessionId],

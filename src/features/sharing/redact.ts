@@ -1,4 +1,11 @@
-import type { Database } from '../../platform/db/index.js';
+import type { SessionService } from '../../core/sessions/service.js';
+import type { EnvBucketStore } from '../user-settings/store.js';
+
+/** Where a session's secrets are read: its env (sessions) and its owner's `default` bucket (settings). */
+export interface SecretSources {
+  sessions: Pick<SessionService, 'envOf'>;
+  buckets: Pick<EnvBucketStore, 'get'>;
+}
 
 /** What a secret becomes in a share or an export. */
 export const MASK = '****';
@@ -64,10 +71,9 @@ export function redactor(secrets: string[]): <T>(value: T) => T {
 }
 
 /** The values a session's runs see that its owner did not write into the conversation: its env and the owner's `default` env bucket. */
-export async function sessionSecrets(db: Database, sessionId: string): Promise<string[]> {
-  const [row] = await db.sql<{ env: Record<string, string> | null; bucket: Record<string, string> | null }>(
-    `select s.env, (select b.env from env_buckets b where b.user_id = s.user_id and b.bucket = 'default') as bucket from sessions s where s.id = ?`,
-    [sessionId],
-  );
-  return row ? [...Object.values(row.env ?? {}), ...Object.values(row.bucket ?? {})] : [];
+export async function sessionSecrets(from: SecretSources, sessionId: string): Promise<string[]> {
+  const s = await from.sessions.envOf(sessionId);
+  if (!s) return [];
+  const bucket = await from.buckets.get(s.user_id, 'default');
+  return [...Object.values(s.env ?? {}), ...Object.values(bucket?.env ?? {})];
 }

@@ -10,7 +10,7 @@ import { text } from '../../platform/lib/storable.js';
 import { me, publicRoute } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import { SessionParams } from '../../core/sessions/schemas.js';
-import { redactor, sessionSecrets } from './redact.js';
+import { redactor, type SecretSources, sessionSecrets } from './redact.js';
 import { shareMarkdown } from './markdown.js';
 import { renderGone } from './render.js';
 import type { ShareLinkStore } from './store.js';
@@ -20,7 +20,8 @@ export interface SharingDeps {
   config: Config;
   db: Database;
   turns: TurnStore;
-  sessions: { getOwned(userId: string, id: string): Promise<{ id: string }>; setShared(userId: string, id: string, shared: boolean): Promise<boolean>; intentOf(id: string): Promise<string | undefined> };
+  sessions: { getOwned(userId: string, id: string): Promise<{ id: string }>; setShared(userId: string, id: string, shared: boolean): Promise<boolean>; intentOf(id: string): Promise<string | undefined> } & SecretSources['sessions'];
+  buckets: SecretSources['buckets'];
   /** The share links' store, constructed once by the module. */
   links: ShareLinkStore;
 }
@@ -80,7 +81,7 @@ export const sharingRoutes: FastifyPluginAsyncZod<SharingDeps> = async (app, d) 
     if (intent === undefined) return null;
     // Values of the session's env (and the owner's default bucket) never leave through a share:
     // masked in the values, before the JSON or the page encodes them.
-    const mask = redactor(await sessionSecrets(d.db, row.session_id));
+    const mask = redactor(await sessionSecrets({ sessions: d.sessions, buckets: d.buckets }, row.session_id));
     // One branch for the whole reply, even when a rewind switches it meanwhile.
     const branch = await d.turns.activeBranch(row.session_id);
     const pages = (through?: number) => turnPages(d.turns, row.session_id, branch, mask, through);

@@ -1,4 +1,5 @@
 import type { Turn } from '../../core/conversation/turns.js';
+import type { TurnStore } from '../../core/conversation/turn-store.js';
 import type { Hooks } from '../../core/engine/hooks.js';
 import type { Runs } from '../../core/engine/runs.js';
 import type { Database } from '../../platform/db/index.js';
@@ -24,6 +25,7 @@ export interface WorkspacesDeps {
   hooks: Pick<Hooks, 'on'>;
   chat: { stop(userId: string, sessionId: string): Promise<unknown> };
   conversation: { turns(sessionId: string): Promise<Turn[]> };
+  turns: Pick<TurnStore, 'usageOf'>;
   prodAgents: ProdAgents;
   catalog: SolutionCatalog;
 }
@@ -53,7 +55,7 @@ export function createWorkspaces(d: WorkspacesDeps) {
   const issues = d.issues;
   const agents = prodAgentPort(d.db, d.prodAgents);
   const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
-  const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, logger: d.logger });
+  const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, turns: d.turns, sessions: d.sessions, logger: d.logger });
   const service = new WorkspaceService({
     store,
     issues,

@@ -1,3 +1,4 @@
+import type { Knex } from '@mikro-orm/postgresql';
 import type { Database, Sql } from '../../platform/db/index.js';
 import { Errors } from '../../platform/server/errors.js';
 import { type CreateIssueT, type IssueQueryT, type IssueT, type PatchIssueT, PRIORITIES, STATUSES, type TimelineEventT } from './schemas.js';
@@ -70,18 +71,14 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
 export class IssueStore {
   constructor(private readonly db: Database) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   async get(workspaceId: string, id: string): Promise<IssueT> {
-    const [r] = await this.sql<IssueRow>('select * from issues where id = ? and workspace_id = ?', [id, workspaceId]);
+    const [r] = await this.db.sql<IssueRow>('select * from issues where id = ? and workspace_id = ?', [id, workspaceId]);
     if (!r) throw Errors.notFound('issue');
     return toIssue(r);
   }
 
   async event(issueId: string, kind: string, actor: Actor, e: { field?: string; from?: unknown; to?: unknown; data?: Record<string, unknown> } = {}): Promise<void> {
-    await this.sql('insert into issue_events (issue_id, kind, actor_type, actor_id, field, old_value, new_value, data) values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb)', [
+    await this.db.sql('insert into issue_events (issue_id, kind, actor_type, actor_id, field, old_value, new_value, data) values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb)', [
       issueId,
       kind,
       actor.type,
@@ -156,7 +153,7 @@ export class IssueStore {
 
   /** True when `ancestor` is `id` itself or above it in the parent chain (a new parent would make a cycle). */
   async isAncestorOrSelf(ancestor: string, id: string): Promise<boolean> {
-    const r = await this.sql(
+    const r = await this.db.sql(
       `with recursive up(id, parent_id, depth) as (
          select id, parent_id, 0 from issues where id = ?
          union all select i.id, i.parent_id, up.depth + 1 from issues i join up on i.id = up.parent_id where up.depth < 1000)
@@ -166,59 +163,41 @@ export class IssueStore {
     return r.length > 0;
   }
 
-  private where(workspaceId: string, f: Partial<IssueQueryT>): { sql: string; params: unknown[] } {
-    const parts = ['workspace_id = ?'];
-    const params: unknown[] = [workspaceId];
-    const any = (col: string, values: string[]) => {
-      parts.push(`${col} in (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
-    };
-    if (f.status) any('status', f.status);
-    if (f.priority) any('priority', f.priority);
-    if (f.assignee_id) {
-      parts.push('assignee_id = ?');
-      params.push(f.assignee_id);
-    }
-    if (f.assignee_type) {
-      parts.push('assignee_type = ?');
-      params.push(f.assignee_type);
-    }
-    if (f.parent_id) {
-      parts.push('parent_id = ?');
-      params.push(f.parent_id);
-    }
-    if (f.label) {
-      parts.push('labels @> jsonb_build_array(?::text)');
-      params.push(f.label);
-    }
+  /** The issues of a workspace that the filters given match (each filter optional). */
+  private matching(workspaceId: string, f: Partial<IssueQueryT>): Knex.QueryBuilder {
+    const q = this.db.knex('issues').where('workspace_id', workspaceId);
+    if (f.status) q.whereIn('status', f.status);
+    if (f.priority) q.whereIn('priority', f.priority);
+    if (f.assignee_id) q.where('assignee_id', f.assignee_id);
+    if (f.assignee_type) q.where('assignee_type', f.assignee_type);
+    if (f.parent_id) q.where('parent_id', f.parent_id);
+    if (f.label) q.whereRaw('labels @> jsonb_build_array(?::text)', [f.label]);
     if (f.q) {
       const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       const n = /^#?(\d{1,9})$/.exec(f.q.trim());
-      parts.push(`(title ilike ? or description ilike ?${n ? ' or number = ?' : ''})`);
-      params.push(like, like, ...(n ? [Number(n[1])] : []));
+      q.where((w) => {
+        w.where('title', 'ilike', like).orWhere('description', 'ilike', like);
+        if (n) w.orWhere('number', Number(n[1]));
+      });
     }
-    return { sql: parts.join(' and '), params };
+    return q;
   }
 
   async query(workspaceId: string, f: IssueQueryT): Promise<{ items: IssueT[]; total: number }> {
-    const w = this.where(workspaceId, f);
-    const rows = await this.sql<IssueRow & { total: number }>(`select *, count(*) over ()::int as total from issues where ${w.sql} order by number desc limit ? offset ?`, [
-      ...w.params,
-      f.limit,
-      f.offset,
-    ]);
-    const total = rows[0]?.total ?? (f.offset > 0 ? ((await this.sql<{ n: number }>(`select count(*)::int as n from issues where ${w.sql}`, w.params))[0]?.n ?? 0) : 0);
+    const k = this.db.knex;
+    const rows: (IssueRow & { total: number })[] = await this.matching(workspaceId, f).select('*', k.raw('count(*) over ()::int as total')).orderBy('number', 'desc').limit(f.limit).offset(f.offset);
+    const total = rows[0]?.total ?? (f.offset > 0 ? ((await this.matching(workspaceId, f).select(k.raw('count(*)::int as n')))[0] as { n: number } | undefined)?.n ?? 0 : 0);
     return { items: rows.map(toIssue), total };
   }
 
   async all(workspaceId: string, limit = 1000): Promise<IssueT[]> {
-    return (await this.sql<IssueRow>('select * from issues where workspace_id = ? order by number desc limit ?', [workspaceId, limit])).map(toIssue);
+    return (await this.db.sql<IssueRow>('select * from issues where workspace_id = ? order by number desc limit ?', [workspaceId, limit])).map(toIssue);
   }
 
   /** Each group's count and its newest `limit` issues (`key` null: unassigned). */
   async grouped(workspaceId: string, by: 'status' | 'priority' | 'assignee', limit: number) {
     const col = by === 'assignee' ? 'assignee_id' : by;
-    const rows = await this.sql<IssueRow & { g: string | null; cnt: number }>(
+    const rows = await this.db.sql<IssueRow & { g: string | null; cnt: number }>(
       `select * from (select *, ${col} as g, row_number() over (partition by ${col} order by number desc) as rn, count(*) over (partition by ${col})::int as cnt
          from issues where workspace_id = ?) x where rn <= ? order by number desc`,
       [workspaceId, limit],
@@ -236,7 +215,7 @@ export class IssueStore {
   }
 
   async childProgress(workspaceId: string, parentId?: string) {
-    const rows = await this.sql<{ parent_id: string; status: string; n: number }>(
+    const rows = await this.db.sql<{ parent_id: string; status: string; n: number }>(
       `select parent_id, status, count(*)::int as n from issues where workspace_id = ? and parent_id is not null ${parentId ? 'and parent_id = ?' : ''}
        group by parent_id, status order by parent_id`,
       parentId ? [workspaceId, parentId] : [workspaceId],
@@ -254,6 +233,6 @@ export class IssueStore {
   }
 
   async timeline(issueId: string): Promise<TimelineEventT[]> {
-    return (await this.sql<EventRow>('select * from issue_events where issue_id = ? order by seq limit 10000', [issueId])).map(toEvent);
+    return (await this.db.sql<EventRow>('select * from issue_events where issue_id = ? order by seq limit 10000', [issueId])).map(toEvent);
   }
 }

@@ -36,6 +36,7 @@ export const teamsModule = defineModule({
       hooks: ctx.hooks,
       chat,
       conversation: ctx.get('engine').conversation,
+      turns: ctx.get('engine').turns,
       prodAgents: ctx.get('production').prodAgents,
       catalog: ctx.get('solutions').catalog,
     });

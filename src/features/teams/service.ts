@@ -8,6 +8,7 @@ export interface SessionsPort {
   create(userId: string, input: { intent: string; solution_id?: string | null; biz_role_id?: string | null; workspace_id?: string | null; is_persistent: boolean }): Promise<string>;
   detail(userId: string, id: string): Promise<{ id: string; workspace_id: string | null } & Record<string, unknown>>;
   getOwned(userId: string, id: string): Promise<unknown>;
+  status(id: string): Promise<string | undefined>;
 }
 
 export interface WorkspaceServiceDeps {

@@ -56,10 +56,6 @@ export class WorkspaceStore {
     private readonly issueCounts: (workspaceIds: string[]) => Promise<Map<string, number>>,
   ) {}
 
-  sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   private async withCounts(rows: WorkspaceRow[]): Promise<WorkspaceT[]> {
     const counts = rows.length ? await this.issueCounts(rows.map((r) => r.id)) : new Map<string, number>();
     return rows.map((r) => toWorkspace(r, counts.get(r.id) ?? 0));
@@ -81,19 +77,19 @@ export class WorkspaceStore {
   }
 
   async list(userId: string): Promise<WorkspaceT[]> {
-    return this.withCounts(await this.sql<WorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId]));
+    return this.withCounts(await this.db.sql<WorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId]));
   }
 
   /** The workspace as a member sees it; 404 for anyone else. */
   async get(userId: string, id: string): Promise<WorkspaceT> {
-    const [r] = await this.sql<WorkspaceRow>(`${SELECT} where w.id = ?`, [userId, id]);
+    const [r] = await this.db.sql<WorkspaceRow>(`${SELECT} where w.id = ?`, [userId, id]);
     if (!r) throw Errors.notFound('workspace');
     return (await this.withCounts([r]))[0];
   }
 
   /** The caller's role in it: 404 when not a member; 403 when `owner` is needed and they are not. */
   async roleOf(userId: string, id: string, need: 'member' | 'owner' = 'member'): Promise<'owner' | 'member'> {
-    const [r] = await this.sql<{ role: 'owner' | 'member' }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+    const [r] = await this.db.sql<{ role: 'owner' | 'member' }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
     if (!r) throw Errors.notFound('workspace');
     if (need === 'owner' && r.role !== 'owner') throw Errors.forbidden('only the owner of the workspace may do this');
     return r.role;
@@ -101,17 +97,17 @@ export class WorkspaceStore {
 
   async update(userId: string, id: string, patch: { name?: string; description?: string }): Promise<WorkspaceT> {
     await this.roleOf(userId, id, 'owner');
-    await this.sql('update workspaces set name = coalesce(?, name), description = coalesce(?, description), updated_at = now() where id = ?', [patch.name ?? null, patch.description ?? null, id]);
+    await this.db.sql('update workspaces set name = coalesce(?, name), description = coalesce(?, description), updated_at = now() where id = ?', [patch.name ?? null, patch.description ?? null, id]);
     return this.get(userId, id);
   }
 
   async remove(userId: string, id: string): Promise<void> {
     await this.roleOf(userId, id, 'owner');
-    await this.sql('delete from workspaces where id = ?', [id]);
+    await this.db.sql('delete from workspaces where id = ?', [id]);
   }
 
   async members(id: string): Promise<{ user_id: string; username: string; role: 'owner' | 'member'; created_at: Date }[]> {
-    const rows = await this.sql<{ user_id: string; role: 'owner' | 'member'; created_at: Date }>(
+    const rows = await this.db.sql<{ user_id: string; role: 'owner' | 'member'; created_at: Date }>(
       'select user_id, role, created_at from workspace_members where workspace_id = ? order by created_at, user_id',
       [id],
     );
@@ -121,16 +117,16 @@ export class WorkspaceStore {
   }
 
   async isMember(id: string, userId: string): Promise<boolean> {
-    return (await this.sql('select 1 from workspace_members where workspace_id = ? and user_id = ?', [id, userId])).length > 0;
+    return (await this.db.sql('select 1 from workspace_members where workspace_id = ? and user_id = ?', [id, userId])).length > 0;
   }
 
   /** Adds a user by id or name; an unknown user is a 422 (the caller names them in the body). */
   async addMember(id: string, who: { user_id?: string; username?: string }): Promise<string> {
     const u = who.user_id ? await this.users.getUser(who.user_id) : await this.users.findUser(who.username ?? '');
     if (!u) throw Errors.invalid(['body', who.user_id ? 'user_id' : 'username'], 'no such user');
-    const r = await this.sql(`insert into workspace_members (workspace_id, user_id, role) values (?, ?, 'member') on conflict do nothing returning user_id`, [id, u.id]);
+    const r = await this.db.sql(`insert into workspace_members (workspace_id, user_id, role) values (?, ?, 'member') on conflict do nothing returning user_id`, [id, u.id]);
     if (!r.length) throw Errors.conflict('ALREADY_MEMBER', 'the user is a member already');
-    await this.sql('update workspaces set updated_at = now() where id = ?', [id]);
+    await this.db.sql('update workspaces set updated_at = now() where id = ?', [id]);
     return u.id;
   }
 
@@ -139,7 +135,7 @@ export class WorkspaceStore {
    * assignment can see the member gone and their agent still here.
    */
   async removeMember(id: string, userId: string): Promise<void> {
-    const [r] = await this.sql<{ role: string }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
+    const [r] = await this.db.sql<{ role: string }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
     if (!r) throw Errors.notFound('member');
     if (r.role === 'owner') throw Errors.conflict('OWNER_STAYS', 'the owner cannot leave the workspace; delete it instead');
     await this.db.transaction(async (q) => {
@@ -155,16 +151,16 @@ export class WorkspaceStore {
     where a.workspace_id = ?`;
 
   agents(id: string): Promise<AgentRow[]> {
-    return this.sql<AgentRow>(`${WorkspaceStore.AGENTS} order by a.created_at, a.agent_id`, [id]);
+    return this.db.sql<AgentRow>(`${WorkspaceStore.AGENTS} order by a.created_at, a.agent_id`, [id]);
   }
 
   async agent(id: string, agentId: string): Promise<AgentRow | null> {
-    return (await this.sql<AgentRow>(`${WorkspaceStore.AGENTS} and a.agent_id = ?`, [id, agentId]))[0] ?? null;
+    return (await this.db.sql<AgentRow>(`${WorkspaceStore.AGENTS} and a.agent_id = ?`, [id, agentId]))[0] ?? null;
   }
 
   /** Adds a member's own agent; `once`: a second add is 409 (POST .../agents), else it is kept as it is (a first assignment). */
   async addAgent(id: string, a: { agent_id: string; owner_id: string; name: string; added_by: string }, once = true): Promise<AgentRow> {
-    const [r] = await this.sql<AgentRow>(
+    const [r] = await this.db.sql<AgentRow>(
       `insert into workspace_agents (workspace_id, agent_id, owner_id, name, added_by)
        select ?, ?, ?, ?, ? where exists (select 1 from workspace_members where workspace_id = ? and user_id = ?)
        on conflict do nothing returning *`,
@@ -178,11 +174,11 @@ export class WorkspaceStore {
   }
 
   async removeAgent(id: string, agentId: string): Promise<boolean> {
-    return (await this.sql('delete from workspace_agents where workspace_id = ? and agent_id = ? returning agent_id', [id, agentId])).length > 0;
+    return (await this.db.sql('delete from workspace_agents where workspace_id = ? and agent_id = ? returning agent_id', [id, agentId])).length > 0;
   }
 
   async assistantSession(id: string, userId: string, role: string): Promise<string | null> {
-    const [r] = await this.sql<{ session_id: string }>(
+    const [r] = await this.db.sql<{ session_id: string }>(
       'select session_id from workspace_assistant_sessions where workspace_id = ? and user_id = ? and biz_role_id = ?',
       [id, userId, role],
     );
@@ -190,7 +186,7 @@ export class WorkspaceStore {
   }
 
   async setAssistantSession(id: string, userId: string, role: string, sessionId: string): Promise<void> {
-    await this.sql(
+    await this.db.sql(
       `insert into workspace_assistant_sessions (workspace_id, user_id, biz_role_id, session_id) values (?, ?, ?, ?)
        on conflict (workspace_id, user_id, biz_role_id) do update set session_id = excluded.session_id, updated_at = now()`,
       [id, userId, role, sessionId],

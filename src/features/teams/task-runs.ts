@@ -1,4 +1,5 @@
 import type { Turn } from '../../core/conversation/turns.js';
+import type { TurnStore } from '../../core/conversation/turn-store.js';
 import type { Database } from '../../platform/db/index.js';
 import type { Hooks } from '../../core/engine/hooks.js';
 import type { RunOutcome, Runs } from '../../core/engine/runs.js';
@@ -27,6 +28,8 @@ export interface TaskRunDeps {
   /** Whether the agent still works in the workspace (its owner a member): checked again as the run starts. */
   stillThere(workspaceId: string, agentId: string): Promise<boolean>;
   conversation: { turns(sessionId: string): Promise<Turn[]> };
+  turns: Pick<TurnStore, 'usageOf'>;
+  sessions: { status(id: string): Promise<string | undefined> };
   logger: Logger;
 }
 
@@ -86,16 +89,12 @@ export class TaskRuns {
 
   constructor(private readonly d: TaskRunDeps) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.d.db.sql<T>(q, p);
-  }
-
   start() {
     this.offs.push(this.d.runs.onEnded('task', (o) => this.ended(o)));
     // An answer resumes the run (its origin stays `task`).
     this.offs.push(
       this.d.hooks.on('run.started', ({ run }) =>
-        run.origin === 'task' ? this.sql(`update issue_task_runs set status = 'running' where session_id = ? and status = 'waiting_for_input'`, [run.sessionId]) : undefined,
+        run.origin === 'task' ? this.d.db.sql(`update issue_task_runs set status = 'running' where session_id = ? and status = 'waiting_for_input'`, [run.sessionId]) : undefined,
       ),
     );
     this.offs.push(this.d.hooks.on('session.deleted', () => this.sweep()));
@@ -108,7 +107,7 @@ export class TaskRuns {
 
   /** Records the run and starts it in the background (an agent may first have to be instantiated). */
   async begin(issue: IssueT, workspaceName: string, agent: { agent_id: string; owner_id: string }): Promise<TaskRunT> {
-    const [row] = await this.sql<RunRow>(
+    const [row] = await this.d.db.sql<RunRow>(
       `insert into issue_task_runs (id, issue_id, workspace_id, agent_id, user_id, status) values (?, ?, ?, ?, ?, 'starting') returning *`,
       [wsId('irun'), issue.id, issue.workspace_id, agent.agent_id, agent.owner_id],
     );
@@ -130,7 +129,7 @@ export class TaskRuns {
     try {
       if (!(await this.d.stillThere(row.workspace_id, row.agent_id))) throw new Error('the agent no longer works in this workspace');
       sessionId = await this.d.agents.startSession(row.user_id, row.agent_id, { intent: `#${issue.number} ${issue.title}`.slice(0, 10000), workspace_id: issue.workspace_id });
-      const claimed = await this.sql(`update issue_task_runs set session_id = ?, status = 'running' where id = ? and status = 'starting' returning id`, [sessionId, row.id]);
+      const claimed = await this.d.db.sql(`update issue_task_runs set session_id = ?, status = 'running' where id = ? and status = 'starting' returning id`, [sessionId, row.id]);
       if (!claimed.length || !(await this.d.stillThere(row.workspace_id, row.agent_id))) throw new Error('the agent no longer works in this workspace');
       await this.d.runs.start(row.user_id, { session_id: sessionId, message: issuePrompt(issue, workspaceName) }, 'task');
       if (!(await this.isOpen(row.id))) {
@@ -145,7 +144,7 @@ export class TaskRuns {
   }
 
   private async isOpen(runId: string): Promise<boolean> {
-    return (await this.sql(`select 1 from issue_task_runs where id = ? and status in ${OPEN}`, [runId])).length > 0;
+    return (await this.d.db.sql(`select 1 from issue_task_runs where id = ? and status in ${OPEN}`, [runId])).length > 0;
   }
 
   /**
@@ -153,7 +152,7 @@ export class TaskRuns {
    * then their sessions stop; a run still starting sees it and stops itself (launch).
    */
   async stopOwner(workspaceId: string, ownerId: string, reason: string): Promise<void> {
-    const open = await this.sql<{ id: string }>(`select id from issue_task_runs where workspace_id = ? and user_id = ? and status in ${OPEN}`, [workspaceId, ownerId]);
+    const open = await this.d.db.sql<{ id: string }>(`select id from issue_task_runs where workspace_id = ? and user_id = ? and status in ${OPEN}`, [workspaceId, ownerId]);
     for (const r of open) {
       const ended = await this.finish(r.id, 'interrupted', reason);
       if (!ended?.session_id) continue;
@@ -163,10 +162,10 @@ export class TaskRuns {
 
   private async ended(o: RunOutcome) {
     try {
-      const [open] = await this.sql<{ id: string }>(`select id from issue_task_runs where session_id = ? and status in ${OPEN}`, [o.sessionId]);
+      const [open] = await this.d.db.sql<{ id: string }>(`select id from issue_task_runs where session_id = ? and status in ${OPEN}`, [o.sessionId]);
       if (!open) return;
       if (o.finish_reason === 'tool_question') {
-        await this.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [open.id]);
+        await this.d.db.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [open.id]);
         return;
       }
       const final = o.status === 'completed' ? 'completed' : o.status === 'interrupted' ? 'interrupted' : 'failed';
@@ -177,19 +176,13 @@ export class TaskRuns {
   }
 
   /** Tokens of every turn of these sessions (every branch, sub-agents included). */
-  async usageOf(sessionIds: string[]): Promise<Map<string, { input: number; output: number }>> {
-    if (!sessionIds.length) return new Map();
-    const rows = await this.sql<{ session_id: string; input: string; output: string }>(
-      `select session_id, coalesce(sum((usage->>'input_tokens')::bigint), 0) as input, coalesce(sum((usage->>'output_tokens')::bigint), 0) as output
-       from turns where session_id in (${sessionIds.map(() => '?').join(', ')}) group by session_id`,
-      sessionIds,
-    );
-    return new Map(rows.map((r) => [r.session_id, { input: Number(r.input), output: Number(r.output) }]));
+  usageOf(sessionIds: string[]): Promise<Map<string, { input: number; output: number }>> {
+    return this.d.turns.usageOf(sessionIds);
   }
 
   /** open -> completed/failed/interrupted, once (whichever node sees the end first), then the timeline. */
   async finish(runId: string, status: 'completed' | 'failed' | 'interrupted', error: string | null): Promise<RunRow | null> {
-    const [cur] = await this.sql<RunRow>('select * from issue_task_runs where id = ?', [runId]);
+    const [cur] = await this.d.db.sql<RunRow>('select * from issue_task_runs where id = ?', [runId]);
     if (!cur) return null;
     let answer: string | null = null;
     let usage = { input: 0, output: 0 };
@@ -200,7 +193,7 @@ export class TaskRuns {
       const text = last?.blocks.filter((b) => b.type === 'text').map((b) => b.content).join('').trim();
       answer = text ? text.slice(0, 100_000) : null;
     }
-    const [row] = await this.sql<RunRow>(
+    const [row] = await this.d.db.sql<RunRow>(
       `update issue_task_runs set status = ?, error = ?, final_answer = ?, input_tokens = ?, output_tokens = ?, finished_at = now()
        where id = ? and status in ${OPEN} returning *`,
       [status, error, answer, usage.input, usage.output, runId],
@@ -224,11 +217,11 @@ export class TaskRuns {
    */
   async sweep(): Promise<void> {
     try {
-      const open = await this.sql<{ id: string; status: string; session_id: string | null; session_status: string | null; started_at: Date }>(
-        `select r.id, r.status, r.session_id, s.status as session_status, r.started_at from issue_task_runs r left join sessions s on s.id = r.session_id
-         where r.status in ${OPEN} and r.started_at < now() - interval '10 seconds' limit 100`,
+      const open = await this.d.db.sql<{ id: string; status: string; session_id: string | null; started_at: Date }>(
+        `select id, status, session_id, started_at from issue_task_runs where status in ${OPEN} and started_at < now() - interval '10 seconds' limit 100`,
       );
-      for (const r of open) {
+      for (const o of open) {
+        const r = { ...o, session_status: o.session_id ? ((await this.d.sessions.status(o.session_id)) ?? null) : null };
         if (r.status === 'starting') {
           if (Date.now() - new Date(r.started_at).getTime() > 600_000) await this.finish(r.id, 'failed', 'the run never started');
         } else if (!r.session_status) {
@@ -236,9 +229,9 @@ export class TaskRuns {
         } else if (r.session_status === 'completed' || r.session_status === 'failed' || r.session_status === 'interrupted') {
           await this.finish(r.id, r.session_status, r.session_status === 'completed' ? null : `the run ended ${r.session_status}`);
         } else if (r.session_status === 'waiting_for_input' && r.status === 'running') {
-          await this.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [r.id]);
+          await this.d.db.sql(`update issue_task_runs set status = 'waiting_for_input' where id = ? and status = 'running'`, [r.id]);
         } else if (r.session_status === 'running' && r.status === 'waiting_for_input') {
-          await this.sql(`update issue_task_runs set status = 'running' where id = ? and status = 'waiting_for_input'`, [r.id]);
+          await this.d.db.sql(`update issue_task_runs set status = 'running' where id = ? and status = 'waiting_for_input'`, [r.id]);
         }
       }
     } catch (e) {
@@ -247,7 +240,7 @@ export class TaskRuns {
   }
 
   async list(issueId: string): Promise<TaskRunT[]> {
-    const rows = await this.sql<RunRow>('select * from issue_task_runs where issue_id = ? order by started_at, id limit 1000', [issueId]);
+    const rows = await this.d.db.sql<RunRow>('select * from issue_task_runs where issue_id = ? order by started_at, id limit 1000', [issueId]);
     // Open runs show their tokens so far.
     const live = await this.usageOf(rows.filter((r) => r.finished_at == null && r.session_id).map((r) => r.session_id!));
     return rows.map((r) => {

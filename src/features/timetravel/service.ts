@@ -33,7 +33,8 @@ function messageOf(t: StoredTurn | undefined): string {
 
 /** Checkpoints at user turns, and moving a session between them: rewind, checkout, switch-branch. */
 export class TimeTravel {
-  private readonly store: TimeTravelStore;
+  /** Its checkpoints and branches (a session's archive reads and writes them too). */
+  readonly store: TimeTravelStore;
   /** The checkpoints of run starts that come together go in one INSERT. */
   private readonly inserts: WriteBatcher<NewCheckpoint>;
 
@@ -164,7 +165,7 @@ export class TimeTravel {
     await store.setTip(sessionId, current, (await this.snap(userId, sessionId)).tree);
     const branch = newId('br');
     if (target) {
-      const place = await store.turnPlace(sessionId, target.turn.turn_id);
+      const place = await this.d.turns.place(sessionId, target.turn.turn_id);
       if (!place) throw Errors.invalid(['whatif', 'from_step'], 'that step is gone');
       await store.createBranch(sessionId, branch, place.branch_id, place.sequence);
     } else {

@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/index.js';
+import type { Database, Sql } from '../../platform/db/index.js';
 import type { Skipped } from './scan.js';
 
 export interface CheckpointRow {
@@ -22,6 +22,65 @@ type Query = <T>(query: string, params?: unknown[]) => Promise<T[]>;
 /** Checkpoints and branches (the SQL of time travel). */
 export class TimeTravelStore {
   private constructor(private readonly sql: Query) {}
+
+  /** A session's branches, as an archive holds them. */
+  archivedBranches(sessionId: string): Promise<Record<string, unknown>[]> {
+    return this.sql('select id, parent_id, fork_sequence, deprecated, created_at from session_branches where session_id = ? order by created_at', [sessionId]);
+  }
+
+  /** A session's checkpoints (their position; snapshots stay behind), as an archive holds them. */
+  archivedCheckpoints(sessionId: string): Promise<Record<string, unknown>[]> {
+    return this.sql('select id, turn_id, branch_id, sequence, label, files, skipped, created_at from checkpoints where session_id = ? order by sequence', [sessionId]);
+  }
+
+  /** An imported branch, in the caller's transaction `q`. */
+  async insertArchivedBranch(q: Sql, b: { session_id: string; id: unknown; parent_id: unknown; fork_sequence: unknown; deprecated: unknown[] }): Promise<void> {
+    await q('insert into session_branches (session_id, id, parent_id, fork_sequence, deprecated) values (?, ?, ?, ?, ?::jsonb)', [
+      b.session_id,
+      b.id,
+      b.parent_id,
+      b.fork_sequence,
+      JSON.stringify(b.deprecated),
+    ]);
+  }
+
+  /** An imported checkpoint without its snapshot, in the caller's transaction `q`. */
+  async insertArchivedCheckpoint(q: Sql, c: { id: unknown; session_id: string; turn_id: unknown; branch_id: unknown; sequence: number; label: string; files: number; skipped: Skipped[] }): Promise<void> {
+    await q('insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped) values (?, ?, ?, ?, ?, ?, ?, null, ?::jsonb)', [
+      c.id,
+      c.session_id,
+      c.turn_id,
+      c.branch_id,
+      c.sequence,
+      c.label,
+      c.files,
+      JSON.stringify(c.skipped),
+    ]);
+  }
+
+  /**
+   * Deletes all but the newest `keep` checkpoints of each branch. Kept whatever their rank: each
+   * branch's head (the newest, as keep >= 1) and the checkpoint a child branch forked from (the
+   * parent's newest at or before the fork), which the child's view and a rewind still need.
+   */
+  async pruneCheckpoints(keep: number): Promise<number> {
+    const rows = await this.sql<{ id: string }>(
+      `with ranked as (
+         select id, row_number() over (partition by session_id, branch_id order by sequence desc, created_at desc) as rn
+         from checkpoints
+       ), forked_from as (
+         select (select k.id from checkpoints k
+                  where k.session_id = b.session_id and k.branch_id = b.parent_id and k.sequence <= b.fork_sequence
+                  order by k.sequence desc limit 1) as id
+         from session_branches b where b.parent_id is not null
+       )
+       delete from checkpoints c using ranked r
+        where c.id = r.id and r.rn > ? and c.id not in (select id from forked_from where id is not null)
+       returning c.id`,
+      [keep],
+    );
+    return rows.length;
+  }
 
   static of(db: Database): TimeTravelStore {
     return new TimeTravelStore((q, p = []) => db.sql(q, p));
@@ -119,11 +178,6 @@ export class TimeTravelStore {
 
   async checkpointOfTurn(sessionId: string, turnId: string): Promise<CheckpointRow | null> {
     return (await this.sql<CheckpointRow>('select * from checkpoints where session_id = ? and turn_id = ? order by created_at desc limit 1', [sessionId, turnId]))[0] ?? null;
-  }
-
-  /** Where a turn lives: its branch and sequence. */
-  async turnPlace(sessionId: string, turnId: string): Promise<{ branch_id: string; sequence: number } | null> {
-    return (await this.sql<{ branch_id: string; sequence: number }>('select branch_id, sequence from turns where session_id = ? and turn_id = ?', [sessionId, turnId]))[0] ?? null;
   }
 
   async setDeprecated(sessionId: string, branchId: string, ids: string[]): Promise<void> {

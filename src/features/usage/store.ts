@@ -103,29 +103,16 @@ export class UsageStore {
       user: 'user_id',
       credential: 'credential',
     }[q.groupBy];
-    const params: unknown[] = q.groupBy === 'day' ? [q.timeZone] : [];
-    const where: string[] = [];
-    if (q.userId) {
-      where.push('user_id = ?');
-      params.push(q.userId);
-    }
-    if (q.sessionId) {
-      where.push('session_id = ?');
-      params.push(q.sessionId);
-    }
-    if (q.from) {
-      where.push('started_at >= ?');
-      params.push(q.from);
-    }
-    if (q.to) {
-      where.push('started_at < ?');
-      params.push(q.to);
-    }
-    const rows = await this.db.sql<{ key: string; calls: string; input_tokens: string; output_tokens: string; cost: number | null }>(
-      `select ${key} as key, count(*) as calls, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, sum(cost) as cost
-         from model_usage ${where.length ? `where ${where.join(' and ')}` : ''} group by 1 order by 1`,
-      params,
-    );
+    const k = this.db.knex;
+    const select = k('model_usage')
+      .select(k.raw(`${key} as key`, q.groupBy === 'day' ? [q.timeZone] : []), k.raw('count(*) as calls, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, sum(cost) as cost'))
+      .groupByRaw('1')
+      .orderByRaw('1');
+    if (q.userId) select.where('user_id', q.userId);
+    if (q.sessionId) select.where('session_id', q.sessionId);
+    if (q.from) select.where('started_at', '>=', q.from);
+    if (q.to) select.where('started_at', '<', q.to);
+    const rows: { key: string; calls: string; input_tokens: string; output_tokens: string; cost: number | null }[] = await select;
     return rows.map((r) => ({ key: r.key, calls: Number(r.calls), input_tokens: Number(r.input_tokens), output_tokens: Number(r.output_tokens), cost: r.cost === null ? null : roundCost(Number(r.cost)) }));
   }
 

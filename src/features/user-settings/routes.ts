@@ -1,19 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Database } from '../../platform/db/index.js';
 import { text } from '../../platform/lib/storable.js';
 import { me } from '../../platform/server/auth.js';
 import { Errors } from '../../platform/server/errors.js';
 import { EnvMap } from '../../core/sessions/schemas.js';
-import { EnvBucketStore, PreferenceStore } from './store.js';
+import type { EnvBucketStore, PreferenceStore } from './store.js';
 
 /**
  * User preferences and env buckets (docs/memories-and-settings.md). The `default` bucket reaches the session's tools
  * under the session's own env (the run's claim merges them). Values are never logged.
  */
-export const settingsRoutes: FastifyPluginAsyncZod<{ db: Database }> = async (app, { db }) => {
-  const preferences = new PreferenceStore(db);
-  const buckets = new EnvBucketStore(db);
+export const settingsRoutes: FastifyPluginAsyncZod<{ preferences: PreferenceStore; buckets: EnvBucketStore }> = async (app, { preferences, buckets }) => {
   const tags = ['settings'];
   const Key = z.object({ key: text(128, 1) });
   const Bucket = z.object({ bucket: z.string().min(1).max(64).regex(/^[A-Za-z0-9_.-]+$/, 'bucket names are 1-64 of A-Z a-z 0-9 _ . -') });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { ConfigError, type Config } from '../config/index.js';
 import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDb } from './embedded.js';
 import { migrationsList } from './migrations/index.js';
@@ -29,6 +29,11 @@ export interface Database {
    * when it throws (the error goes on).
    */
   transaction<R>(fn: (sql: Sql) => Promise<R>): Promise<R>;
+  /**
+   * The query builder (knex, under MikroORM) for statements whose shape depends on the input
+   * (optional filters): values are always bound, never spliced into the text.
+   */
+  knex: Knex;
   url: string;
   /** Set when this process started the embedded server. */
   embedded?: EmbeddedDb;
@@ -107,6 +112,7 @@ export async function openDatabase(
         const ctx = em.getTransactionContext();
         return fn((query, params = []) => em.getConnection().execute(query, params as unknown[], 'all', ctx));
       }),
+    knex,
     url,
     embedded: embedded?.owned ? embedded : undefined,
     close: async () => {

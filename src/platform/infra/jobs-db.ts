@@ -33,13 +33,9 @@ export class DatabaseJobs implements JobsPort {
     private readonly pollMs = 5000,
   ) {}
 
-  private sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(query, params);
-  }
-
   async upsert(s: JobSchedule): Promise<void> {
     const next = nextAfter(s.cron, s.tz, new Date());
-    await this.sql(
+    await this.db.sql(
       `insert into job_schedules (id, cron, tz, next_at) values (?, ?, ?, ?)
        on conflict (id) do update set cron = excluded.cron, tz = excluded.tz, next_at = excluded.next_at, claimed_until = null
        where job_schedules.cron <> excluded.cron or job_schedules.tz <> excluded.tz`,
@@ -48,11 +44,11 @@ export class DatabaseJobs implements JobsPort {
   }
 
   async remove(id: string): Promise<void> {
-    await this.sql('delete from job_schedules where id = ?', [id]);
+    await this.db.sql('delete from job_schedules where id = ?', [id]);
   }
 
   async waiting(): Promise<number> {
-    const [r] = await this.sql<{ n: number }>(
+    const [r] = await this.db.sql<{ n: number }>(
       'select count(*)::int as n from job_schedules where next_at <= now() and (claimed_until is null or claimed_until < now())',
     );
     return r?.n ?? 0;
@@ -74,7 +70,7 @@ export class DatabaseJobs implements JobsPort {
   }
 
   private async pass() {
-    const due = await this.sql<Due>(
+    const due = await this.db.sql<Due>(
       `update job_schedules set claimed_until = now() + interval '${CLAIM_SECONDS} seconds'
        where id in (select id from job_schedules where next_at <= now() and (claimed_until is null or claimed_until < now())
                     order by next_at limit 50 for update skip locked)
@@ -89,8 +85,8 @@ export class DatabaseJobs implements JobsPort {
         this.logger.error({ ...errField(e), job: d.id }, 'a schedule has no next occurrence; removed');
       }
       const moved = next
-        ? await this.sql('update job_schedules set next_at = ?, claimed_until = null where id = ? and next_at = ?::timestamptz returning id', [next, d.id, d.next_text])
-        : await this.sql('delete from job_schedules where id = ? returning id', [d.id]);
+        ? await this.db.sql('update job_schedules set next_at = ?, claimed_until = null where id = ? and next_at = ?::timestamptz returning id', [next, d.id, d.next_text])
+        : await this.db.sql('delete from job_schedules where id = ? returning id', [d.id]);
       // Changed meanwhile (upsert or remove): that version decides.
       if (!moved.length || !this.handler) continue;
       await this.handler(d.id, at).catch((e) => this.logger.error({ ...errField(e), job: d.id }, 'a scheduled job failed'));

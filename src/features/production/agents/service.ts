@@ -130,10 +130,6 @@ export class ProdAgents {
     return homeFs(this.deps.config.workspaces, computer.userId, computer.owner, computer.root);
   }
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.deps.db.sql<T>(q, p);
-  }
-
   /** Ids of the user's production agents. */
   async ids(userId: string): Promise<string[]> {
     return (await this.deps.db.sql<{ id: string }>('select id from prod_agents where user_id = ?', [userId])).map((r) => r.id);
@@ -151,7 +147,7 @@ export class ProdAgents {
   }
 
   async list(userId: string): Promise<ProdAgent[]> {
-    return (await this.sql<Row>('select * from prod_agents where user_id = ? order by created_at desc, id desc', [userId])).map(toRecord);
+    return (await this.deps.db.sql<Row>('select * from prod_agents where user_id = ? order by created_at desc, id desc', [userId])).map(toRecord);
   }
 
   async get(userId: string, recordId: string): Promise<ProdAgent> {
@@ -177,7 +173,7 @@ export class ProdAgents {
     if (input.agent_id && !(await this.deps.agentIds(userId)).has(input.agent_id)) throw Errors.notFound('agent');
     const { agent_id, name, solution_id, biz_role_id, runtime_provider: _r, ...spec } = input;
     const id = `agent_${randomToken(20)}`;
-    const [row] = await this.sql<Row>(
+    const [row] = await this.deps.db.sql<Row>(
       `insert into prod_agents (id, user_id, agent_id, name, solution_id, biz_role_id, runtime_provider, spec)
        values (?, ?, ?, ?, ?, ?, ?, cast(? as jsonb)) returning *`,
       [id, userId, agent_id ?? null, name, solution_id, biz_role_id, runtime, JSON.stringify(spec)],
@@ -194,7 +190,7 @@ export class ProdAgents {
     const { name, solution_id: _s, biz_role_id: _b, runtime_provider: _r, ...spec } = patch;
     // What instantiate prepared no longer matches a changed script or skill set.
     const stale = spec.init_script !== undefined || spec.skills !== undefined || spec.skills_data !== undefined;
-    const rows = await this.sql<Row>(
+    const rows = await this.deps.db.sql<Row>(
       `update prod_agents set name = ?, solution_id = ?, biz_role_id = ?, runtime_provider = ?, spec = spec || cast(? as jsonb),
          status = case when ? then 'created' else status end, updated_at = now()
        where id = ? and user_id = ? returning *`,
@@ -205,7 +201,7 @@ export class ProdAgents {
   }
 
   async delete(userId: string, recordId: string): Promise<void> {
-    const rows = await this.sql<{ id: string }>('delete from prod_agents where id = ? and user_id = ? returning id', [recordId, userId]);
+    const rows = await this.deps.db.sql<{ id: string }>('delete from prod_agents where id = ? and user_id = ? returning id', [recordId, userId]);
     if (!rows[0]) throw Errors.notFound('production agent');
   }
 
@@ -287,7 +283,7 @@ export class ProdAgents {
     let log = lines.join('\n');
     if (log.length > LOG_MAX) log = `${log.slice(0, 1000)}\n[... ${log.length - LOG_MAX} characters cut ...]\n${log.slice(-(LOG_MAX - 1100))}`;
     const status = ok ? 'ready' : 'failed';
-    await this.sql('update prod_agents set status = ?, instance_log = ?, instantiated_at = now() where id = ? and user_id = ?', [status, log, a.record_id, userId]);
+    await this.deps.db.sql('update prod_agents set status = ?, instance_log = ?, instantiated_at = now() where id = ? and user_id = ?', [status, log, a.record_id, userId]);
     return { record_id: a.record_id, status, exit_code: exitCode, log };
   }
 

@@ -26,10 +26,6 @@ export class SolutionAgents {
     private readonly config: Config,
   ) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   runtimes(): RuntimeT[] {
     return runtimes(this.config);
   }
@@ -57,7 +53,7 @@ export class SolutionAgents {
 
   async create(userId: string, b: { name: string; runtime_id: string; visibility: string; instructions?: string | null }) {
     this.checkRuntime(b.runtime_id);
-    const [r] = await this.sql<Row>(
+    const [r] = await this.db.sql<Row>(
       'insert into prod_solution_agents (id, user_id, name, runtime_id, visibility, instructions) values (?, ?, ?, ?, ?, ?) returning *',
       [`psagent_${randomToken(20)}`, userId, b.name, b.runtime_id, b.visibility, b.instructions ?? ''],
     );
@@ -65,19 +61,19 @@ export class SolutionAgents {
   }
 
   async list(userId: string, includeArchived: boolean) {
-    const rows = await this.sql<Row>(`select * from prod_solution_agents where user_id = ?${includeArchived ? '' : ' and not archived'} order by created_at desc, id desc`, [userId]);
+    const rows = await this.db.sql<Row>(`select * from prod_solution_agents where user_id = ?${includeArchived ? '' : ' and not archived'} order by created_at desc, id desc`, [userId]);
     return { items: rows.map((r) => this.view(r)) };
   }
 
   async get(userId: string, id: string) {
-    const [r] = await this.sql<Row>('select * from prod_solution_agents where id = ? and user_id = ?', [id, userId]);
+    const [r] = await this.db.sql<Row>('select * from prod_solution_agents where id = ? and user_id = ?', [id, userId]);
     if (!r) throw Errors.notFound('agent');
     return this.view(r);
   }
 
   async update(userId: string, id: string, p: { name?: string; runtime_id?: string; visibility?: string; instructions?: string; archived?: boolean }) {
     if (p.runtime_id !== undefined) this.checkRuntime(p.runtime_id);
-    const [r] = await this.sql<Row>(
+    const [r] = await this.db.sql<Row>(
       `update prod_solution_agents set name = coalesce(?, name), runtime_id = coalesce(?, runtime_id), visibility = coalesce(?, visibility),
          instructions = coalesce(?, instructions), archived = coalesce(?, archived), updated_at = now()
        where id = ? and user_id = ? returning *`,

@@ -41,22 +41,18 @@ export class Documents {
     private readonly references: (userId: string) => Promise<References>,
   ) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   private async latest(id: string, kind: Kind): Promise<number> {
-    const [r] = await this.sql<{ v: number | null }>('select max(version) as v from prod_solution_versions where solution_id = ? and kind = ?', [id, kind]);
+    const [r] = await this.db.sql<{ v: number | null }>('select max(version) as v from prod_solution_versions where solution_id = ? and kind = ?', [id, kind]);
     return r?.v ?? 0;
   }
 
   private async publishedVersion(id: string, kind: Kind): Promise<number | null> {
-    const [r] = await this.sql<{ v: number | null }>('select max(version) as v from prod_solution_versions where solution_id = ? and kind = ? and published', [id, kind]);
+    const [r] = await this.db.sql<{ v: number | null }>('select max(version) as v from prod_solution_versions where solution_id = ? and kind = ? and published', [id, kind]);
     return r?.v ?? null;
   }
 
   private async row(id: string, kind: Kind, version: number): Promise<VersionRow | null> {
-    return (await this.sql<VersionRow>('select * from prod_solution_versions where solution_id = ? and kind = ? and version = ?', [id, kind, version]))[0] ?? null;
+    return (await this.db.sql<VersionRow>('select * from prod_solution_versions where solution_id = ? and kind = ? and version = ?', [id, kind, version]))[0] ?? null;
   }
 
   private async view(id: string, kind: Kind, r: VersionRow): Promise<DocView> {
@@ -76,7 +72,7 @@ export class Documents {
   /** Version 1 of each document, empty: the base of the first save (base_version is at least 1). */
   async init(id: string): Promise<void> {
     for (const kind of ['dag', 'architecture'] as const) {
-      await this.sql(`insert into prod_solution_versions (solution_id, kind, version, document, message) values (?, ?, 1, cast(? as jsonb), 'created')`, [id, kind, JSON.stringify(EMPTY[kind])]);
+      await this.db.sql(`insert into prod_solution_versions (solution_id, kind, version, document, message) values (?, ?, 1, cast(? as jsonb), 'created')`, [id, kind, JSON.stringify(EMPTY[kind])]);
     }
   }
 
@@ -89,7 +85,7 @@ export class Documents {
 
   /** Insert latest+1 iff latest is still `base`; null when another save got there first. */
   private async insertNext(id: string, kind: Kind, base: number, doc: unknown, message: string): Promise<VersionRow | null> {
-    const rows = await this.sql<VersionRow>(
+    const rows = await this.db.sql<VersionRow>(
       `insert into prod_solution_versions (solution_id, kind, version, document, message)
        select ?, ?, ? + 1, cast(? as jsonb), ?
        where (select max(version) from prod_solution_versions where solution_id = ? and kind = ?) = ?
@@ -137,7 +133,7 @@ export class Documents {
     }
     const errors = await this.check(userId, kind, row.document);
     if (errors.length) throw new AppError(422, 'INVALID_DOCUMENT', errors);
-    const [done] = await this.sql<VersionRow>(
+    const [done] = await this.db.sql<VersionRow>(
       `update prod_solution_versions set published = true, published_at = now(), message = coalesce(?, message)
        where solution_id = ? and kind = ? and version = ? returning *`,
       [body.doc ? null : body.message || null, id, kind, version],
@@ -148,7 +144,7 @@ export class Documents {
 
   async versions(userId: string, id: string, kind: Kind) {
     await this.owned(userId, id);
-    const rows = await this.sql<VersionRow & { nodes: number }>(
+    const rows = await this.db.sql<VersionRow & { nodes: number }>(
       `select version, message, published, published_at, created_at, coalesce(jsonb_array_length(case when jsonb_typeof(document -> 'nodes') = 'array' then document -> 'nodes' end), 0) as nodes
        from prod_solution_versions where solution_id = ? and kind = ? order by version desc`,
       [id, kind],
@@ -169,7 +165,7 @@ export class Documents {
     const r = await this.row(id, kind, version);
     if (!r) throw Errors.notFound(`${kind} version`);
     if (r.published) throw new AppError(409, 'VERSION_PUBLISHED', `${kind} version ${version} is published and cannot be deleted`);
-    const rows = await this.sql(
+    const rows = await this.db.sql(
       `delete from prod_solution_versions where solution_id = ? and kind = ? and version = ? and not published
          and version < (select max(version) from prod_solution_versions where solution_id = ? and kind = ?) returning version`,
       [id, kind, version, id, kind],

@@ -56,23 +56,19 @@ export class ProdSolutions {
     private readonly sessions: SessionService,
   ) {}
 
-  private sql<T>(q: string, p: unknown[] = []): Promise<T[]> {
-    return this.db.sql<T>(q, p);
-  }
-
   /** Marks the record changed (a document of it was saved or published). */
   async touch(id: string): Promise<void> {
     await this.db.sql('update prod_solutions set updated_at = now() where id = ?', [id]);
   }
 
   async get(userId: string, id: string): Promise<RecordT> {
-    const [r] = await this.sql<Row>(`${SELECT} where s.id = ? and s.user_id = ?`, [id, userId]);
+    const [r] = await this.db.sql<Row>(`${SELECT} where s.id = ? and s.user_id = ?`, [id, userId]);
     if (!r) throw Errors.notFound('production solution');
     return toRecord(r);
   }
 
   async list(userId: string): Promise<RecordT[]> {
-    return (await this.sql<Row>(`${SELECT} where s.user_id = ? order by s.created_at desc, s.id desc`, [userId])).map(toRecord);
+    return (await this.db.sql<Row>(`${SELECT} where s.user_id = ? order by s.created_at desc, s.id desc`, [userId])).map(toRecord);
   }
 
   /** A session of the solution-architect role, bound to the record (its system prompt names it). */
@@ -93,7 +89,7 @@ export class ProdSolutions {
     const session = input.session_id ?? (input.ai_assist ? await this.assistSession(userId, id, input.name, 'solution') : null);
     const flow = input.flow_session_id ?? (input.flow_ai_assist ? await this.assistSession(userId, id, input.name, 'dag') : null);
     const arch = input.architecture_session_id ?? (input.architecture_ai_assist ? await this.assistSession(userId, id, input.name, 'architecture') : null);
-    await this.sql(
+    await this.db.sql(
       `insert into prod_solutions (id, user_id, name, description, session_id, flow_session_id, architecture_session_id) values (?, ?, ?, ?, ?, ?, ?)`,
       [id, userId, input.name, input.description ?? '', session, flow, arch],
     );
@@ -102,7 +98,7 @@ export class ProdSolutions {
   }
 
   async update(userId: string, id: string, patch: { name?: string; description?: string; status?: string }): Promise<RecordT> {
-    const rows = await this.sql(
+    const rows = await this.db.sql(
       `update prod_solutions set name = coalesce(?, name), description = coalesce(?, description), status = coalesce(?, status), updated_at = now()
        where id = ? and user_id = ? returning id`,
       [patch.name ?? null, patch.description ?? null, patch.status ?? null, id, userId],
@@ -112,13 +108,13 @@ export class ProdSolutions {
   }
 
   async delete(userId: string, id: string): Promise<void> {
-    const rows = await this.sql('delete from prod_solutions where id = ? and user_id = ? returning id', [id, userId]);
+    const rows = await this.db.sql('delete from prod_solutions where id = ? and user_id = ? returning id', [id, userId]);
     if (!rows.length) throw Errors.notFound('production solution');
   }
 
   async setSession(userId: string, id: string, sessionId: string): Promise<void> {
     await this.get(userId, id);
     await this.sessions.getOwned(userId, sessionId);
-    await this.sql('update prod_solutions set session_id = ?, updated_at = now() where id = ? and user_id = ?', [sessionId, id, userId]);
+    await this.db.sql('update prod_solutions set session_id = ?, updated_at = now() where id = ? and user_id = ?', [sessionId, id, userId]);
   }
 }
