@@ -4,8 +4,8 @@ import { countTokens } from '../../src/core/models/tokenizer.js';
 import { toOpenAITools } from '../../src/core/models/port.js';
 import { ToolRegistry } from '../../src/core/tools/registry.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
-import { waitFor } from '../helpers/wait.js';
-import { chat, envChecks, offered } from '../plugins/helpers.js';
+import { chat, offered } from '../plugins/helpers.js';
+import { integrationsLoaded } from '../integrations/helpers.js';
 
 /** An integration of 300 operations (`things_<i>_get`), each with a couple of parameters. */
 function bigSpec(n: number) {
@@ -39,7 +39,7 @@ t.test("context-stats' tools_tokens counts the tool definitions a request carrie
     AGENTSVC_INTEGRATIONS: JSON.stringify({ things: { type: 'openapi', spec: bigSpec(300), base_url: base } }),
     AGENTSVC_WEBFETCH_ALLOW_PRIVATE: '1',
   });
-  await waitFor(async () => (await envChecks(app))['integrations:things']?.status === 'ok', { what: 'the integration loaded', timeoutMs: 30_000 });
+  t.match((await integrationsLoaded(app))['integrations:things'], { status: 'ok' });
   const sid = await createSession(app);
   const stats = async () => (await (await app.api(`/api/sessions/${sid}/context-stats`)).json()) as { tools_tokens: number; total_tokens: number };
   const history = async () => (await (await app.api(`/api/sessions/${sid}/history`)).json()) as { tools_tokens: number };
