@@ -3,7 +3,7 @@
 // bytes of the tool JSON) when every tool is offered (the behaviour before tool search) and with tool
 // search (first request; after a search), a search's latency, and the idle RSS of a process holding
 // the integration (all operations; 4 operations) against one without.
-// Usage: npx tsx bench/tools-scale.ts [searches=200]
+// Usage: npx tsx bench/tools-scale.ts [searches=200] [rss=0: leave out the RSS of idle processes]
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createIntegrationsPlugin } from '../plugins/integrations/index.js';
@@ -145,6 +145,7 @@ console.log(
 const later = payloadOf(search.choose({ run: { info, model: 'm' }, loopId: 'root', messages, tools: all })!);
 console.log(`tool search, after ${SEARCHES} searches (every tool found stays callable, at most 128 per request): ${later.count} tools, ${mb(later.bytes)}`);
 
+if (opt.rss === '0') process.exit(0);
 const rss = (which: string) => {
   const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', import.meta.filename, `child=${which}`], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(r.stderr);
