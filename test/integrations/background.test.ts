@@ -17,8 +17,14 @@ t.test('integrations load in the background: the service answers before a slow d
   let release!: () => void;
   const served = new Promise<void>((r) => (release = r));
   const asked: string[] = [];
+  /** Requests for the document not answered nor given up by the service yet. */
+  let held = 0;
   const server = createServer(async (req, res) => {
     asked.push(req.url ?? '');
+    if (req.url === '/openapi.json') {
+      held++;
+      res.once('close', () => held--);
+    }
     res.setHeader('content-type', 'application/json');
     if (req.url === '/openapi.json') await served;
     res.end(req.url === '/openapi.json' ? JSON.stringify(SPEC) : '[{"name":"Rex"}]');
@@ -35,9 +41,10 @@ t.test('integrations load in the background: the service answers before a slow d
   });
 
   // Started and answering while the document is still held.
-  const health = await app.api('/api/health');
-  t.equal(health.status, 200, '/api/health answers before the document is loaded');
   await waitFor(() => asked.includes('/openapi.json'), { what: 'the document asked for' });
+  const health = await app.api('/api/health');
+  t.equal(health.status, 200, '/api/health answers');
+  t.equal(held, 1, 'while the request for the document is still waiting for its answer');
   t.match(
     (await envChecks(app))['integrations:slow'],
     { status: 'warn', detail: /^loading: reading and validating its document/, fix: 'wait a moment and check again' },
