@@ -17,8 +17,9 @@ const MAX_HEAP_MB = 1024;
  * seconds and hundreds of MB that would stay with the service's heap; the worker's heap is released
  * when it exits, and the service keeps only what the operations offered need (docs/integrations.md).
  */
-export function parseOffThread(input: string | Record<string, unknown>, filters: Filters): Promise<ParsedDocument> {
+export function parseOffThread(input: string | Record<string, unknown>, filters: Filters, signal?: AbortSignal): Promise<ParsedDocument> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new OpenApiError('stopped before it was read'));
     const worker = new Worker(BOOT, { eval: true, execArgv: [], workerData: { input, filters }, resourceLimits: { maxOldGenerationSizeMb: MAX_HEAP_MB } });
     let settled = false;
     const finish = (fn: () => void) => {
@@ -30,5 +31,7 @@ export function parseOffThread(input: string | Record<string, unknown>, filters:
     worker.once('message', (m: { ok: true; doc: ParsedDocument } | { ok: false; error: string }) => finish(() => (m.ok ? resolve(m.doc) : reject(new OpenApiError(m.error)))));
     worker.once('error', (e) => finish(() => reject(new OpenApiError(`reading the document failed: ${e.message}`))));
     worker.once('exit', (code) => finish(() => reject(new OpenApiError(`reading the document stopped (exit ${code})`))));
+    // The service stopping: the worker goes with it (it would keep the process alive for seconds).
+    signal?.addEventListener('abort', () => finish(() => reject(new OpenApiError('stopped before it was read'))), { once: true });
   });
 }

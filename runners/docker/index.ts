@@ -23,6 +23,7 @@ import { quickExec, runExec, type ExecTarget } from './exec.js';
 import { proxyEnv, type EgressLease, type EgressPort } from '../egress.js';
 import { attachNetwork } from '../local/net.js';
 import { addressOnlyEgress } from '../../src/features/egress/proxy.js';
+import { hasShared, LABEL_SHARED, sharedMount } from './shared.js';
 
 export interface DockerRunnerOptions {
   /** AGENTSVC_HOME: workspaces live in <home>/workspaces/<user> on the daemon's host unless `workspaces` is given. */
@@ -193,7 +194,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
 
   async function create(userId: string, hostRoot: string, deny: { covered: Covered[]; tag: string }): Promise<Dockerode.Container> {
     const memory = opts.memoryBytes ?? 2048 * 1024 * 1024;
-    const mounts = await coverMounts(hostRoot, deny.covered);
+    const mounts = [await sharedMount(opts.home), ...(await coverMounts(hostRoot, deny.covered))];
     try {
       return await api(
         docker.createContainer({
@@ -203,10 +204,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
           Entrypoint: ['sh', '-c'],
           Cmd: ['while :; do sleep 3600; done'],
           WorkingDir: ROOT,
-          Labels: { [LABEL_MANAGED]: '1', [LABEL_USER]: userId, [LABEL_HOME]: homeTag, ...(deny.tag ? { [LABEL_DENIES]: deny.tag } : {}) },
+          Labels: { [LABEL_MANAGED]: '1', [LABEL_USER]: userId, [LABEL_HOME]: homeTag, [LABEL_SHARED]: '1', ...(deny.tag ? { [LABEL_DENIES]: deny.tag } : {}) },
           HostConfig: {
             Binds: [`${hostRoot}:${ROOT}`],
-            ...(mounts.length ? { Mounts: mounts } : {}),
+            Mounts: mounts,
             Memory: memory,
             MemorySwap: memory,
             NanoCpus: opts.nanoCpus ?? 1e9,
@@ -259,9 +260,9 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       await chmod(root, 0o700);
       await mkdir(hostRoot, { recursive: true, mode: 0o700 });
       let found: Dockerode.ContainerInfo | undefined = (await findContainers(userId))[0];
-      if (found && found.HostConfig?.NetworkMode !== 'none') {
-        // Made by an earlier version on a Docker network: it would route around the proxy. Made
-        // again (the workspace is a bind mount and stays).
+      if (found && (found.HostConfig?.NetworkMode !== 'none' || !hasShared(found))) {
+        // Made by an earlier version on a Docker network (it would route around the proxy) or
+        // without <home>/shared: made again (the workspace is a bind mount and stays).
         await api(docker.getContainer(found.Id).remove({ force: true }), 'remove container').catch((e) => {
           if (status(e) !== 404 && status(e) !== 409) throw e;
         });

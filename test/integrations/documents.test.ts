@@ -2,7 +2,7 @@ import t from 'tap';
 import { stringify as stringifyYaml } from 'yaml';
 import { buildRequest, integrationToolNames, operationSchema, parseOpenApi } from '../../plugins/integrations/openapi.js';
 import { buildWithModel } from '../helpers/chat.js';
-import { envChecks } from '../plugins/helpers.js';
+import { integrationsLoaded } from './helpers.js';
 
 const responses = { '200': { description: 'ok' } };
 const LONG = 'listEveryWidgetOfTheWarehouseThatWasShippedBeforeTheGivenDateAndNotYetReturned';
@@ -83,7 +83,7 @@ t.test("3.0's dialect: nullable, boolean exclusive bounds; filters by tags and o
 
 t.test('the check is warn, never ok, while an operation is left out, and names each with its reason', async (t) => {
   const { app } = await buildWithModel(t, { AGENTSVC_INTEGRATIONS: JSON.stringify({ shop: { type: 'openapi', spec: DOC }, auth: { type: 'openapi', spec: DOC, tags: ['auth'] } }) });
-  const checks = await envChecks(app);
+  const checks = await integrationsLoaded(app);
   t.same(checks['integrations:shop'], {
     check_id: 'integrations:shop',
     status: 'warn',

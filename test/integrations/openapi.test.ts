@@ -7,7 +7,8 @@ import { stringify as stringifyYaml } from 'yaml';
 import { loadConfig } from '../../src/platform/config/index.js';
 import { firstPartySettings } from '../../src/features/plugin-host/first-party.js';
 import { buildWithModel, createSession } from '../helpers/chat.js';
-import { chat, envChecks, offered } from '../plugins/helpers.js';
+import { chat, offered } from '../plugins/helpers.js';
+import { integrationsLoaded } from './helpers.js';
 
 /** A valid document needs responses on every operation. */
 const responses = { '200': { description: 'ok' } };
@@ -57,9 +58,9 @@ t.test('an OpenAPI endpoint as tools: operation ids, JSON Schema parameters, cre
     garbage: { type: 'openapi', spec: 'garbage.json' },
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_INTEGRATIONS: JSON.stringify(integrations), AGENTSVC_WEBFETCH_ALLOW_PRIVATE: '1' });
-  t.match(app.service.warnings.join('\n'), /integration broken offers no tools: only OpenAPI 3\.0 and 3\.1/);
-  t.match(app.service.warnings.join('\n'), /integration garbage offers no tools: ENOENT/);
-  const checks = await envChecks(app);
+  const checks = await integrationsLoaded(app);
+  t.match(checks['integrations:broken'], { status: 'fail', detail: /^offers no tools: only OpenAPI 3\.0 and 3\.1/ });
+  t.match(checks['integrations:garbage'], { status: 'fail', detail: /^offers no tools: ENOENT/ });
   t.match(checks['integrations:pets'], { status: 'ok', detail: `3 of 3 operations as tools (OpenAPI 3.0.3, ${api.url}/v1)` });
   t.match(checks['integrations:broken'], { status: 'fail', fix: /integrations\.broken/ });
 
@@ -106,7 +107,7 @@ t.test('the SSRF guard of WebFetch applies: private addresses are refused unless
     inline: { type: 'openapi', spec: SPEC, base_url: `${api.url}/v1` },
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_INTEGRATIONS: JSON.stringify(integrations) });
-  t.match((await envChecks(app))['integrations:fromurl'], { status: 'fail', detail: /refusing to fetch .*not a public internet address/ });
+  t.match((await integrationsLoaded(app))['integrations:fromurl'], { status: 'fail', detail: /refusing to fetch .*not a public internet address/ });
   const sid = await createSession(app);
   const { results } = await chat(app, model, sid, 'x', { toolCalls: [{ name: 'api__inline__listPets', args: {} }] }, { text: ['ok'] });
   t.match(results[0], { status: 'error', result: /refusing to fetch/ });
@@ -136,7 +137,7 @@ t.test('two integrations from one YAML document side by side; names that would c
     clash: { type: 'openapi', spec: clash },
   };
   const { app, model } = await buildWithModel(t, { AGENTSVC_INTEGRATIONS: JSON.stringify(integrations), AGENTSVC_WEBFETCH_ALLOW_PRIVATE: '1' });
-  const checks = await envChecks(app);
+  const checks = await integrationsLoaded(app);
   t.match(checks['integrations:petstore'], { status: 'ok', detail: /^3 of 3 operations/ }, 'YAML read');
   t.match(checks['integrations:zoo'], { status: 'ok', detail: /^3 of 3 operations/ }, 'the same document twice: both offer their tools');
   t.match(checks['integrations:clash'], { status: 'ok', detail: /^2 of 2 operations/ }, 'no operation left out for its name');

@@ -2,7 +2,12 @@ import t from 'tap';
 import type { Tool } from '../../src/core/tools/types.js';
 import { MAX_TOOLS_PER_REQUEST, recentCalls, TOOL_SEARCH, ToolSearch } from '../../src/features/tool-search/search.js';
 
-const tool = (name: string, provider: Tool['provider'], description = `Does ${name}`, parameters: Record<string, unknown> = { type: 'object', properties: { id: { type: 'string' } } }): Tool => ({
+const tool = (
+  name: string,
+  provider: Tool['provider'],
+  description = `Does ${name}`,
+  parameters: Record<string, unknown> = { type: 'object', properties: { id: { type: 'string' } } },
+): Tool => ({
   name,
   description,
   provider,
@@ -18,12 +23,24 @@ const ctx = { sessionId: 'ses_1' } as never;
 t.test('the threshold: AGENTSVC_TOOLS_DIRECT_MAX tools, or 10% of the context window', async (t) => {
   const s = new ToolSearch({ directMax: 40, contextWindow: () => 128_000 });
   t.equal(s.choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...mcp(37)] }), undefined, '40 tools: offered as they are');
-  t.same(names(s.choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...mcp(38)] })), ['Read', 'Write', 'Bash', TOOL_SEARCH], '41: the built-ins and ToolSearch');
+  t.same(
+    names(s.choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...mcp(38)] })),
+    ['Read', 'Write', 'Bash', TOOL_SEARCH],
+    '41: the built-ins and ToolSearch',
+  );
   // Three tools of ~2,000 tokens each in a 40,000-token window pass 10% of it.
   const big = ['a', 'b', 'c'].map((n) => tool(`mcp__big__${n}`, 'mcp', 'word '.repeat(2000)));
   const small = new ToolSearch({ directMax: 40, contextWindow: () => 40_000 });
-  t.same(names(small.choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...big] })), ['Read', 'Write', 'Bash', TOOL_SEARCH], 'few tools, too large for the window');
-  t.equal(new ToolSearch({ directMax: 40, contextWindow: () => 128_000 }).choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...big] }), undefined, 'the same in a larger window');
+  t.same(
+    names(small.choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...big] })),
+    ['Read', 'Write', 'Bash', TOOL_SEARCH],
+    'few tools, too large for the window',
+  );
+  t.equal(
+    new ToolSearch({ directMax: 40, contextWindow: () => 128_000 }).choose({ run: run(), loopId: 'root', messages: [], tools: [...builtins, ...big] }),
+    undefined,
+    'the same in a larger window',
+  );
 });
 
 t.test('found tools stay offered for the run, never more than 128 tools; recently called ones first', async (t) => {
@@ -39,7 +56,20 @@ t.test('found tools stay offered for the run, never more than 128 tools; recentl
   const messages = [{ role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', name: 'mcp__s__tool_0', arguments: '{}' }] }];
   const other = s.choose({ run: run('run_2'), loopId: 'root', messages, tools })!;
   t.same(names(other), ['Read', 'Write', 'Bash', TOOL_SEARCH, 'mcp__s__tool_0'], 'a new run: found tools forgotten, the recently called one offered');
-  t.same(recentCalls([...messages, { role: 'assistant', content: null, tool_calls: [{ id: 'c2', name: 'Read', arguments: '{}' }, { id: 'c3', name: TOOL_SEARCH, arguments: '{}' }] }]), ['Read', 'mcp__s__tool_0']);
+  t.same(
+    recentCalls([
+      ...messages,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c2', name: 'Read', arguments: '{}' },
+          { id: 'c3', name: TOOL_SEARCH, arguments: '{}' },
+        ],
+      },
+    ]),
+    ['Read', 'mcp__s__tool_0'],
+  );
 });
 
 t.test('ranking: names, descriptions and parameter names', async (t) => {
@@ -48,11 +78,35 @@ t.test('ranking: names, descriptions and parameter names', async (t) => {
     ...builtins,
     tool('api__crm__contacts_list', 'integration', 'List contacts - Answers the contacts of the account, newest first'),
     tool('api__crm__deals_create', 'integration', 'Create a deal - Opens a deal for a contact'),
-    tool('mcp__calendar__events_find', 'mcp', 'Find events in a date range', { type: 'object', properties: { starts_after: { type: 'string' }, attendee_email: { type: 'string' } } }),
+    tool('mcp__calendar__events_find', 'mcp', 'Find events in a date range', {
+      type: 'object',
+      properties: { starts_after: { type: 'string' }, attendee_email: { type: 'string' } },
+    }),
   ];
   const search = s.choose({ run: run('run_r'), loopId: 'root', messages: [], tools })!.find((x) => x.name === TOOL_SEARCH)!;
-  t.match(await search.execute({ query: 'list my contacts', limit: 1 }, { sessionId: 'ses_1' } as never), /- api__crm__contacts_list: List contacts \(parameters: id\)$/, 'by summary');
+  t.match(
+    await search.execute({ query: 'list my contacts', limit: 1 }, { sessionId: 'ses_1' } as never),
+    /- api__crm__contacts_list: List contacts \(parameters: id\)$/,
+    'by summary',
+  );
   t.match(await search.execute({ query: 'deals', limit: 1 }, ctx), /- api__crm__deals_create:/, 'by name (plural as singular)');
   t.match(await search.execute({ query: 'attendee email', limit: 1 }, ctx), /- mcp__calendar__events_find:/, 'by parameter name');
   t.match(await search.execute({ query: 'zebra', limit: 3 }, ctx), /^No tool matches "zebra"/);
+});
+
+t.test('preview: what the next model call would offer, without touching the run', async (t) => {
+  const s = new ToolSearch({ directMax: 40, contextWindow: () => 128_000 });
+  const tools = [...builtins, ...mcp(100)];
+  const messages = [{ role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', name: 'mcp__s__tool_3', arguments: '{}' }] }];
+  const next = s.preview({ sessionId: 'ses_1', model: 'm', messages, tools })!;
+  t.same(names(next), ['Read', 'Write', 'Bash', TOOL_SEARCH, 'mcp__s__tool_3'], 'no run: the recently called tool');
+  t.same(JSON.stringify(next), JSON.stringify(s.choose({ run: run('run_p'), loopId: 'root', messages, tools })), 'the same definitions a run offers');
+  const search = s.choose({ run: run('run_p'), loopId: 'root', messages, tools })!.find((x) => x.name === TOOL_SEARCH)!;
+  await search.execute({ query: 'mcp__s__tool_9' }, ctx);
+  t.same(
+    names(s.preview({ sessionId: 'ses_1', model: 'm', messages, tools })),
+    ['Read', 'Write', 'Bash', TOOL_SEARCH, 'mcp__s__tool_3', 'mcp__s__tool_9'],
+    'a run in flight: its found tools too',
+  );
+  t.equal(s.preview({ sessionId: 'ses_1', model: 'm', messages, tools: builtins }), undefined, 'few tools: every one');
 });

@@ -2,7 +2,8 @@ import t from 'tap';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { buildWithModel, createSession } from '../helpers/chat.js';
-import { chat, envChecks, offered } from '../plugins/helpers.js';
+import { chat, offered } from '../plugins/helpers.js';
+import { integrationsLoaded } from '../integrations/helpers.js';
 
 // GitHub's REST description as published by @octokit/openapi (1,223 operations): outside material.
 const GITHUB = createRequire(import.meta.url).resolve('@octokit/openapi/generated/api.github.com.json');
@@ -23,7 +24,7 @@ t.test("GitHub's description as an integration: every operation kept, offered th
     AGENTSVC_INTEGRATIONS: JSON.stringify({ github: { type: 'openapi', spec: GITHUB, base_url: base } }),
     AGENTSVC_WEBFETCH_ALLOW_PRIVATE: '1',
   });
-  const checks = await envChecks(app);
+  const checks = await integrationsLoaded(app, 50_000);
   t.match(checks['integrations:github'], { status: 'ok', detail: `1223 of 1223 operations as tools (OpenAPI 3.0.3, ${base})` }, 'no operation dropped, by name or schema');
 
   const sid = await createSession(app);

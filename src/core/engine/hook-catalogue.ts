@@ -116,6 +116,11 @@ export interface HookSteps {
    */
   'model.tools': { payload: { run: RunState; loopId: string; messages: ModelMessage[]; tools: Tool[] }; answer: Tool[] };
   /**
+   * Outside any run (context statistics): the tools the session's next root model call would offer
+   * instead of these, chosen as `model.tools` chooses, changing nothing. No answer: these.
+   */
+  'model.tools.preview': { payload: { sessionId: string; model: string; messages: ModelMessage[]; tools: Tool[] }; answer: Tool[] };
+  /**
    * Before each model call of a run (any loop): API keys by model entry id to call `model` and its
    * fallbacks with instead of the install's (a user's personal keys); no answer: the install's.
    */
@@ -178,6 +183,7 @@ export const HOOK_POINTS: Readonly<
   'approval.answered': 'step',
   'model.prepare': 'step',
   'model.tools': 'step',
+  'model.tools.preview': 'step',
   'model.before': 'gate',
   'model.credentials': 'step',
   'model.call': 'event',

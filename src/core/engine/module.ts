@@ -73,7 +73,7 @@ export const chatModule = defineModule({
     );
     return {
       provides: { chat, runs },
-      routes: [{ plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools } }],
+      routes: [{ plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools, hooks } }],
       sockets: [
         chatSocket({
           chat,

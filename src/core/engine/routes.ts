@@ -11,6 +11,8 @@ import { countTokens, messagesTokens, TOKENIZER_MODEL } from '../models/tokenize
 import { turnText, type Turn } from '../conversation/turns.js';
 import { TurnSchema } from '../events/catalogue.js';
 import type { Config } from '../../platform/config/index.js';
+import type { Hooks } from './hooks.js';
+import type { ModelMessage } from '../models/port.js';
 import { contextWindowOf } from '../../platform/config/models.js';
 import { SessionParams as Params } from '../sessions/schemas.js';
 
@@ -20,6 +22,7 @@ export interface ChatRouteDeps {
   conversation: Conversation;
   chat: ChatService;
   tools: ToolRegistry;
+  hooks: Hooks;
 }
 
 const HistoryNode = z.object({
@@ -68,11 +71,18 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
     return reply.type('application/json; charset=utf-8').send(body as never);
   });
 
-  async function promptCosts(sessionId: string, userId: string) {
+  /**
+   * The system prompt's tokens and those of the tool definitions the session's next model request
+   * carries: with tool search (model.tools.preview), what it offers, not every tool registered.
+   */
+  async function promptCosts(sessionId: string, userId: string, history: () => Promise<ModelMessage[]> = () => deps.conversation.modelHistory(sessionId)) {
     const s = await deps.sessions.getOwned(userId, sessionId);
     const system = await deps.chat.systemPrompt(userId, sessionId, s.mode);
-    const tools = s.mode === 'planning' ? [] : await deps.tools.forSession({ userId, sessionId }, s.disableTools);
-    return { s, system_prompt_tokens: countTokens(system), tools_tokens: countTokens(JSON.stringify(toOpenAITools(ToolRegistry.specs(tools)))) };
+    const all = s.mode === 'planning' ? [] : await deps.tools.forSession({ userId, sessionId }, s.disableTools);
+    const messages = all.length && deps.hooks.has('model.tools.preview') ? await history() : [];
+    const model = s.model ?? deps.config.model.default;
+    const tools = (all.length && (await deps.hooks.call('model.tools.preview', { sessionId, model, messages, tools: all }))) || all;
+    return { s, system_prompt_tokens: countTokens(system), tools_tokens: tools.length ? countTokens(JSON.stringify(toOpenAITools(ToolRegistry.specs(tools)))) : 0 };
   }
 
   app.get('/api/sessions/:session_id/history', { schema: { tags, params: Params, response: { 200: History } } }, async (req) => {
@@ -94,10 +104,12 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
   });
 
   app.get('/api/sessions/:session_id/context-stats', { schema: { tags, params: Params, response: { 200: ContextStats } } }, async (req) => {
-    const { s, system_prompt_tokens, tools_tokens } = await promptCosts(req.params.session_id, me(req).id);
-    const turns = (await messages(req.params.session_id)).filter((t) => t.loop_id === 'root');
     // What the model sees: after a compaction, the summary and the kept turns, not the folded ones.
-    const messages_tokens = messagesTokens(await deps.conversation.modelHistory(req.params.session_id));
+    let history: Promise<ModelMessage[]> | undefined;
+    const seen = () => (history ??= deps.conversation.modelHistory(req.params.session_id));
+    const { s, system_prompt_tokens, tools_tokens } = await promptCosts(req.params.session_id, me(req).id, seen);
+    const turns = (await messages(req.params.session_id)).filter((t) => t.loop_id === 'root');
+    const messages_tokens = messagesTokens(await seen());
     const total = system_prompt_tokens + tools_tokens + messages_tokens;
     const assistants = turns.filter((t) => t.role === 'assistant');
     const model = s.model ?? deps.config.model.default;

@@ -17,6 +17,12 @@ export const toolSearchModule = defineModule({
     const search = new ToolSearch({ directMax: ctx.config.toolSearch.directMax, contextWindow: (model) => contextWindowOf(ctx.config.model, model) });
     // A run's found tools are forgotten when it ends (a listener that needs no place among the others).
     ctx.hooks.on('run.ended', ({ run }) => search.forget(run));
-    return { provides: search, hooks: [{ on: 'model.tools', name: 'tool-search.offer', run: (p) => search.choose(p) }] };
+    return {
+      provides: search,
+      hooks: [
+        { on: 'model.tools', name: 'tool-search.offer', run: (p) => search.choose(p) },
+        { on: 'model.tools.preview', name: 'tool-search.offer', run: (p) => search.preview(p) },
+      ],
+    };
   },
 });

@@ -77,22 +77,43 @@ export class ToolSearch {
   choose(p: { run: { info: RunInfo; model: string }; loopId: string; messages: ModelMessage[]; tools: Tool[] }): Tool[] | undefined {
     if (this.direct(p.tools, p.run.model)) return undefined;
     const state = this.state(p.run.info, p.tools.filter(deferrable));
-    const direct = p.tools.filter((t) => !deferrable(t));
+    const offered = this.offer(p.tools, state.deferred, state.tool, p.messages, state.found);
+    if (!state.told) {
+      state.told = true;
+      const direct = p.tools.filter((t) => !deferrable(t)).length;
+      p.run.info.notice('TOOLS_DEFERRED', `${state.deferred.size} tools are offered through ToolSearch`, { deferred: state.deferred.size, direct });
+    }
+    return offered;
+  }
+
+  /**
+   * The `model.tools.preview` step (context statistics): the tools the session's next model call
+   * would offer, chosen as `choose` chooses (the run in flight's found tools included), without
+   * touching any run; undefined when every tool would be offered.
+   */
+  preview(p: { sessionId: string; model: string; messages: ModelMessage[]; tools: Tool[] }): Tool[] | undefined {
+    if (this.direct(p.tools, p.model)) return undefined;
+    const deferred = p.tools.filter(deferrable);
+    const tool = this.tool(p.sessionId);
+    tool.description = toolDescription(deferred.length);
+    return this.offer(p.tools, new Map(deferred.map((t) => [t.name, t])), tool, p.messages, this.runs.get(p.sessionId)?.found ?? []);
+  }
+
+  /**
+   * A searched call's tools: the direct ones, ToolSearch, the recently called deferred tools, then
+   * those found (newest first); past the room, the oldest found ones wait to be found again.
+   */
+  private offer(tools: Tool[], deferred: Map<string, Tool>, search: Tool, messages: ModelMessage[], found: string[]): Tool[] {
+    const direct = tools.filter((t) => !deferrable(t));
     const room = Math.max(0, MAX_TOOLS_PER_REQUEST - direct.length - 1);
     const extra: Tool[] = [];
     const add = (name: string) => {
-      const t = state.deferred.get(name);
+      const t = deferred.get(name);
       if (t && !extra.includes(t)) extra.push(t);
     };
-    // The session's recently called tools (from the history the model sees), then those found in
-    // this run, newest first; past the room, the oldest found ones wait to be found again.
-    for (const name of recentCalls(p.messages).slice(0, RECENT)) add(name);
-    for (const name of [...state.found].reverse()) add(name);
-    if (!state.told) {
-      state.told = true;
-      p.run.info.notice('TOOLS_DEFERRED', `${state.deferred.size} tools are offered through ToolSearch`, { deferred: state.deferred.size, direct: direct.length });
-    }
-    return [...direct, state.tool, ...extra.slice(0, room)].slice(0, MAX_TOOLS_PER_REQUEST);
+    for (const name of recentCalls(messages).slice(0, RECENT)) add(name);
+    for (const name of [...found].reverse()) add(name);
+    return [...direct, search, ...extra.slice(0, room)].slice(0, MAX_TOOLS_PER_REQUEST);
   }
 
   /** The run's state, its deferred tools brought up to date with this model call's listing. */
