@@ -144,7 +144,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Signed) => void
               {busy ? 'Signing in…' : options.oidcEnabled ? 'Sign in with key' : 'Sign in'}
             </button>
             <p class="hint">
-              <code>npx agentsvc up</code> wrote the admin key to <code>~/.agentsvc/admin.key</code>; <code>agentsvc keys create</code> makes more.
+              <code>agentsvc up</code> wrote the admin key to <code>admin.key</code> in its home (<code>AGENTSVC_HOME</code>, <code>~/.agentsvc</code> unless set); <code>agentsvc keys create</code> makes more.
             </p>
           </form>
         )}
