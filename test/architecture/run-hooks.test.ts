@@ -7,9 +7,10 @@ const errors: unknown[] = [];
 const logger = { error: (o: unknown) => errors.push(o), warn() {}, info() {}, debug() {} } as never;
 const names = (xs: { name: string }[]) => xs.map((x) => x.name);
 
-t.test('before/after decide the order; free ones keep the order they came in', async (t) => {
-  t.same(names(orderHooks('p', [{ name: 'a' }, { name: 'b' }, { name: 'c' }])), ['a', 'b', 'c']);
-  t.same(names(orderHooks('p', [{ name: 'recall', after: ['checkpoint'] }, { name: 'x' }, { name: 'checkpoint' }])), ['x', 'checkpoint', 'recall']);
+t.test('before/after decide the order; free ones go by name, whatever order they came in', async (t) => {
+  t.same(names(orderHooks('p', [{ name: 'c' }, { name: 'a' }, { name: 'b' }])), ['a', 'b', 'c']);
+  t.same(names(orderHooks('p', [{ name: 'recall', after: ['checkpoint'] }, { name: 'x' }, { name: 'checkpoint' }])), ['checkpoint', 'recall', 'x']);
+  t.same(names(orderHooks('p', [{ name: 'a', after: ['z'] }, { name: 'z' }, { name: 'm' }])), ['m', 'z', 'a'], 'a waits for z; m is free first');
   t.same(names(orderHooks('p', [{ name: 'recall' }, { name: 'checkpoint', before: ['recall'] }])), ['checkpoint', 'recall']);
   t.same(names(orderHooks('p', [{ name: 'c', after: ['b'] }, { name: 'b', after: ['a'] }, { name: 'a' }])), ['a', 'b', 'c']);
 });

@@ -6,21 +6,18 @@ import Dockerode from 'dockerode';
 import { createDockerRunner } from '../../runners/docker/index.js';
 import { SHARED_IN_CONTAINER } from '../../runners/docker/shared.js';
 import { SHARED_IN_COMPUTER } from '../../plugins/mcp/npx.js';
+import { needs } from '../helpers/needs.js';
 
 // MCP servers launched with `npx` on the docker runner (docs/mcp-servers.md): the npm shelf the
 // service fills on the host (<home>/shared/npm) is in every container, read-only, where the local
 // runner shows it, so npx there runs offline from it as in the local runner.
-const CI = process.env.CI === 'true';
 const IMAGE = process.env.AGENTSVC_TEST_IMAGE ?? 'agentsvc-test:latest';
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-docker-npx-'));
 t.teardown(() => rmSync(home, { recursive: true, force: true }));
 
 const docker = new Dockerode();
 const available = await createDockerRunner({ home, image: IMAGE, docker }).check();
-if (!available.ok) {
-  if (CI) t.fail(`docker npx tests cannot run: ${available.error}`);
-  else t.comment(`docker npx tests skipped: ${available.error} (run .ci/docker.sh start)`);
-}
+if (!available.ok) needs(t, 'the docker npx tests', `${available.error} (run .ci/docker.sh start)`);
 const skip = available.ok ? false : `docker unavailable: ${available.error}`;
 
 t.test('the npm shelf of <home>/shared is in the container, read-only, where the local runner shows it', { skip }, async (t) => {

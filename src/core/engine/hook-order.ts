@@ -1,8 +1,8 @@
 /**
  * The order of contributions to one hook point: each names itself and may say which others it runs
- * `before` or `after`. A stable topological sort (Kahn's): among contributions that are free to
- * go, the one registered first goes first, so order is decided by the declarations alone where it
- * matters, and never silently by which module happened to start first where it was declared.
+ * `before` or `after`. A topological sort (Kahn's): among contributions that are free to go, the
+ * one whose name sorts first goes first, so order is decided by the declarations where it matters
+ * and by the names where it does not, never by which module happened to start first.
  * Written by hand: it is twenty lines, and the error must name the hook point and the names.
  */
 
@@ -18,7 +18,7 @@ export interface Ordered {
 /** A hook point whose contributions cannot be ordered: a cycle, an unknown name, a name twice. */
 export class HookOrderError extends Error {}
 
-/** The contributions of `point` in their declared order (ties: the order they were given in). */
+/** The contributions of `point` in their declared order (ties: by name). */
 export function orderHooks<T extends Ordered>(point: string, items: readonly T[]): T[] {
   const byName = new Map<string, number>();
   items.forEach((it, i) => {
@@ -39,7 +39,11 @@ export function orderHooks<T extends Ordered>(point: string, items: readonly T[]
   const out: T[] = [];
   const done = new Set<number>();
   while (out.length < items.length) {
-    const i = items.findIndex((_, j) => !done.has(j) && [...after[j]].every((k) => done.has(k)));
+    let i = -1;
+    items.forEach((it, j) => {
+      if (done.has(j) || ![...after[j]].every((k) => done.has(k))) return;
+      if (i < 0 || it.name < items[i].name) i = j;
+    });
     if (i < 0) throw new HookOrderError(`hook ${point}: contributions ordered in a cycle: ${cycle(items, after, done).join(' -> ')}`);
     done.add(i);
     out.push(items[i]);
