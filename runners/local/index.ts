@@ -2,13 +2,14 @@
  * The local runner: tools run as subprocesses of the service in <home>/workspaces/<user>, each one
  * confined by bubblewrap (runners/local/sandbox.ts says what the sandbox sees). Where bubblewrap
  * cannot run, commands are refused with a tool error naming the cause, unless the operator allowed
- * unconfined commands (AGENTSVC_ALLOW_UNCONFINED=1); check() says which it is.
+ * unconfined commands (AGENTSVC_ALLOW_UNCONFINED=1); check() says which it is (found once by
+ * runners/local/probe.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync } from 'node:fs';
-import { chmod, chown, lchown, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
-import type { Computer, ExecOptions, ExecResult, PathPolicy, Runner, RunnerCheck } from '../types.js';
+import { closeSync, constants, openSync } from 'node:fs';
+import { chmod, lchown, lstat, mkdir, open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Computer, ExecOptions, ExecResult, PathPolicy, Runner } from '../types.js';
 import { type Covered, coveredNow, emptyNodes, openExact, outerFirst } from '../path-denies.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -21,12 +22,11 @@ import {
   resolveCwd,
   watchdog,
   workspaceHostDir,
-  workspacesRoot,
   type Owner,
 } from '../shared.js';
-import { grantTraverse } from '../../src/platform/lib/system-user.js';
-import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, SANDBOX_USER, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
-import { attachNetwork, type NetTools } from './net.js';
+import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
+import { attachNetwork } from './net.js';
+import { onPath, type Probe, probeSandbox } from './probe.js';
 import { proxyEnv, type EgressIdentity, type EgressLease, type EgressPort } from '../egress.js';
 import { addressOnlyEgress } from '../../src/features/egress/proxy.js';
 
@@ -54,18 +54,6 @@ const KILL_GRACE_MS = 2000;
 /** Child fds of a confined command (stdio 0-2 first); read-only binds of write denies follow from `denies`. */
 const FD = { passwd: 3, group: 4, workspace: 5, info: 6, block: 7, denies: 8 };
 
-function onPath(name: string): string | null {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).concat(['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin'])) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return null;
-}
-
 /**
  * Hand a workspace made by an earlier version (or by root) to the sandbox's host uid, all of it.
  * Through descriptors: each folder opened O_NOFOLLOW and chowned by its descriptor, every other
@@ -85,16 +73,6 @@ async function chownTree(dir: string, o: Owner): Promise<void> {
   } finally {
     await fh.close();
   }
-}
-
-interface Probe {
-  bwrap: string | null;
-  /** The workspaces root, real path. */
-  root: string;
-  check: RunnerCheck;
-  /** Why commands are refused, when they are. */
-  refusal?: string;
-  net?: NetTools;
 }
 
 export function createLocalRunner(opts: LocalRunnerOptions): Runner {
@@ -128,71 +106,14 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
   }
 
   function probe(): Promise<Probe> {
-    probed ??= (async () => {
-      const ws = workspacesRoot(opts);
-      // Private: only the service lists it. A root service's bwrap (nobody) must still traverse it to
-      // bind a workspace (each workspace is 0700 and nobody's), hence 0711 then.
-      const mode = id.root ? 0o711 : 0o700;
-      await mkdir(ws, { recursive: true, mode });
-      await chmod(ws, mode);
-      const root = await realpath(ws);
-      const fallback = (why: string): Probe => {
-        if (opts.allowUnconfined) {
-          return {
-            bwrap: null,
-            root,
-            check: { ok: true, warning: `UNCONFINED: ${why}; AGENTSVC_ALLOW_UNCONFINED=1 lets every command run as ${id.root ? 'nobody' : 'the service user'} with no sandbox` },
-          };
-        }
-        const refusal = `${why}: commands are refused (install bubblewrap 0.8 or newer and allow user namespaces, or set AGENTSVC_ALLOW_UNCONFINED=1 to run them unconfined)`;
-        return { bwrap: null, root, refusal, check: { ok: false, error: refusal } };
-      };
-      if (opts.bwrapPath === null) return fallback('bubblewrap disabled');
-      const bwrap = opts.bwrapPath ?? onPath('bwrap');
-      if (!bwrap) return fallback('bubblewrap not found');
-      if (!prlimit) return fallback('prlimit (util-linux) not found, so no resource limits');
-      let net: NetTools | undefined;
-      if (network) {
-        const pasta = onPath('pasta');
-        if (!pasta) return fallback('AGENTSVC_RUNNER_NETWORK needs pasta (package passt) to reach the egress proxy');
-        net = { pasta };
-      }
-      const p: Probe = { bwrap, root, net, check: { ok: true } };
-      // Run the real thing once: bwrap may be installed yet refused (no user namespaces, seccomp).
-      const tryIt = async () => {
-        const dir = join(ws, '.probe');
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        if (owner) await chown(dir, owner.uid, owner.gid);
-        const r = await spawnOne(p, { userId: '.probe', sessionId: null, toolCallId: null }, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }).catch(
-          (e) => ({ exitCode: null, signal: null, stderr: e.message }) as unknown as ExecResult,
-        );
-        await rm(dir, { recursive: true, force: true });
-        return r;
-      };
-      let r = await tryIt();
-      if (r.exitCode !== 0 && owner) {
-        // The sandbox user cannot reach the workspaces (e.g. under /root): let it traverse the
-        // folders on the way, and only it (an ACL, or the folder's unused group). Never host root.
-        try {
-          const granted = grantTraverse(SANDBOX_USER, owner, [ws]);
-          if (granted.length) r = await tryIt();
-        } catch (e) {
-          return fallback(`the sandbox user cannot reach ${root}: ${(e as Error).message}`);
-        }
-      }
-      // bubblewrap's own loopback set-up in a new network namespace fails now and then on some
-      // kernels (gVisor answers RTM_NEWADDR with ECHILD under load): once more before the verdict,
-      // which is kept for the runner's life.
-      if (r.exitCode !== 0 && /loopback: Failed/.test(r.stderr)) r = await tryIt();
-      if (r.exitCode !== 0) return fallback(`bubblewrap not usable (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
-      const as = owner ? ` (${SANDBOX_USER}, uid ${owner.uid}, on the host)` : '';
-      p.check = {
-        ok: true,
-        summary: `commands confined by bubblewrap: no capabilities, uid 1000 in a user namespace${as}, only the workspace writable, ` +
-          `${network ? 'network only through the egress proxy (host rules, private addresses refused)' : 'no network'}`,
-      };
-      return p;
-    })();
+    probed ??= probeSandbox({
+      ...opts,
+      network,
+      prlimit,
+      root: id.root,
+      owner,
+      tryCommand: (p, dir) => spawnOne(p, { userId: '.probe', sessionId: null, toolCallId: null }, dir, dir, 'true', [], { timeoutMs: 10_000, maxOutputBytes: 4096 }),
+    });
     return probed;
   }
 

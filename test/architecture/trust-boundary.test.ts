@@ -81,6 +81,7 @@ const OPERATOR: Record<string, string> = {
 const RUNNERS: Record<string, string> = {
   'runners/shared.ts': 'moves a removed workspace aside; cwd check',
   'runners/local/index.ts': 'creates the user folder 0700 and hands it to the sandbox uid',
+  'runners/local/probe.ts': 'makes the workspaces root private and a throwaway folder to try bubblewrap in; looks up host tools on PATH',
   'runners/local/sandbox.ts': 'passwd/group files and the read-only host binds of bubblewrap',
   'runners/local/net.ts': "opens a sandbox's network namespace (/proc/<pid>/ns/net) for pasta",
   'runners/docker/index.ts': 'creates the bind-mount source folder',

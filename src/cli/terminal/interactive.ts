@@ -1,10 +1,10 @@
 import { createInterface } from 'node:readline';
 import { type Api, ClientError } from './api.js';
-import { type ChatEnd, ChatSession, type Usage } from './chat.js';
-import { modelCheck, modelScreen } from './first-run.js';
+import { type ChatEnd, ChatSession } from './chat.js';
 import { askQuestions, parseQuestions } from './question.js';
 import { askApproval } from './approval.js';
 import { Renderer } from './render.js';
+import { RunStatus, usageLine } from './run-status.js';
 import { ChatScreen, EXPAND_KEY } from './screen.js';
 import { parseSlash, runSlash, SLASH_COMMANDS, type SlashContext } from './slash.js';
 import type { ServerEvent, StreamOptions } from './stream.js';
@@ -18,7 +18,8 @@ import { clean, type Output, styleFor } from './style.js';
  * Interrupting follows Claude Code (docs/terminal-keys.md): Esc or Ctrl-C on an empty editor stops
  * a run and puts the queued messages back in the editor, unsent; Ctrl-C clears a draft; two Ctrl-C
  * on an empty, idle editor within a second exit; Ctrl-D exits printing what was left unsent; on
- * exit the client prints how to resume the session.
+ * exit the client prints how to resume the session. What it shows around a run (the spinner's
+ * tool, the usage line, the model check after a model failure) comes from run-status.ts.
  */
 
 /** Two Ctrl-C on an idle, empty editor exit when this close (ms). */
@@ -56,12 +57,10 @@ export class ChatClient {
   private pumping = false;
   private asking: ((reply: string | null) => void) | null = null;
   private mode: SlashContext['mode'];
-  /** The top-level tool running now, for the spinner. */
-  private tool: string | null = null;
+  /** The tool running, a failure on the model: what the client shows around the run. */
+  private readonly status = new RunStatus();
   private quit: (() => void) | null = null;
   private closed = false;
-  /** The current run failed on the model (system:error MODEL_*): say what the endpoint check finds. */
-  private modelFailed = false;
 
   constructor(private readonly o: ChatOptions) {
     if (o.screen) {
@@ -79,13 +78,10 @@ export class ChatClient {
 
   private onEvent = (e: ServerEvent) => {
     if (this.held) return void this.held.push(e);
-    if (e.name === 'system:error' && /^MODEL_/.test(String(e.payload.code ?? ''))) this.modelFailed = true;
+    this.status.failure(e);
     if (this.o.print === 'json') this.o.out.write(`${JSON.stringify({ event: e.name, ...e.payload })}\n`);
     else if (this.o.print === 'text') this.renderer.event(e);
-    if (e.name === 'turn:patch' && this.renderer.ownsTurn(e.payload.turn_id)) {
-      if (e.payload.patch_type === 'add_tool_call') this.tool = String(e.payload.data?.tool_name ?? '');
-      if (e.payload.patch_type === 'tool_result') this.tool = null;
-    }
+    this.status.toolCall(e, (id) => this.renderer.ownsTurn(id));
     this.screen?.refresh();
   };
 
@@ -181,18 +177,11 @@ export class ChatClient {
 
   /** One message, no prompt: resolves with its chat:end. */
   async oneShot(message: string): Promise<ChatEnd> {
-    this.modelFailed = false;
+    this.status.modelFailed = false;
     const end = await this.chat.send(message);
     this.renderer.newline();
-    if (this.modelFailed) for (const l of await this.modelHelp(styleFor(this.o.err))) this.o.err.write(`${l}\n`);
+    if (this.status.modelFailed) for (const l of await this.status.modelHelp(this.o.api, styleFor(this.o.err))) this.o.err.write(`${l}\n`);
     return end;
-  }
-
-  /** The model check's finding after a run failed on the model, as lines (none when it finds nothing wrong). */
-  private async modelHelp(s = this.renderer.s): Promise<string[]> {
-    this.modelFailed = false;
-    const check = await modelCheck(this.o.api).catch(() => null);
-    return check && check.status !== 'ok' ? modelScreen(s, this.o.api.target, check) : [];
   }
 
   /** Interactive until /exit, Ctrl-D or the end of the input. */
@@ -360,35 +349,20 @@ export class ChatClient {
     };
   }
 
-  /** Tokens (and cost, once the service prices the model) of the run that just ended. */
-  private usageLine(u: Usage) {
-    if (!u.input_tokens && !u.output_tokens) return;
-    const n = (x: number) => x.toLocaleString('en-US');
-    const cost = u.cost != null ? ` · $${u.cost < 0.01 ? u.cost.toFixed(4) : u.cost.toFixed(2)}` : '';
-    this.renderer.line(this.renderer.s.gray(`${n(u.input_tokens)} in · ${n(u.output_tokens)} out tokens${cost}`));
-  }
-
-  /** What the spinner says is working. */
-  private working(): string {
-    const agents = this.renderer.workingAgents;
-    if (agents.length) return `${agents.length} agent${agents.length > 1 ? 's' : ''}: ${agents.join(', ')}`;
-    return this.tool ? `${this.tool}…` : 'Thinking…';
-  }
-
   private async run(send: () => Promise<ChatEnd>) {
     this.stopping = false;
-    this.tool = null;
-    this.modelFailed = false;
-    this.screen?.working(() => this.working());
+    this.status.reset();
+    this.screen?.working(() => this.status.working(this.renderer.workingAgents));
     try {
       const end = await send();
       // On a terminal only: a file or pipe gets the conversation alone.
-      if (this.o.print === 'text' && (this.screen || this.o.out.isTTY)) this.usageLine(end.usage ?? this.chat.usage);
+      const usage = this.o.print === 'text' && (this.screen || this.o.out.isTTY) ? usageLine(end.usage ?? this.chat.usage, this.renderer.s) : null;
+      if (usage) this.renderer.line(usage);
     } catch (e) {
       this.note(this.renderer.s.red(`error: ${(e as Error).message}`));
     }
     this.screen?.working(null);
-    if (this.modelFailed) for (const l of await this.modelHelp()) this.note(l);
+    if (this.status.modelFailed) for (const l of await this.status.modelHelp(this.o.api, this.renderer.s)) this.note(l);
     this.stopping = false;
     this.renderer.newline();
   }
