@@ -1,6 +1,5 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { asset } from '../../platform/lib/assets.js';
-import { RevocationListener } from '../users/revocations.js';
 import { McpCalls } from './calls.js';
 import { mcpRoutes } from './routes.js';
 
@@ -23,20 +22,12 @@ export const mcpDoorModule = defineModule({
       version: (JSON.parse(asset('package.json')) as { version: string }).version,
       calls,
     };
-    let listener: RevocationListener | null = null;
+    // A revoked key or sign-in (or a disabled user), announced by any node, ends the answers it
+    // streams here: through the users module's one database listener per node.
+    const unsubscribe = ctx.get('users').onRevoked((id) => calls.revoked(id));
     return {
       routes: [{ plugin: mcpRoutes, opts: deps }],
-      jobs: [
-        {
-          // A revoked key or sign-in (or a disabled user), announced by any node, ends the answers it streams here.
-          name: 'mcp door revocations',
-          phase: 'infrastructure',
-          start: async ({ app }) => {
-            listener = await RevocationListener.start(ctx.db.url, { revoked: (id) => calls.revoked(id), resync: async () => {}, log: (m) => app.log.warn(m) });
-          },
-          stop: async () => listener?.close(),
-        },
-      ],
+      close: [{ phase: 'intake', name: 'mcp door revocations', close: async () => unsubscribe() }],
     };
   },
 });

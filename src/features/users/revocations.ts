@@ -103,7 +103,11 @@ export class RevocationListener {
 export function watchRevocations(io: AppServer, users: UserService, url: string, log?: (m: string) => void): Promise<RevocationListener> {
   return RevocationListener.start(url, {
     // `user:<id>`: a disabled user (src/features/identity); otherwise a key's or a sign-in's id.
-    revoked: (id) => (id.startsWith('user:') ? io.in(userRoom(id.slice(5))).disconnectSockets(true) : disconnectKey(io, id)),
+    revoked: (id) => {
+      if (id.startsWith('user:')) io.in(userRoom(id.slice(5))).disconnectSockets(true);
+      else disconnectKey(io, id);
+      users.heardRevoked(id);
+    },
     resync: async () => {
       // API keys only: sign-ins (`sgn_`) are re-checked by the identity module's own sweep.
       const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:key_')).map((r) => r.slice(4));

@@ -44,8 +44,24 @@ export function validateKeyName(name: unknown): string {
 export class UserService {
   /** last_used_at is written at most once a minute per key: auth stays read-only on the hot path. */
   private lastTouched = new Map<string, number>();
+  /** In-process listeners of revocations heard from any node (the one database listener fans out here). */
+  private revokedListeners = new Set<(id: string) => void>();
 
   constructor(private readonly em: () => EntityManager) {}
+
+  /**
+   * Called with the id of every revoked key, sign-in (`sgn_…`) or disabled user (`user:<id>`),
+   * whichever node revoked it; answers the unsubscribe. One database listener per node serves all.
+   */
+  onRevoked(listener: (id: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => void this.revokedListeners.delete(listener);
+  }
+
+  /** The revocation listener hands each id it hears (from any node) here. */
+  heardRevoked(id: string): void {
+    for (const l of this.revokedListeners) l(id);
+  }
 
   async ensureUser(username: string, opts: { admin?: boolean } = {}): Promise<{ user: User; created: boolean }> {
     if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(username)) throw Errors.invalid(['user'], 'username: 1-64 of A-Z a-z 0-9 _ . @ -');
