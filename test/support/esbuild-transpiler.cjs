@@ -1,8 +1,8 @@
-// ts-node's transpiler hook backed by esbuild, for tap (tsconfig.tap.json names it). tap 21 loads
-// test files through ts-node, whose default transpiler (TypeScript's transpileModule, with no
-// cache) spent about 6 s of CPU per test file compiling the service's sources again; esbuild does
-// the same type-stripping in a fraction of that. ts-node has no esbuild transpiler of its own (only
-// swc, a native package we do not otherwise need), hence these lines.
+// ts-node's transpiler hook backed by esbuild, for tap (the `ts-node` section of tsconfig.json
+// names it). tap 21 loads test files through ts-node, whose default transpiler (TypeScript's
+// transpileModule, with no cache) spent about 6 s of CPU per test file compiling the service's
+// sources again; esbuild does the same type-stripping in a fraction of that. ts-node has no esbuild
+// transpiler of its own (only swc, a native package we do not otherwise need), hence these lines.
 const esbuild = require('esbuild');
 
 exports.create = () => ({
