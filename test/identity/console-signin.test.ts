@@ -154,9 +154,13 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   await page.waitForURL(`${app.url}/`);
   await page.locator('.who', { hasText: 'bob' }).waitFor();
   t.equal((await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { disabled: true } })).status, 200);
+  // Whichever the page hears first: its socket closed by the service, or a REST call refused (then
+  // it is back at the sign-in page saying why).
   await page
     .getByRole('alert')
     .filter({ hasText: /^Disconnected: / })
+    .or(page.getByText('Your sign-in has ended: it expired, was revoked, or your account was disabled. Sign in again.'))
+    .first()
     .waitFor();
   await page.goto(`${app.url}/`);
   await button.click();
