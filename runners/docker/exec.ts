@@ -37,6 +37,7 @@ const KILLER = [
 
 /** After a kill, how long to wait for the output stream to end before cutting it. */
 const KILL_GRACE_MS = 2000;
+const QUICK_EXEC_MS = 10_000;
 
 export interface ExecTarget {
   docker: Dockerode;
@@ -62,13 +63,16 @@ export async function quickExec(t: ExecTarget, cmd: string[], env?: string[]): P
   const exec = await t.api(t.container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Env: env }), 'exec create');
   const stream = await t.api(exec.start({ hijack: true, stdin: false }), 'exec start');
   t.docker.modem.demuxStream(stream, sink(out, 'stdout'), sink(out, 'stderr'));
+  // A control command (the killer, a probe) is short; one that does not end must not hold its
+  // caller, which may be a run's timeout waiting for the kill.
+  const cut = setTimeout(() => (stream as unknown as { destroy?: () => void }).destroy?.(), QUICK_EXEC_MS);
   await new Promise((done) => {
     stream.once('end', done);
     stream.once('close', done);
     stream.once('error', done);
-  });
+  }).finally(() => clearTimeout(cut));
   const info = await t.api(exec.inspect(), 'exec inspect');
-  return { code: info.ExitCode, stdout: out.text('stdout') };
+  return { code: info.Running ? null : info.ExitCode, stdout: out.text('stdout') };
 }
 
 export async function runExec(t: ExecTarget, command: string, workingDir: string, o: ExecOptions, proxy: [string, string][] = []): Promise<ExecResult> {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { createDockerRunner } from '../../runners/docker/index.js';
 import { createLocalRunner } from '../../runners/local/index.js';
+import { withTimeout } from '../../runners/shared.js';
 import type { Computer, Runner } from '../../runners/types.js';
 import { isBlockedAddress } from '../../src/core/tools/web/address.js';
 import { policyDecide } from '../../src/features/egress/module.js';
@@ -76,9 +77,10 @@ interface Kit {
 }
 
 async function scenarios(t: Test, runner: Runner, kit: Kit) {
-  const c: Computer = await runner.acquire(USER);
+  const c: Computer = await bounded(runner.acquire(USER), `${runner.kind}: acquire the computer`);
   const origin = { sessionId: 's_egress', toolCallId: 'tc_egress_1' };
-  const run = (cmd: string) => c.exec(cmd, { origin, timeoutMs: 20_000 });
+  // Each command stops itself in 20 s; the bound says which one did not come back if one ever hangs.
+  const run = (cmd: string) => bounded(c.exec(cmd, { origin, timeoutMs: 20_000 }), `${runner.kind}: exec ${cmd}`);
 
   await t.test('the proxy variables are set, and nothing else routes out', async (t) => {
     const env = await run('env | grep -i _proxy= | sort');
@@ -146,24 +148,29 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
   });
 }
 
+/** A step that must come back: when it does not, the test fails naming it instead of tap's file timeout. */
+const bounded = <T>(p: Promise<T>, what: string, ms = 45_000) => withTimeout(p, ms, what);
+
 /** Whether the runner gives commands network through the proxy here; CI must, elsewhere a skip says why. */
 async function ready(t: Test, runner: Runner): Promise<boolean> {
-  const check = await runner.check();
+  const check = await bounded(runner.check(), `${runner.kind}: runner check`);
   if (check.ok && !check.warning && /network only through the egress proxy/.test(check.summary ?? '')) return true;
   needs(t, `the ${runner.kind} runner with network`, check.error ?? check.warning ?? check.summary ?? 'check failed');
   return false;
 
 }
 
-t.test('local runner (bubblewrap + pasta)', async (t) => {
+// Each runner's part has its own bound below tap's file timeout, so a hang in one names itself and
+// the other part still reports.
+t.test('local runner (bubblewrap + pasta)', { timeout: 110_000 }, async (t) => {
   const runner = createLocalRunner({ home, network: true, egress: proxy });
-  t.teardown(() => runner.close());
+  t.teardown(() => bounded(runner.close(), 'local: close the runner'));
   if (!(await ready(t, runner))) return;
   await scenarios(t, runner, {
     get: (url) => `curl -sS -f -m 10 ${url}`,
     tunnel: (url) => `curl -sS -f -m 10 --proxytunnel ${url}`,
   });
-  await runner.reset(USER);
+  await bounded(runner.reset(USER), 'local: reset the computer');
 });
 
 /**
@@ -175,12 +182,12 @@ function viaNc(request: string): string {
   return `r=$(nc -w 10 127.0.0.1 "\${http_proxy##*:}" -e sh -c 'printf "${request}"; cat >&2' 2>&1); echo "$r"; case "$r" in *hello*) ;; *) exit 1 ;; esac`;
 }
 
-t.test('docker runner (network none + pasta)', async (t) => {
+t.test('docker runner (network none + pasta)', { timeout: 110_000 }, async (t) => {
   const docker = new Dockerode();
   const runner = createDockerRunner({ home, image: IMAGE, docker, network: true, egress: proxy, memoryBytes: 256 * 1024 * 1024 });
-  t.teardown(() => runner.close());
+  t.teardown(() => bounded(runner.close(), 'docker: close the runner'));
   if (!(await ready(t, runner))) return;
-  t.teardown(() => runner.reset(USER));
+  t.teardown(() => bounded(runner.reset(USER), 'docker: reset the computer'));
   // A computer made by an earlier version on the Docker bridge would route around the proxy: it is
   // made again on no network (where the daemon has a bridge to make one on).
   const bridge = (await docker.listNetworks()).some((n) => n.Name === 'bridge');
@@ -195,7 +202,7 @@ t.test('docker runner (network none + pasta)', async (t) => {
     });
     await old.start();
   } else t.comment('the daemon has no bridge network: the upgrade of a bridged computer is not tried');
-  const c = await runner.acquire(USER);
+  const c = await bounded(runner.acquire(USER), 'docker: acquire (replacing the bridged computer)');
   const { Id } = (await docker.listContainers({ all: true, filters: { label: [`agentsvc.user=${USER}`] } }))[0];
   const all = await docker.listContainers({ all: true, filters: { label: [`agentsvc.user=${USER}`] } });
   t.equal(all.length, 1, 'one computer');
