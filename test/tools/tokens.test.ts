@@ -56,5 +56,6 @@ t.test('messagesTokensAtMost is never below the exact count (it lets compaction 
       t.ok(bound >= exact, `${JSON.stringify(a)} x ${n}: bound ${bound} >= exact ${exact}`);
     }
   }
-  t.equal(messagesTokensAtMost([{ role: 'user', content: 'abc' }]), 3 + 9, '3 of framing and 3 per UTF-16 unit');
+  t.equal(messagesTokensAtMost([{ role: 'user', content: 'abc' }]), 3 + 3, '3 of framing and one per UTF-8 byte');
+  t.equal(messagesTokensAtMost([{ role: 'user', content: '漢字' }]), 3 + 6, 'a CJK character is 3 bytes');
 });

@@ -235,11 +235,15 @@ function bpeCount(bin: string): number {
 }
 
 /**
- * Counts of long texts, by hash: `/history` recounts every turn on every call, and a megabyte
- * message costs about a second of CPU even on the linear path, so it is paid once, not per call.
+ * Counts by text, remembered under the text's SHA-1: the compaction check counts a run's history
+ * between its model calls and `/history` recounts every turn, and each run loads its history
+ * afresh from the database, so the same texts come back as new strings every time. Hashing a text
+ * costs a small share of counting it; without this, a 200-session soak spent 31% of the main
+ * thread in `count` by its 18th minute, growing with every session's history (bench/soak.ts).
+ * Short texts are counted directly (their hash costs about what their count does).
  */
-const MEMO_MIN_CHARS = 32 * 1024;
-const MEMO_MAX = 256;
+const MEMO_MIN_CHARS = 128;
+const MEMO_MAX = 100_000;
 const memo = new Map<string, number>();
 
 export function countTokens(text: string): number {
@@ -248,7 +252,7 @@ export function countTokens(text: string): number {
   const key = createHash('sha1').update(text).digest('base64');
   let n = memo.get(key);
   if (n === undefined) n = count(text);
-  memo.delete(key); // re-insert: least recently used first in iteration order
+  else memo.delete(key); // re-inserted below: least recently used first in iteration order
   memo.set(key, n);
   if (memo.size > MEMO_MAX) memo.delete(memo.keys().next().value!);
   return n;
@@ -281,12 +285,13 @@ export function messagesTokens(messages: ModelMessage[]): number {
 
 /**
  * At least messagesTokens(messages), without the tokenizer: a token stands for one byte of UTF-8
- * or more, and a UTF-16 code unit is at most 3 bytes of it. A run start asks whether its history
- * is past the compaction threshold; a first message is far below it, and counting its system
- * prompt (1.5 KB, the same for every run) cost a tenth of a millisecond each time.
+ * or more, so a text's UTF-8 length bounds its count (Buffer.byteLength: native, no copy). A run
+ * start asks whether its history is past the compaction threshold; a first message is far below
+ * it, and counting its system prompt (1.5 KB, the same for every run) cost a tenth of a
+ * millisecond each time. Until a history's bytes reach the threshold, it is not counted at all.
  */
 export function messagesTokensAtMost(messages: ModelMessage[]): number {
-  return historyTokens(messages, (text) => 3 * text.length);
+  return historyTokens(messages, (text) => Buffer.byteLength(text, 'utf8'));
 }
 
 function historyTokens(messages: ModelMessage[], count: (text: string) => number): number {
