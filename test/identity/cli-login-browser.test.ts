@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -13,7 +14,8 @@ import { oidcEnv, startProvider } from './oidc.js';
  * `agentsvc login` through a browser and a loopback redirect (docs/identity.md "The terminal"),
  * against a real oidc-provider whose discovery has no device_authorization_endpoint, the browser
  * step in headless Chromium: the fallback, PKCE S256, the credential at mode 0600 used by a client
- * command, and a wrong state, a refused consent and a timeout each ending with one line, nothing stored.
+ * command, and a wrong state, a refused consent, a timeout (no browser to open) and a taken --port
+ * each ending with one line, nothing stored.
  */
 
 t.setTimeout(120_000);
@@ -132,12 +134,25 @@ t.test('agentsvc login through a browser, at a provider without the device flow'
     t.match(audit.items[0], { action: 'signin_failed', detail: { reason: 'loopback_access_denied' } });
   });
 
-  t.test('nobody comes back in time: one line, exit 1, nothing stored', async (t) => {
+  t.test('no browser to open, nobody comes back in time: said, then one line, exit 1, nothing stored', async (t) => {
     const term = terminal(t);
-    const login = runCli(['login', '--browser', '--timeout', '1', '--url', app.url], term.env);
-    await term.opened();
+    const login = runCli(['login', '--browser', '--timeout', '1', '--url', app.url], { ...term.env, BROWSER: '/nonexistent/browser' });
     t.equal(await login.done, 1);
-    t.equal(lastLine(login.err()), 'agentsvc: no sign-in came back from the browser within 1 s; run agentsvc login again');
+    const lines = login.err().trim().split('\n');
+    t.match(lines[1], /^http:\/\/127\.0\.0\.1:\d+\/auth\?/, 'the URL is printed to open by hand');
+    t.equal(lines[2], 'Could not open a browser (/nonexistent/browser: spawn /nonexistent/browser ENOENT): open the URL above yourself.');
+    t.equal(lines.at(-1), 'agentsvc: no sign-in came back from the browser within 1 s; run agentsvc login again');
     t.notOk(existsSync(term.file), 'no credential file');
+  });
+
+  t.test('--port already taken: one line, exit 1', async (t) => {
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
+    t.teardown(() => busy.close());
+    const port = (busy.address() as { port: number }).port;
+    const term = terminal(t);
+    const login = runCli(['login', '--browser', '--port', String(port), '--url', app.url], term.env);
+    t.equal(await login.done, 1);
+    t.equal(login.err().trim(), `agentsvc: port ${port} on 127.0.0.1 is in use; give another --port (or 0 for any)`);
   });
 });
