@@ -53,3 +53,14 @@ export function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void>
     child.kill(signal);
   });
 }
+
+/** A client command of the built CLI: its output so far, and its exit code once it ends. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (err += c));
+  const done = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  return { child, out: () => out, err: () => err, done };
+}

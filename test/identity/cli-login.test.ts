@@ -1,24 +1,13 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { BIN, cleanEnv } from '../helpers/cli.js';
+import { cleanEnv, runCli as run } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { approveDevice, Jar, withProvider } from './oidc.js';
 
 // `agentsvc login`: the device authorization grant (RFC 8628) run by the service on the CLI's behalf,
 // the token stored at mode 0600 and used by the client commands; `agentsvc logout` revokes it.
-
-function run(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c) => (out += c));
-  child.stderr.on('data', (c) => (err += c));
-  const done = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
-  return { out: () => out, err: () => err, done };
-}
 
 t.test('login by device code, a client command signed in by it, logout revokes it', async (t) => {
   const { app } = await withProvider(t);

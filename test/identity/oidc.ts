@@ -13,8 +13,14 @@ export interface TestProvider {
   skew(seconds: number): Promise<void>;
 }
 
+/** The device flow is offered unless `deviceFlow: false`; `loopback`: `http://127.0.0.1/callback` at any port is a redirect URI too. */
+export interface ProviderOptions {
+  deviceFlow?: boolean;
+  loopback?: boolean;
+}
+
 /** Starts test/identity/provider.mjs (oidc-provider on loopback); `setup` names the relying party's URLs. */
-export async function startProvider(t: T): Promise<TestProvider & { setup(serviceUrl: string): Promise<void> }> {
+export async function startProvider(t: T): Promise<TestProvider & { setup(serviceUrl: string, opts?: ProviderOptions): Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [fileURLToPath(new URL('./provider.mjs', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.teardown(() => child.kill('SIGTERM'));
   let out = '';
@@ -29,8 +35,13 @@ export async function startProvider(t: T): Promise<TestProvider & { setup(servic
   });
   return {
     issuer,
-    setup: async (serviceUrl) => {
-      const q = new URLSearchParams({ redirect_uri: `${serviceUrl}/api/auth/oidc/callback`, after_logout: `${serviceUrl}/` });
+    setup: async (serviceUrl, opts = {}) => {
+      const q = new URLSearchParams({
+        redirect_uri: `${serviceUrl}/api/auth/oidc/callback`,
+        after_logout: `${serviceUrl}/`,
+        device: opts.deviceFlow === false ? 'off' : 'on',
+        loopback: opts.loopback ? 'on' : 'off',
+      });
       const r = await fetch(`${issuer}/__setup?${q}`);
       if (!r.ok) throw new Error('provider setup failed');
     },

@@ -15,15 +15,20 @@ Date.now = () => realNow() + skewMs;
 let provider = null;
 let issuer = '';
 
-function build(redirectUri, afterLogout) {
+/**
+ * `device`: the device flow offered (default); off, discovery has no device_authorization_endpoint.
+ * `loopback`: the client is also a native app (RFC 8252 7.3): `http://127.0.0.1/callback` at any port.
+ */
+function build(redirectUri, afterLogout, { device = true, loopback = false } = {}) {
   const p = new Provider(issuer, {
     clients: [
       {
         client_id: 'agentsvc',
         client_secret: 'test-client-secret-0123456789',
-        redirect_uris: [redirectUri],
+        application_type: loopback ? 'native' : 'web',
+        redirect_uris: loopback ? [redirectUri, 'http://127.0.0.1/callback'] : [redirectUri],
         post_logout_redirect_uris: [afterLogout],
-        grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+        grant_types: device ? ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'] : ['authorization_code'],
         response_types: ['code'],
       },
     ],
@@ -35,7 +40,7 @@ function build(redirectUri, afterLogout) {
     conformIdTokenClaims: false,
     cookies: { keys: ['identity-test-cookie-key-0123456789'] },
     pkce: { required: () => true },
-    features: { devInteractions: { enabled: true }, deviceFlow: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+    features: { devInteractions: { enabled: true }, deviceFlow: { enabled: device }, rpInitiatedLogout: { enabled: true } },
   });
   p.on('server_error', (_ctx, e) => console.error('provider error', e));
   return p;
@@ -44,7 +49,8 @@ function build(redirectUri, afterLogout) {
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, issuer);
   if (url.pathname === '/__setup') {
-    provider = build(url.searchParams.get('redirect_uri'), url.searchParams.get('after_logout'));
+    const q = url.searchParams;
+    provider = build(q.get('redirect_uri'), q.get('after_logout'), { device: q.get('device') !== 'off', loopback: q.get('loopback') === 'on' });
     return res.end('ok');
   }
   if (url.pathname === '/__skew') {

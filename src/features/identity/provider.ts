@@ -70,8 +70,17 @@ export class OidcProvider {
 
   /** Where to send the browser, with a fresh state, nonce and PKCE verifier to keep until the callback. */
   async authorizationUrl(redirectUri: string): Promise<{ url: string; state: string; nonce: string; verifier: string }> {
-    const config = await this.configuration();
     const verifier = client.randomPKCECodeVerifier();
+    return { ...(await this.authorizationUrlFor(redirectUri, await client.calculatePKCECodeChallenge(verifier))), verifier };
+  }
+
+  /**
+   * The same with the PKCE S256 challenge of someone else's verifier: `agentsvc login --browser`
+   * keeps its verifier and sends it only with the code, so a code caught on its way to the loopback
+   * listener is worth nothing without it.
+   */
+  async authorizationUrlFor(redirectUri: string, codeChallenge: string): Promise<{ url: string; state: string; nonce: string }> {
+    const config = await this.configuration();
     const state = client.randomState();
     const nonce = client.randomNonce();
     const url = client.buildAuthorizationUrl(config, {
@@ -79,10 +88,10 @@ export class OidcProvider {
       scope: this.settings.scopes,
       state,
       nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge: codeChallenge,
       code_challenge_method: 'S256',
     });
-    return { url: url.href, state, nonce, verifier };
+    return { url: url.href, state, nonce };
   }
 
   /** The callback: code exchanged, state, nonce and ID token checked; throws on any failure. */

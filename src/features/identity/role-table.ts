@@ -233,6 +233,8 @@ export const ROUTE_ROLES: Readonly<Record<string, Decision>> = {
   'GET /api/auth/oidc/callback': PUBLIC,
   'POST /api/auth/device': PUBLIC,
   'POST /api/auth/device/token': PUBLIC,
+  'POST /api/auth/loopback': PUBLIC,
+  'POST /api/auth/loopback/token': PUBLIC,
   'POST /api/auth/signout': EVERYONE,
   'GET /api/auth/signins': EVERYONE,
   'DELETE /api/auth/signins/:signin_id': EVERYONE,

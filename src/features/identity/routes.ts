@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { me, publicRoute } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import { text } from '../../platform/lib/storable.js';
-import { ProviderUnreachable } from './provider.js';
+import { ProviderUnreachable, type SignedIn } from './provider.js';
 import { COOKIE, type Identities, ownOrigin, roleOf, SigninRefused } from './service.js';
 
 const Signin = z.object({
@@ -29,6 +29,12 @@ const DeviceToken = z.object({
   role: Role.optional(),
 });
 
+const CliToken = z.object({ status: z.literal('ok'), token: z.string(), username: z.string(), role: Role });
+const LoopbackStart = z.object({ authorization_url: z.string(), state: z.string(), expires_in: z.number().int() });
+/** The PKCE S256 challenge (RFC 7636 4.2: base64url of a SHA-256, 43 characters) and a verifier (4.1). */
+const CodeChallenge = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'a PKCE S256 code challenge: 43 base64url characters');
+const CodeVerifier = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'a PKCE code verifier: 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
+
 const CALLBACK = '/api/auth/oidc/callback';
 /** The provider's answer (RFC 6749 4.1.2, RFC 9207 `iss`); other parameters pass through to openid-client. */
 const param = z.string().max(4000).optional();
@@ -48,6 +54,28 @@ function page(reply: FastifyReply, status: number, title: string, message: strin
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${html(title)}</title><meta name="viewport" content="width=device-width"></head>` +
         `<body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem"><h1>${html(title)}</h1><p id="message">${html(message)}</p><p><a href="/">Back to the sign-in page</a></p></body></html>`,
     );
+}
+
+/**
+ * A terminal's redirect URI (RFC 8252 7.3): `http://127.0.0.1:<port>/callback` or `http://[::1]:<port>/callback`,
+ * nothing else, so the service never builds a sign-in that sends a code anywhere but back to the
+ * machine the browser runs on. Answers it normalised, or null.
+ */
+function loopbackRedirect(v: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return null;
+  }
+  const loopback = u.hostname === '127.0.0.1' || u.hostname === '[::1]';
+  return u.protocol === 'http:' && loopback && Number(u.port) > 0 && u.pathname === '/callback' && !u.search && !u.hash && !u.username && !u.password ? u.href : null;
+}
+
+/** openid-client's error says which check failed; its cause says on what (the claim: exp, aud, nonce...). */
+function refusal(e: unknown): string {
+  const cause = (e as Error).cause;
+  return `${(e as Error).message}${cause instanceof Error ? `: ${cause.message}` : ''}`;
 }
 
 /** Only a path of this service (never `//host` or a URL): no open redirect. */
@@ -102,10 +130,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identities: Identities }> =
     } catch (e) {
       req.log.warn({ err: (e as Error).message }, 'sign-in callback refused');
       if (e instanceof ProviderUnreachable) return fail(503, 'unreachable', `${p.settings.name} cannot be reached; try again in a moment.`);
-      // openid-client's error says which check failed; its cause says on what (the claim: exp, aud, nonce...).
-      const cause = (e as Error).cause;
-      const why = `${(e as Error).message}${cause instanceof Error ? `: ${cause.message}` : ''}`;
-      return fail(400, 'invalid_response', `The answer of ${p.settings.name} could not be accepted: ${why}. Start again.`);
+      return fail(400, 'invalid_response', `The answer of ${p.settings.name} could not be accepted: ${refusal(e)}. Start again.`);
     }
     try {
       const s = await identities.signIn(who, 'browser', meta(req));
@@ -138,6 +163,17 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identities: Identities }> =
     return reply.code(204).send(null);
   });
 
+  /** A terminal's sign-in: the token `agentsvc login` stores, or why the person may not sign in. */
+  const cliSignIn = async (who: SignedIn, req: FastifyRequest) => {
+    try {
+      const s = await identities.signIn(who, 'cli', meta(req));
+      return { status: 'ok' as const, token: s.token, username: s.user.username, role: roleOf(s.user) };
+    } catch (e) {
+      if (e instanceof SigninRefused) throw new AppError(e.status, e.reason === 'disabled' ? 'USER_DISABLED' : 'FORBIDDEN_ROLE', e.message);
+      throw e;
+    }
+  };
+
   // The terminal (RFC 8628): the service holds the client secret and asks the provider for the CLI.
   app.post('/api/auth/device', { config: publicRoute, schema: { tags, response: { 200: DeviceStart } } }, async () => {
     const p = provider();
@@ -160,14 +196,60 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identities: Identities }> =
       throw new AppError(400, 'ACCESS_DENIED', `the provider refused the sign-in (${polled.error})`);
     }
     await identities.store.takeDeviceRequest(r.id);
-    try {
-      const s = await identities.signIn(polled.signedIn, 'cli', meta(req));
-      return { status: 'ok' as const, token: s.token, username: s.user.username, role: roleOf(s.user) };
-    } catch (e) {
-      if (e instanceof SigninRefused) throw new AppError(e.status, e.reason === 'disabled' ? 'USER_DISABLED' : 'FORBIDDEN_ROLE', e.message);
-      throw e;
-    }
+    return cliSignIn(polled.signedIn, req);
   });
+
+  // The terminal through a browser (RFC 8252 7.3), for providers without the device grant: the CLI
+  // listens on a loopback port and keeps the PKCE verifier; the service, which holds the client
+  // secret, builds the authorization URL and exchanges the code the CLI brings back.
+  app.post(
+    '/api/auth/loopback',
+    { config: publicRoute, schema: { tags, body: z.object({ redirect_uri: z.string().max(200), code_challenge: CodeChallenge }).strict(), response: { 200: LoopbackStart } } },
+    async (req) => {
+      const p = provider();
+      const redirect = loopbackRedirect(req.body.redirect_uri);
+      if (!redirect) throw Errors.invalid(['body', 'redirect_uri'], 'must be http://127.0.0.1:<port>/callback or http://[::1]:<port>/callback (where agentsvc login listens)');
+      const a = await p.authorizationUrlFor(redirect, req.body.code_challenge);
+      await identities.store.addRequest({ id: a.state, kind: 'loopback', nonce: a.nonce, code_verifier: null, device_code: null, return_to: null, redirect_uri: redirect }, REQUEST_TTL_MS);
+      return { authorization_url: a.url, state: a.state, expires_in: REQUEST_TTL_MS / 1000 };
+    },
+  );
+
+  app.post(
+    '/api/auth/loopback/token',
+    {
+      config: publicRoute,
+      schema: {
+        tags,
+        // What the provider's redirect brought to the CLI (RFC 6749 4.1.2, RFC 9207 `iss`), and the PKCE verifier.
+        body: z.object({ state: text(200, 1), code_verifier: CodeVerifier, code: param, iss: param, error: param, error_description: param }).strict(),
+        response: { 200: CliToken },
+      },
+    },
+    async (req) => {
+      const p = provider();
+      const b = req.body;
+      // Taken once, whatever follows: a replayed or forged exchange finds nothing.
+      const started = await identities.store.takeLoopbackRequest(b.state);
+      if (!started?.nonce || !started.redirect_uri) throw new AppError(400, 'SIGNIN_EXPIRED', 'this sign-in is unknown, was already used, or took too long; run agentsvc login again');
+      if (b.error) {
+        await identities.auditFailure(`loopback_${b.error}`.slice(0, 100), { ip: req.ip });
+        throw new AppError(400, 'ACCESS_DENIED', `the provider refused the sign-in (${b.error}${b.error_description ? `: ${b.error_description}` : ''})`);
+      }
+      const callback = new URL(started.redirect_uri);
+      for (const k of ['code', 'state', 'iss'] as const) if (b[k] !== undefined) callback.searchParams.set(k, b[k]);
+      let who: SignedIn;
+      try {
+        who = await p.callback(callback, started.redirect_uri, { state: started.id, nonce: started.nonce, verifier: b.code_verifier });
+      } catch (e) {
+        if (e instanceof ProviderUnreachable) throw e;
+        req.log.warn({ err: (e as Error).message }, 'terminal sign-in refused');
+        await identities.auditFailure('invalid_response', { ip: req.ip });
+        throw new AppError(400, 'SIGNIN_INVALID', `the answer of ${p.settings.name} could not be accepted: ${refusal(e)}`);
+      }
+      return cliSignIn(who, req);
+    },
+  );
 
   const admin = (req: FastifyRequest) => {
     if (roleOf(me(req)) !== 'admin') throw Errors.forbidden('admins only');

@@ -29,11 +29,13 @@ export interface SigninRow {
 
 export interface SigninRequest {
   id: string;
-  kind: 'browser' | 'device';
+  kind: 'browser' | 'device' | 'loopback';
   nonce: string | null;
   code_verifier: string | null;
   device_code: string | null;
   return_to: string | null;
+  /** `loopback` (agentsvc login --browser): the CLI's redirect URI, used again for the exchange. */
+  redirect_uri?: string | null;
 }
 
 export type AuditAction = 'signin' | 'signin_failed' | 'signout' | 'role_changed' | 'user_disabled' | 'user_enabled';
@@ -145,8 +147,8 @@ export class IdentityStore {
 
   async addRequest(r: SigninRequest, ttlMs: number): Promise<void> {
     await this.db.sql(
-      `insert into signin_requests (id, kind, nonce, code_verifier, device_code, return_to, expires_at) values (?, ?, ?, ?, ?, ?, now() + (? * interval '1 millisecond'))`,
-      [r.id, r.kind, r.nonce, r.code_verifier, r.device_code, r.return_to, ttlMs],
+      `insert into signin_requests (id, kind, nonce, code_verifier, device_code, return_to, redirect_uri, expires_at) values (?, ?, ?, ?, ?, ?, ?, now() + (? * interval '1 millisecond'))`,
+      [r.id, r.kind, r.nonce, r.code_verifier, r.device_code, r.return_to, r.redirect_uri ?? null, ttlMs],
     );
     // Old ones go as new ones come: abandoned sign-ins leave nothing behind for long.
     await this.db.sql(`delete from signin_requests where expires_at < now() - interval '1 hour'`);
@@ -156,6 +158,15 @@ export class IdentityStore {
   async takeRequest(id: string): Promise<SigninRequest | null> {
     const rows = await this.db.sql<SigninRequest>(
       `delete from signin_requests where id = ? and kind = 'browser' and expires_at > now() returning id, kind, nonce, code_verifier, device_code, return_to`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** A terminal's browser sign-in is used once too: taken by the first exchange, approved or refused. */
+  async takeLoopbackRequest(id: string): Promise<SigninRequest | null> {
+    const rows = await this.db.sql<SigninRequest>(
+      `delete from signin_requests where id = ? and kind = 'loopback' and expires_at > now() returning id, kind, nonce, code_verifier, device_code, return_to, redirect_uri`,
       [id],
     );
     return rows[0] ?? null;

@@ -19,6 +19,7 @@ import { Migration20261127000060_egress_audit } from './Migration20261127000060_
 import { Migration20261127000070_model_credentials } from './Migration20261127000070_model_credentials.js';
 import { Migration20261127000071_identity } from './Migration20261127000071_identity.js';
 import { Migration20261127000072_inbox_webhooks } from './Migration20261127000072_inbox_webhooks.js';
+import { Migration20261127000075_signin_loopback } from './Migration20261127000075_signin_loopback.js';
 
 /** Committed migrations, in order. Listed explicitly so the compiled build needs no globbing. */
 export const migrationsList: MigrationObject[] = [
@@ -42,4 +43,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000070_model_credentials', class: Migration20261127000070_model_credentials },
   { name: 'Migration20261127000071_identity', class: Migration20261127000071_identity },
   { name: 'Migration20261127000072_inbox_webhooks', class: Migration20261127000072_inbox_webhooks },
+  { name: 'Migration20261127000075_signin_loopback', class: Migration20261127000075_signin_loopback },
 ];
