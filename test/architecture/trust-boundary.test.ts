@@ -85,6 +85,7 @@ const RUNNERS: Record<string, string> = {
   'runners/local/sandbox.ts': 'passwd/group files and the read-only host binds of bubblewrap',
   'runners/local/net.ts': "opens a sandbox's network namespace (/proc/<pid>/ns/net) for pasta",
   'runners/docker/index.ts': 'creates the bind-mount source folder',
+  'runners/docker/network.ts': 'looks up pasta on the host (access X_OK)',
   'runners/docker/shared.ts': 'creates the home\'s shared folder (the npm shelf) bound read-only into containers',
   'runners/path-denies.ts': 'lists the entries a path rule covers (a walk by descriptors, links never followed) and the empty nodes bound over them',
 };
