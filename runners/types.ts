@@ -104,6 +104,11 @@ export type PathPolicy = (userId: string, sessions: string[]) => Promise<PathDen
 export interface Runner {
   readonly kind: string;
   /**
+   * The workspace root as processes of every computer of this runner see it, known before any is
+   * acquired (docker: /workspace); absent when it is each user's host folder (local).
+   */
+  readonly computerRoot?: string;
+  /**
    * Hold every process to the path denies `policy` answers for its user (docs/policy-paths.md):
    * denied entries that exist when it starts cannot be opened (nor written, for write denies).
    */

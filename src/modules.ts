@@ -24,7 +24,7 @@ import { doorsModule } from './features/doors/module.js';
 import { mcpDoorModule } from './features/mcp-door/module.js';
 import { agUiModule } from './features/ag-ui/module.js';
 import { egressModule, egressPolicyModule } from './features/egress/module.js';
-import { filesModule, foldersModule } from './core/files/module.js';
+import { filesModule, foldersModule, quotaModule } from './core/files/module.js';
 import { frontendConfigModule } from './features/frontend-config/module.js';
 import { gisModule } from './features/gis/module.js';
 import { memoriesModule } from './features/memories/module.js';
@@ -134,6 +134,7 @@ export const TOOL_ORDER: readonly string[] = [
  * own `before` / `after`).
  */
 export const MODULES: readonly Module[] = [
+  quotaModule,
   usersModule,
   telemetryModule,
   eventsModule,

@@ -324,6 +324,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
 
   const runner: Runner = {
     kind: 'docker',
+    computerRoot: ROOT,
     setPathPolicy(policy) {
       pathPolicy = policy;
     },

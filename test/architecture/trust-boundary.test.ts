@@ -13,7 +13,9 @@ const repo = resolve(import.meta.dirname, '../..');
 
 /** The layer itself: everything it does goes through descriptors opened without following links. */
 const LAYER: Record<string, string> = {
-  'src/core/files/confine.ts': 'the descriptor walk',
+  'src/core/files/confine.ts': 'opens and verifies the user and session folders, one component at a time from the workspaces root',
+  'src/core/files/open-session.ts': 'the descriptor walk inside an opened session folder',
+  'src/core/files/descriptors.ts': 'kernel paths through open descriptors; a folder opened O_DIRECTORY|O_NOFOLLOW',
   'src/core/files/confine-paths.ts': 'path rules and resolveNow: lstat/readlink by path answer a policy check only, never open a file',
   'src/core/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
   'src/core/files/workspace-fs.ts': 'WorkspaceFs, the API everyone else uses',

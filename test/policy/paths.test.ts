@@ -34,7 +34,7 @@ t.test('resolveNow answers exactly what the confined walk answers', async (t) =>
     '/computer/ws/src/app.ts', 'etc-link/passwd', 'dangling', 'dangling/x', 'a/app.ts', 'a/../secrets/key', 'src/safe/../src/app.ts', 'src/up/key',
     'loop1', 'loop2/x', '../outside', '/etc/passwd', 'src\\app.ts', 'a\0b',
   ];
-  const folder = new SessionFolder(ws.folder.base, 'user_p', 'sess_p', '/computer/ws');
+  const folder = new SessionFolder(ws.folder.base, 'user_p', 'sess_p', { computerDir: '/computer/ws' });
   const viaComputer = { ...ws, folder } as SessionWorkspace;
   const wrong: string[] = [];
   for (const p of paths) {

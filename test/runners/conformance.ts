@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
 import type { Computer, PathDenySet, Runner } from '../../runners/types.js';
-import { homeFs } from '../../src/core/files/workspace-fs.js';
+import { Workspaces } from '../../src/core/files/session-folder.js';
 import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
 import { runAudit, type AuditOptions } from './audit.js';
 import { waitFor } from '../helpers/wait.js';
@@ -24,7 +24,7 @@ export function hostRootOf(home: string, c: Computer): string {
 
 /** The computer's files as the service reaches them: the confined layer, new entries owned by its user. */
 export function filesOf(home: string, c: Computer) {
-  return homeFs(workspacesRoot({ home }), c.userId, c.owner, c.root);
+  return new Workspaces(workspacesRoot({ home }), null).home(c);
 }
 
 /** A runner plus the users a test acquired, all reset at teardown. */

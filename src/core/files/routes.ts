@@ -7,7 +7,7 @@ import type { Config } from '../../platform/config/index.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import type { SessionService } from '../sessions/service.js';
-import { at, PathEscapeError, SessionFolder, WorkspaceFolderError, type Entry, type OpenSession } from './confine.js';
+import { at, PathEscapeError, type SessionFolder, WorkspaceFolderError, type Entry, type OpenSession } from './confine.js';
 import { contentTypeOf } from './content-type.js';
 import { exists, listDir, openRead, removeEntry, statEntry, writeWhole } from './entry-ops.js';
 import {
@@ -68,7 +68,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
   const folderOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFolder> => {
     const userId = me(req).id;
     await sessions.getOwned(userId, req.params.session_id);
-    return SessionFolder.of(config.workspaces, userId, req.params.session_id);
+    return folders.folder(userId, req.params.session_id);
   };
   /** The computer's user, to whom entries these routes make are handed (so the agent can use them). */
   const ownerOf = (req: FastifyRequest) => folders.owner(me(req).id);

@@ -7,7 +7,7 @@
  * only ever changed through a descriptor. Nothing here hands a host path to its caller.
  */
 import { mkdir, rename } from 'node:fs/promises';
-import { type Entry, type OpenSession, SessionFolder } from './confine.js';
+import type { Entry, OpenSession, SessionFolder } from './confine.js';
 import { copyEntry, listDir, type ListedEntry, openDir, openRead, type Owner, removeEntry, statEntry, writeWhole } from './entry-ops.js';
 
 export type { ListedEntry, Owner };
@@ -131,17 +131,4 @@ export function confinedFs(folder: SessionFolder, owner?: Owner): WorkspaceFs {
         }
       }),
   };
-}
-
-/** A session's folder: `root` is the workspaces root (config.workspaces). */
-export function sessionFs(root: string, userId: string, sessionId: string, owner?: Owner): WorkspaceFs {
-  return confinedFs(SessionFolder.of(root, userId, sessionId), owner);
-}
-
-/**
- * A user's whole computer home (`.profile`, `.prod_agents`, every session folder). `computerDir`:
- * the home as the computer's processes see it (`/workspace` on docker), for absolute paths.
- */
-export function homeFs(root: string, userId: string, owner?: Owner, computerDir?: string): WorkspaceFs {
-  return confinedFs(SessionFolder.home(root, userId, computerDir), owner);
 }

@@ -42,8 +42,8 @@ export interface PluginHost {
   prompt: SystemPrompt;
   /** Where plugin checks go (read by the diagnostics routes). */
   checks: PluginCheck[];
-  /** Session folders (api.files); absent in hosts that have none. */
-  workspaces?: Workspaces;
+  /** Session folders (api.files). */
+  workspaces: Workspaces;
   /** Shutdown hooks, run by the service's close. */
   closers?: (() => Promise<unknown>)[];
 }
@@ -151,7 +151,7 @@ export async function loadPlugins(
         options: Object.freeze({ ...options }),
         log: (m) => log.warn(`plugin ${plugin.name}: ${m}`),
         info: (m) => log.info(`plugin ${plugin.name}: ${m}`),
-        files: sessionFiles(config.workspaces, host.workspaces),
+        files: sessionFiles(host.workspaces),
         fetch: (url, o = {}) => safeFetch(url, { ...o, allowPrivate: config.web.allowPrivate, maxRedirects: 5 }),
         registerProvider(provider) {
           if (!provider || typeof provider.name !== 'string' || typeof provider.tools !== 'function') {

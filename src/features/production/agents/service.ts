@@ -4,7 +4,8 @@ import type { Database } from '../../../platform/db/index.js';
 import { randomToken } from '../../../platform/lib/ids.js';
 import type { Computer, Runner } from '../../../../runners/types.js';
 import { PathEscapeError, WorkspaceFolderError } from '../../../core/files/confine.js';
-import { homeFs, type WorkspaceFs } from '../../../core/files/workspace-fs.js';
+import type { Workspaces } from '../../../core/files/session-folder.js';
+import type { WorkspaceFs } from '../../../core/files/workspace-fs.js';
 import { AppError, Errors } from '../../../platform/server/errors.js';
 import type { SessionService } from '../../../core/sessions/service.js';
 import type { SolutionCatalog } from '../../solutions/catalog.js';
@@ -116,6 +117,8 @@ export class ProdAgents {
       roles: Roles;
       sessions: SessionService;
       runner: Runner;
+      /** The session folders (their quota: what the home's files add counts against it). */
+      folders: Workspaces;
       /** Ids of the user's agents a record may name in `agent_id` (production-solution agents and production agents). */
       agentIds: (userId: string) => Promise<Set<string>>;
       /** Seconds an init_script may run (AGENTSVC_AGENT_INIT_TIMEOUT_SECONDS). */
@@ -127,7 +130,7 @@ export class ProdAgents {
 
   /** The user's computer home, through the confined file layer (never by host path). */
   private homeOf(computer: Computer): WorkspaceFs {
-    return homeFs(this.deps.config.workspaces, computer.userId, computer.owner, computer.root);
+    return this.deps.folders.home(computer);
   }
 
   /** Ids of the user's production agents. */
