@@ -1,7 +1,7 @@
 /**
  * Pieces both runners need: user id and working-directory checks, output capture with a byte cap,
  * and the timeout/abort watchdog around one exec. File access is not here: host code reads and
- * writes a user's tree only through the confined file layer (src/core/files/workspace-fs.ts).
+ * writes a user's tree only through the confined file layer (src/core/files/folder-fs.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, realpath, rename, rm } from 'node:fs/promises';

@@ -44,7 +44,7 @@ export interface ExecResult {
 
 /**
  * A user's sandbox, exec only. Host code never reaches its files through it: the service reads and
- * writes a user's tree through the confined file layer (src/core/files/workspace-fs.ts), which walks
+ * writes a user's tree through the confined file layer (src/core/files/folder-fs.ts), which walks
  * by descriptors from the workspaces root, so a runner hands out no host path at all.
  */
 export interface Computer {

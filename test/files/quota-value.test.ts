@@ -6,7 +6,7 @@ import { markQuota } from '../../src/core/files/command-quota.js';
 import { SessionFolder } from '../../src/core/files/confine.js';
 import { QuotaExceededError, StorageQuota } from '../../src/core/files/quota.js';
 import { Workspaces } from '../../src/core/files/session-folder.js';
-import { confinedFs } from '../../src/core/files/workspace-fs.js';
+import { confinedFs } from '../../src/core/files/folder-fs.js';
 
 /**
  * The storage quota is a value (docs/storage-quota.md): each service makes its own and hands it to

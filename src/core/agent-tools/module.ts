@@ -1,7 +1,7 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { agentTool } from './fork.js';
 import { askUserQuestionTool } from './question.js';
-import { createTaskTools, TaskStore, taskRoutes } from './tasks.js';
+import { createTaskTools, TaskStore, taskRoutes } from './session-tasks.js';
 
 declare module '../../platform/lib/modules.js' {
   interface Provides {

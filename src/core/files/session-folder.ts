@@ -3,7 +3,7 @@ import type { Computer, Runner } from '../../../runners/types.js';
 import { at, SessionFolder } from './confine.js';
 import { type Owner, removeEntry } from './entry-ops.js';
 import { StorageQuota } from './quota.js';
-import { confinedFs, type WorkspaceFs } from './workspace-fs.js';
+import { confinedFs, type WorkspaceFs } from './folder-fs.js';
 
 export { PathEscapeError } from './confine.js';
 

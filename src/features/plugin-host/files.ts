@@ -2,7 +2,7 @@ import type { Workspaces } from '../../core/files/session-folder.js';
 import type { SessionFiles } from './api.js';
 
 /**
- * api.files: session folders for plugins, through the confined file layer (files/workspace-fs.ts),
+ * api.files: session folders for plugins, through the confined file layer (files/folder-fs.ts),
  * the same as the file endpoints and tools, so a link the agent plants in the workspace never makes
  * a plugin read or write outside it. Plugins never get a host path. Their writes count against the
  * storage quota of `folders`.

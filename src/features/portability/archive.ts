@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { SessionFolder } from '../../core/files/confine.js';
 import { type ZipStream, zipFolder } from '../../core/files/zip.js';
 import { Errors } from '../../platform/server/errors.js';
-import type { TaskStore } from '../../core/agent-tools/tasks.js';
+import type { TaskStore } from '../../core/agent-tools/session-tasks.js';
 import type { TurnStore } from '../../core/conversation/turn-store.js';
 import type { SessionService } from '../../core/sessions/service.js';
 import type { AnnotationStore } from '../annotations/store.js';

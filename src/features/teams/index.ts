@@ -12,7 +12,7 @@ import type { IssueStore } from './issues.js';
 import { workspaceRoutes } from './routes.js';
 import { type SessionsPort, WorkspaceService } from './service.js';
 import type { WorkspaceStore } from './store.js';
-import { type AgentPort, TaskRuns } from './task-runs.js';
+import { type AgentPort, TaskRuns } from './issue-task-runs.js';
 
 export interface WorkspacesDeps {
   db: Database;

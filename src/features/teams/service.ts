@@ -1,7 +1,7 @@
 import { Errors } from '../../platform/server/errors.js';
 import type { IssueStore } from './issues.js';
 import type { CreateIssueT, IssueT, PatchIssueT } from './schemas.js';
-import type { AgentPort, TaskRuns } from './task-runs.js';
+import type { AgentPort, TaskRuns } from './issue-task-runs.js';
 import type { AgentRow, WorkspaceStore } from './store.js';
 
 export interface SessionsPort {

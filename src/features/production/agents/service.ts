@@ -5,7 +5,7 @@ import { randomToken } from '../../../platform/lib/ids.js';
 import type { Computer, Runner } from '../../../../runners/types.js';
 import { PathEscapeError, WorkspaceFolderError } from '../../../core/files/confine.js';
 import type { Workspaces } from '../../../core/files/session-folder.js';
-import type { WorkspaceFs } from '../../../core/files/workspace-fs.js';
+import type { WorkspaceFs } from '../../../core/files/folder-fs.js';
 import { AppError, Errors } from '../../../platform/server/errors.js';
 import type { SessionService } from '../../../core/sessions/service.js';
 import type { SolutionCatalog } from '../../solutions/catalog.js';
