@@ -12,7 +12,7 @@ import type { AppServer, SocketModule } from './platform/server/gateway.js';
 import type { ToolRegistry } from './core/tools/registry.js';
 import type { Tool, ToolProvider, ToolScope } from './core/tools/types.js';
 import { adminModule } from './features/admin/module.js';
-import { agentsModule, tasksModule } from './core/agent-tools/module.js';
+import { agentsModule, sessionTasksModule } from './core/agent-tools/module.js';
 import { annotationsModule } from './features/annotations/module.js';
 import { appsModule } from './features/apps/module.js';
 import { chatModule, engineModule } from './core/engine/module.js';
@@ -171,7 +171,7 @@ export const MODULES: readonly Module[] = [
   filesModule,
   toolRoutesModule,
   computersModule,
-  tasksModule,
+  sessionTasksModule,
   tokenizeModule,
   settingsModule,
   sharingModule,

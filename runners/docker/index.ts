@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type PathPolicy, type Runner, type RunnerCheck } from '../types.js';
 import { type Covered, coveredNow, emptyNodes } from '../path-denies.js';
-import { removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, type Owner } from '../shared.js';
+import { removeUserFolder, resolveCwd, withTimeout, userFolderHostDir, foldersRoot, type Owner } from '../shared.js';
 import { proxyEnv, type EgressPort } from '../egress.js';
 import { describe, dockerFrom, status } from './daemon.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
@@ -70,7 +70,7 @@ interface Box extends Forwarded {
 export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   const docker = opts.docker ?? dockerFrom(opts.dockerHost);
   const where = describe(docker);
-  const root = workspacesRoot(opts);
+  const root = foldersRoot(opts);
   const homeTag = createHash('sha256').update(root).digest('hex').slice(0, 12);
   const apiMs = opts.apiTimeoutMs ?? 5000;
   const idleStopMs = opts.idleStopMs ?? 30 * 60 * 1000;
@@ -192,7 +192,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     if (p) return p;
     p = (async () => {
       await reachable();
-      const hostRoot = workspaceHostDir(root, userId);
+      const hostRoot = userFolderHostDir(root, userId);
       // Private: the daemon binds the workspace; nobody else on the host needs to list or enter it.
       await mkdir(root, { recursive: true, mode: 0o700 });
       await chmod(root, 0o700);
@@ -353,13 +353,13 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       };
     },
     async reset(userId) {
-      const hostRoot = workspaceHostDir(root, userId);
+      const hostRoot = userFolderHostDir(root, userId);
       await reachable();
       const removed = await removeAll(userId);
-      return { removed_containers: removed, removed_volume: await removeWorkspace(hostRoot) };
+      return { removed_containers: removed, removed_volume: await removeUserFolder(hostRoot) };
     },
     async version(userId): Promise<ComputerVersion> {
-      workspaceHostDir(root, userId);
+      userFolderHostDir(root, userId);
       await reachable();
       const image = await api(docker.getImage(opts.image).inspect(), 'inspect image').catch(() => null);
       const [c] = await findContainers(userId);
@@ -371,7 +371,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       return { upgrade_available: true, reason: 'the configured image differs from the computer\'s: upgrade recreates it, keeping the workspace', current_version, target_version };
     },
     async upgrade(userId) {
-      workspaceHostDir(root, userId);
+      userFolderHostDir(root, userId);
       await reachable();
       const removed = await removeAll(userId);
       await box(userId);

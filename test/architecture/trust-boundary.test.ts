@@ -18,7 +18,7 @@ const LAYER: Record<string, string> = {
   'src/core/files/descriptors.ts': 'kernel paths through open descriptors; a folder opened O_DIRECTORY|O_NOFOLLOW',
   'src/core/files/confine-paths.ts': 'path rules and resolveNow: lstat/readlink by path answer a policy check only, never open a file',
   'src/core/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
-  'src/core/files/folder-fs.ts': 'WorkspaceFs, the API everyone else uses',
+  'src/core/files/folder-fs.ts': 'FolderFs, the API everyone else uses',
   'src/core/files/routes.ts': 'file endpoints: rename/symlink/unlink on walked entries (at(dir, name))',
   'src/core/files/upload.ts': 'receives into a private temp folder, then renames onto walked entries',
   'src/core/files/zip.ts': 'zips a walked folder through descriptors',

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 
 /**
  * A session's folder as the computer sees it is fixed when the run's workspace is made
@@ -12,7 +12,7 @@ import { Workspaces } from '../../src/core/files/session-folder.js';
 const root = mkdtempSync(join(tmpdir(), 'agentsvc-computer-view-'));
 t.teardown(() => rmSync(root, { recursive: true, force: true }));
 
-type Runner = NonNullable<ConstructorParameters<typeof Workspaces>[1]>;
+type Runner = NonNullable<ConstructorParameters<typeof SessionFolders>[1]>;
 type Computer = Awaited<ReturnType<Runner['acquire']>>;
 
 /** A runner whose computers see every user's folder at /workspace (as docker's do). */
@@ -37,10 +37,10 @@ function fakeRunner(computerRoot?: string): Runner & { acquired: number } {
 
 t.test('a runner with a fixed computer root: the computer view is known before the computer is acquired', async (t) => {
   const runner = fakeRunner('/workspace');
-  const ws = new Workspaces(root, runner).forSession('user_v', 'sess_v');
+  const ws = new SessionFolders(root, runner).forSession('user_v', 'sess_v');
   t.equal(ws.computerDir, '/workspace/sess_v');
   t.equal(ws.folder.computerDir, '/workspace/sess_v');
-  await new Workspaces(root, null).sessionFs('user_v', 'sess_v').write('notes/a.txt', 'hi');
+  await new SessionFolders(root, null).sessionFs('user_v', 'sess_v').write('notes/a.txt', 'hi');
   t.equal(ws.folder.resolveNow('/workspace/sess_v/notes/a.txt'), 'notes/a.txt', "the policy's check maps the computer's absolute path");
   const rel = await ws.folder.with(async (s) => {
     const e = await s.walk('/workspace/sess_v/notes/a.txt', { follow: true });
@@ -57,13 +57,13 @@ t.test('a runner with a fixed computer root: the computer view is known before t
 });
 
 t.test('a runner whose computers see the host folder (local): the host folder', async (t) => {
-  const ws = new Workspaces(root, fakeRunner()).forSession('user_l', 'sess_l');
+  const ws = new SessionFolders(root, fakeRunner()).forSession('user_l', 'sess_l');
   t.equal(ws.computerDir, join(root, 'user_l', 'sess_l'));
   t.equal(ws.folder.computerDir, ws.folder.hostDir);
 });
 
 t.test('no runner: the host folder, and computer() says why not', async (t) => {
-  const ws = new Workspaces(root, null).forSession('user_n', 'sess_n');
+  const ws = new SessionFolders(root, null).forSession('user_n', 'sess_n');
   t.equal(ws.computerDir, join(root, 'user_n', 'sess_n'));
   await t.rejects(ws.computer(), /no runner configured/);
 });

@@ -5,7 +5,7 @@ import t from 'tap';
 import { markQuota } from '../../src/core/files/command-quota.js';
 import { SessionFolder } from '../../src/core/files/confine.js';
 import { QuotaExceededError, StorageQuota } from '../../src/core/files/quota.js';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { confinedFs } from '../../src/core/files/folder-fs.js';
 
 /**
@@ -39,7 +39,7 @@ t.test('two quotas over one root: each its own limit and count', async (t) => {
 
 t.test('the session folders hand their quota to every folder they make', async (t) => {
   const quota = new StorageQuota(root, 100);
-  const folders = new Workspaces(root, null, quota);
+  const folders = new SessionFolders(root, null, quota);
   t.equal(folders.quota, quota);
   const ws = folders.forSession('user_b', 'sess_b');
   // Counted before any write (a count taken during one would see its temp file).
@@ -52,7 +52,7 @@ t.test('the session folders hand their quota to every folder they make', async (
   const home = folders.home({ userId: 'user_b', root: '/workspace', exec: async () => ({}) as never });
   await t.rejects(home.write('.profile', 'p'.repeat(101)), { code: 'QUOTA_EXCEEDED' }, "the computer home's files");
   t.same(await ws.files.write('a.txt', 'a'.repeat(100)), { created: true }, 'up to the quota');
-  t.equal(new Workspaces(root, null).quota.limitBytes, 0, 'without one given: a quota of its own with no limit');
+  t.equal(new SessionFolders(root, null).quota.limitBytes, 0, 'without one given: a quota of its own with no limit');
 });
 
 t.test('a command is marked only under a quota with a limit', async (t) => {

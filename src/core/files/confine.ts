@@ -16,12 +16,12 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { DanglingLinkError, PathEscapeError, WorkspaceFolderError, relativeComponents, resolveNow } from './confine-paths.js';
+import { DanglingLinkError, PathEscapeError, NotAFolderError, relativeComponents, resolveNow } from './confine-paths.js';
 import { at, closeAll, openOwnFolder } from './descriptors.js';
 import { OpenSession, type PathGuard } from './open-session.js';
 import type { Account, StorageQuota } from './quota.js';
 
-export { DanglingLinkError, PathEscapeError, WorkspaceFolderError };
+export { DanglingLinkError, PathEscapeError, NotAFolderError };
 export { at };
 export { OpenSession, type Entry, type PathGuard, type WalkOptions } from './open-session.js';
 

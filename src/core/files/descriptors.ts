@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
-import { WorkspaceFolderError } from './confine-paths.js';
+import { NotAFolderError } from './confine-paths.js';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 /** A real folder, never a link standing in its place. */
@@ -37,7 +37,7 @@ export async function openOwnFolder(parent: FileHandle, name: string, create: bo
       // O_DIRECTORY|O_NOFOLLOW on a link gives ELOOP or ENOTDIR depending on the kernel: tell them apart.
       if (code === 'ELOOP' || code === 'ENOTDIR') {
         const link = await isLink(at(parent, name));
-        throw new WorkspaceFolderError(link ? `the ${what} folder is a symbolic link, not a directory; it is not followed` : `the ${what} folder is not a directory`);
+        throw new NotAFolderError(link ? `the ${what} folder is a symbolic link, not a directory; it is not followed` : `the ${what} folder is not a directory`);
       }
       throw e;
     }

@@ -19,7 +19,7 @@ export interface EntryInfo {
 }
 
 /** A user's tree as host code may touch it. Paths are relative to the tree (or absolute inside it). */
-export interface WorkspaceFs {
+export interface FolderFs {
   /** A regular file's bytes; over `maxBytes` (default 1 MiB) throws with code EFBIG. */
   read(path: string, maxBytes?: number): Promise<Buffer>;
   /** Replace (or create) a file atomically, making its folders; `executable` gives mode 0755. */
@@ -50,7 +50,7 @@ async function using<T>(s: OpenSession, path: string, opts: Parameters<OpenSessi
 }
 
 /** The confined file layer over one folder (session or home); new entries go to `owner`. */
-export function confinedFs(folder: SessionFolder, owner?: Owner): WorkspaceFs {
+export function confinedFs(folder: SessionFolder, owner?: Owner): FolderFs {
   const inFolder = <T>(fn: (s: OpenSession) => Promise<T>) => folder.with(fn);
   return {
     read: (path, maxBytes = 1024 * 1024) =>

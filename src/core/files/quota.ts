@@ -30,7 +30,7 @@ export class QuotaExceededError extends Error {
 
 /**
  * Whose quota a folder's bytes count against: the quota of the service that made the folder
- * (handed to it when it was made: SessionFolder, Workspaces) and the user.
+ * (handed to it when it was made: SessionFolder, SessionFolders) and the user.
  */
 export interface Account {
   quota: StorageQuota;

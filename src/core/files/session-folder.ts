@@ -3,16 +3,16 @@ import type { Computer, Runner } from '../../../runners/types.js';
 import { at, SessionFolder } from './confine.js';
 import { type Owner, removeEntry } from './entry-ops.js';
 import { StorageQuota } from './quota.js';
-import { confinedFs, type WorkspaceFs } from './folder-fs.js';
+import { confinedFs, type FolderFs } from './folder-fs.js';
 
 export { PathEscapeError } from './confine.js';
 
 /**
  * A session's folder inside its user's computer; host code reaches its files only through `files`.
- * Everything here is fixed when it is made (Workspaces.forSession): the computer is acquired on
+ * Everything here is fixed when it is made (SessionFolders.forSession): the computer is acquired on
  * first use, and what that changes nothing else reads.
  */
-export interface SessionWorkspace {
+export interface SessionSandbox {
   /**
    * The same folder as processes inside the computer see it, known before the computer is acquired:
    * under the runner's `computerRoot` (docker: /workspace/<session>), else the host folder (local).
@@ -21,7 +21,7 @@ export interface SessionWorkspace {
   /** The session folder, verified and walked by descriptors (the confined file layer). */
   readonly folder: SessionFolder;
   /** The confined file operations on the session folder. */
-  readonly files: WorkspaceFs;
+  readonly files: FolderFs;
   /** The user's computer (created on first use). */
   computer(): Promise<Computer>;
 }
@@ -52,7 +52,7 @@ const runsAsRoot = process.getuid?.() === 0;
  * The confined file layer with new entries handed to `owner()`, asked only by the operations that
  * make entries (write, mkdir, rename's folders, copy); reads never wait for it.
  */
-export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | undefined>): WorkspaceFs {
+export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | undefined>): FolderFs {
   const plain = confinedFs(folder);
   const owned = async () => confinedFs(folder, await owner());
   return {
@@ -68,7 +68,7 @@ export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | unde
  * Session folders inside users' computers, under the workspaces root (config.workspaces). Every
  * folder it makes counts its writes against `quota`, the service's own (quota.ts).
  */
-export class Workspaces {
+export class SessionFolders {
   constructor(
     private readonly root: string,
     private readonly runner: Runner | null,
@@ -101,16 +101,16 @@ export class Workspaces {
   }
 
   /** A session's folder through the confined file layer (new entries stay the service's). */
-  sessionFs(userId: string, sessionId: string): WorkspaceFs {
+  sessionFs(userId: string, sessionId: string): FolderFs {
     return confinedFs(this.folder(userId, sessionId));
   }
 
   /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
-  home(computer: Computer): WorkspaceFs {
+  home(computer: Computer): FolderFs {
     return confinedFs(SessionFolder.home(this.root, computer.userId, { computerDir: computer.root, quota: this.quota }), computer.owner);
   }
 
-  forSession(userId: string, sessionId: string): SessionWorkspace {
+  forSession(userId: string, sessionId: string): SessionSandbox {
     const runner = this.runner;
     const computerDir = runner?.computerRoot ? posix.join(runner.computerRoot, sessionId) : SessionFolder.of(this.root, userId, sessionId).hostDir;
     const folder = this.folder(userId, sessionId, computerDir);

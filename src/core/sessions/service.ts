@@ -38,7 +38,7 @@ export interface SessionServiceOptions {
   /** Turn text search (the conversation's turn store): sessions among these with a matching turn, newest first. */
   turnText?: (sessionIds: string[], pattern: string, limit: number) => Promise<string[]>;
   /** Whether the user may name this team workspace in a session (its member; src/features/teams). Unset: none may be named. */
-  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
+  teamWorkspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
 }
 
 /**
@@ -206,7 +206,7 @@ export class SessionService {
       throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
     }
     // A reference in the body is checked like a path id (docs/trust-boundary.md): one the caller may not use is 404.
-    if (input.workspace_id != null && !(await this.opts?.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
+    if (input.workspace_id != null && !(await this.opts?.teamWorkspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
     const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.opts?.plan?.(userId, input)) ?? null) : null;
     const em = this.em();
     const now = new Date();

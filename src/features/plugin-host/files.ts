@@ -1,4 +1,4 @@
-import type { Workspaces } from '../../core/files/session-folder.js';
+import type { SessionFolders } from '../../core/files/session-folder.js';
 import type { SessionFiles } from './api.js';
 
 /**
@@ -7,7 +7,7 @@ import type { SessionFiles } from './api.js';
  * a plugin read or write outside it. Plugins never get a host path. Their writes count against the
  * storage quota of `folders`.
  */
-export function sessionFiles(folders: Workspaces): SessionFiles {
+export function sessionFiles(folders: SessionFolders): SessionFiles {
   const fs = (s: { userId: string; sessionId: string }) => folders.sessionFs(s.userId, s.sessionId);
   return {
     workspace: (scope) => folders.forSession(scope.userId, scope.sessionId),

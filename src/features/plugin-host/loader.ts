@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../../platform/config/index.js';
 import type { SystemPrompt } from '../../core/engine/system-prompt.js';
-import type { Workspaces } from '../../core/files/session-folder.js';
+import type { SessionFolders } from '../../core/files/session-folder.js';
 import type { ToolRegistry } from '../../core/tools/registry.js';
 import type { Tool, ToolProvider } from '../../core/tools/types.js';
 import type * as Api from './api.js';
@@ -43,7 +43,7 @@ export interface PluginHost {
   /** Where plugin checks go (read by the diagnostics routes). */
   checks: PluginCheck[];
   /** Session folders (api.files). */
-  workspaces: Workspaces;
+  workspaces: SessionFolders;
   /** Shutdown hooks, run by the service's close. */
   closers?: (() => Promise<unknown>)[];
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../platform/config/index.js';
-import type { Workspaces } from '../../core/files/session-folder.js';
+import type { SessionFolders } from '../../core/files/session-folder.js';
 import type { Conversation } from '../../core/conversation/conversation.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
@@ -16,7 +16,7 @@ import * as S from './schemas.js';
 export interface SkillRouteDeps {
   config: Config;
   /** The session folders: skill files written into one count against the storage quota. */
-  folders: Workspaces;
+  folders: SessionFolders;
   sessions: SessionService;
   conversation: Conversation;
   library: () => SkillLibrary;

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanWorkspace, settled, statKey, type BlobCache, type Skipped } from './scan.js';
+import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanFolder, settled, statKey, type BlobCache, type Skipped } from './scan.js';
 import { spawner } from './spawner.js';
 import { SessionFolder } from '../../core/files/confine.js';
 import type { StorageQuota } from '../../core/files/quota.js';
@@ -244,7 +244,7 @@ export class Snapshots {
       return r.id;
     };
     const cache = this.caches.get(gitDir) ?? new Map();
-    const scanned = await readSessionTree(this.root, userId, sessionId, (top) => scanWorkspace(top, { ...this.opts, cache, writeBlob }));
+    const scanned = await readSessionTree(this.root, userId, sessionId, (top) => scanFolder(top, { ...this.opts, cache, writeBlob }));
     if (!scanned) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
     this.keepCache(gitDir, scanned.cache);
     const { skipped, signature } = scanned;
