@@ -345,7 +345,7 @@ export class SessionService {
    * id none of the caller's sessions holds is 404, whether another user's sessions hold it or no
    * session does (docs/errors.md: its existence is not revealed).
    */
-  async extraByTask(userId: string, taskId: string): Promise<ExtraInfoT> {
+  async extraByClientTask(userId: string, taskId: string): Promise<ExtraInfoT> {
     const rows = await this.em().getConnection().execute<ExtraRow[]>(
         `select id, extra, extra_created_at, extra_updated_at from sessions
          where user_id = ? and extra ->> 'task_id' = ?
