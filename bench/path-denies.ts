@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { createDockerRunner } from '../runners/docker/index.js';
 import { createLocalRunner } from '../runners/local/index.js';
 import { deniedEntries } from '../runners/path-denies.js';
-import { workspacesRoot } from '../runners/shared.js';
+import { foldersRoot } from '../runners/shared.js';
 import type { PathDenySet, Runner } from '../runners/types.js';
-import { homeFs } from '../src/core/files/workspace-fs.js';
+import { SessionFolders } from '../src/core/files/session-folder.js';
 import { pct, timed } from './lib/timing.js';
 
 const N = Number(process.env.BENCH_N ?? 60);
@@ -42,7 +42,7 @@ async function bench(name: string, home: string, runner: Runner, docker: boolean
   const user = `bench-paths-${process.pid}-${randomBytes(3).toString('hex')}`;
   try {
     const c = await runner.acquire(user);
-    const files = homeFs(workspacesRoot({ home }), user, c.owner, c.root);
+    const files = new SessionFolders(foldersRoot({ home }), null).home(c);
     for (let d = 0; d < 50; d++) for (let f = 0; f < 20; f++) await files.write(`s1/src/d${d}/f${f}.ts`, 'x');
     for (let i = 0; i < 10; i++) await files.write(`s1/secrets/k${i}`, 'k');
     for (let i = 0; i < 10; i++) await files.write(`s1/src/d${i}/key.pem`, 'k');
@@ -65,7 +65,7 @@ async function bench(name: string, home: string, runner: Runner, docker: boolean
         t.sort((a, b) => a - b);
         console.log(`${name}\texec true, ${what} (alternating)\tp50 ${pct(t, 50).toFixed(1)} ms, p99 ${pct(t, 99).toFixed(1)} ms (n=${N})`);
       }
-      const host = join(workspacesRoot({ home }), user);
+      const host = join(foldersRoot({ home }), user);
       console.log(`${name}\tthe walk alone (deniedEntries)\t${await times(N, () => deniedEntries(host, SET))}`);
       return;
     }

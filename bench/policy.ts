@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Workspaces } from '../src/core/files/session-folder.js';
+import { SessionFolders } from '../src/core/files/session-folder.js';
 import { type CallFacts, decide, type PolicySet, type SourcedRule, toolMatches } from '../src/features/policy/rules.js';
 import { ShellParser } from '../src/features/policy/shell.js';
 import { callFacts, walkedPath } from '../src/features/policy/targets.js';
@@ -66,7 +66,7 @@ function pct(xs: number[], p: number) {
 const shell = await ShellParser.load();
 const policy: PolicySet = { default: 'allow', rules: rules() };
 const root = mkdtempSync(join(tmpdir(), 'policy-bench-'));
-const ws = new Workspaces(root, null).forSession('user_bench', 'sess_bench');
+const ws = new SessionFolders(root, null).forSession('user_bench', 'sess_bench');
 await ws.files.write('src/app.ts', 'x');
 mkdirSync(join(root, 'user_bench', 'sess_bench', 'docs'));
 writeFileSync(join(root, 'user_bench', 'sess_bench', 'docs', 'a.md'), 'x');

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { createDockerRunner } from '../runners/docker/index.js';
 import { createLocalRunner } from '../runners/local/index.js';
 import type { Runner } from '../runners/types.js';
-import { workspacesRoot } from '../runners/shared.js';
-import { homeFs } from '../src/core/files/workspace-fs.js';
+import { foldersRoot } from '../runners/shared.js';
+import { SessionFolders } from '../src/core/files/session-folder.js';
 
 const EXEC_N = Number(process.env.BENCH_EXEC_N ?? 200);
 const READ_N = Number(process.env.BENCH_READ_N ?? 50);
@@ -61,7 +61,7 @@ async function bench(name: string, runner: Runner, firstUse: boolean): Promise<R
       if (r.exitCode !== 0) throw new Error(`exec true failed: ${r.stderr}`);
     }));
     // The service reads a computer's files through the confined file layer, never through the runner.
-    const files = homeFs(workspacesRoot({ home }), c.userId, c.owner);
+    const files = new SessionFolders(foldersRoot({ home }), null).home(c);
     await files.write('1mb.bin', randomBytes(1024 * 1024));
     rows.push(await measure(name, 'read 1 MB (file layer)', READ_N, () => files.read('1mb.bin', 2 * 1024 * 1024)));
     if (firstUse) {

@@ -1,7 +1,7 @@
 /**
  * Pieces both runners need: user id and working-directory checks, output capture with a byte cap,
  * and the timeout/abort watchdog around one exec. File access is not here: host code reads and
- * writes a user's tree only through the confined file layer (src/core/files/workspace-fs.ts).
+ * writes a user's tree only through the confined file layer (src/core/files/folder-fs.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, realpath, rename, rm } from 'node:fs/promises';
@@ -25,16 +25,16 @@ export function checkUserId(userId: string): string {
 }
 
 /** Host folder of a user's computer workspace under the workspaces root (same layout as src/core/files/paths.ts). */
-export function workspaceHostDir(root: string, userId: string): string {
+export function userFolderHostDir(root: string, userId: string): string {
   return join(root, checkUserId(userId));
 }
 
 /** The workspaces root: AGENTSVC_WORKSPACES, else <home>/workspaces. */
-export function workspacesRoot(opts: { home: string; workspaces?: string }): string {
+export function foldersRoot(opts: { home: string; workspaces?: string }): string {
   return resolve(opts.workspaces ?? join(opts.home, 'workspaces'));
 }
 
-export class WorkspacePathError extends Error {
+export class FolderPathError extends Error {
   readonly code = 'PATH_OUTSIDE_WORKSPACE';
 }
 
@@ -49,14 +49,14 @@ function within(base: string, p: string): boolean {
  * a tool (`ln -s /etc/passwd x`) cannot make the service read or write outside the workspace.
  */
 export async function hostPath(hostRoot: string, root: string, path: string): Promise<{ host: string; rel: string }> {
-  if (typeof path !== 'string' || path.includes('\0')) throw new WorkspacePathError('invalid path');
+  if (typeof path !== 'string' || path.includes('\0')) throw new FolderPathError('invalid path');
   let rel = path;
   if (posix.isAbsolute(path)) {
     rel = posix.relative(root, posix.normalize(path));
-    if (rel === '..' || rel.startsWith('../')) throw new WorkspacePathError(`${path} is outside the workspace`);
+    if (rel === '..' || rel.startsWith('../')) throw new FolderPathError(`${path} is outside the workspace`);
   }
   const target = resolve(hostRoot, rel);
-  if (!within(hostRoot, target)) throw new WorkspacePathError(`${path} is outside the workspace`);
+  if (!within(hostRoot, target)) throw new FolderPathError(`${path} is outside the workspace`);
   const realRoot = await realpath(hostRoot);
   let existing = target;
   const missing: string[] = [];
@@ -70,7 +70,7 @@ export async function hostPath(hostRoot: string, root: string, path: string): Pr
     }
   }
   const real = join(await realpath(existing), ...missing);
-  if (!within(realRoot, real)) throw new WorkspacePathError(`${path} resolves outside the workspace`);
+  if (!within(realRoot, real)) throw new FolderPathError(`${path} resolves outside the workspace`);
   return { host: real, rel: relative(realRoot, real) };
 }
 
@@ -78,7 +78,7 @@ export async function hostPath(hostRoot: string, root: string, path: string): Pr
 export async function resolveCwd(hostRoot: string, root: string, cwd: string | undefined): Promise<{ host: string; inner: string }> {
   const { host, rel } = await hostPath(hostRoot, root, cwd ?? '.');
   const st = await lstat(host).catch(() => null);
-  if (!st?.isDirectory()) throw new WorkspacePathError(`working directory ${cwd} does not exist in the workspace`);
+  if (!st?.isDirectory()) throw new FolderPathError(`working directory ${cwd} does not exist in the workspace`);
   return { host, inner: rel ? posix.join(root, rel.split('\\').join('/')) : root };
 }
 
@@ -268,7 +268,7 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
  * the service writing into it (REST file writes are not killed by a reset) or a second reset at the
  * same moment cannot make the removal fail half-way with ENOTEMPTY.
  */
-export async function removeWorkspace(hostRoot: string): Promise<boolean> {
+export async function removeUserFolder(hostRoot: string): Promise<boolean> {
   const aside = join(dirname(hostRoot), `.removing-${randomUUID()}`);
   try {
     await rename(hostRoot, aside);

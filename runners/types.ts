@@ -44,7 +44,7 @@ export interface ExecResult {
 
 /**
  * A user's sandbox, exec only. Host code never reaches its files through it: the service reads and
- * writes a user's tree through the confined file layer (src/core/files/workspace-fs.ts), which walks
+ * writes a user's tree through the confined file layer (src/core/files/folder-fs.ts), which walks
  * by descriptors from the workspaces root, so a runner hands out no host path at all.
  */
 export interface Computer {
@@ -103,6 +103,11 @@ export type PathPolicy = (userId: string, sessions: string[]) => Promise<PathDen
 
 export interface Runner {
   readonly kind: string;
+  /**
+   * The workspace root as processes of every computer of this runner see it, known before any is
+   * acquired (docker: /workspace); absent when it is each user's host folder (local).
+   */
+  readonly computerRoot?: string;
   /**
    * Hold every process to the path denies `policy` answers for its user (docs/policy-paths.md):
    * denied entries that exist when it starts cannot be opened (nor written, for write denies).

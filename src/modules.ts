@@ -12,7 +12,7 @@ import type { AppServer, SocketModule } from './platform/server/gateway.js';
 import type { ToolRegistry } from './core/tools/registry.js';
 import type { Tool, ToolProvider, ToolScope } from './core/tools/types.js';
 import { adminModule } from './features/admin/module.js';
-import { agentsModule, tasksModule } from './core/agent-tools/module.js';
+import { agentsModule, sessionTasksModule } from './core/agent-tools/module.js';
 import { annotationsModule } from './features/annotations/module.js';
 import { appsModule } from './features/apps/module.js';
 import { chatModule, engineModule } from './core/engine/module.js';
@@ -24,7 +24,7 @@ import { doorsModule } from './features/doors/module.js';
 import { mcpDoorModule } from './features/mcp-door/module.js';
 import { agUiModule } from './features/ag-ui/module.js';
 import { egressModule, egressPolicyModule } from './features/egress/module.js';
-import { filesModule, foldersModule } from './core/files/module.js';
+import { filesModule, foldersModule, quotaModule } from './core/files/module.js';
 import { frontendConfigModule } from './features/frontend-config/module.js';
 import { gisModule } from './features/gis/module.js';
 import { memoriesModule } from './features/memories/module.js';
@@ -134,6 +134,7 @@ export const TOOL_ORDER: readonly string[] = [
  * own `before` / `after`).
  */
 export const MODULES: readonly Module[] = [
+  quotaModule,
   usersModule,
   telemetryModule,
   eventsModule,
@@ -170,7 +171,7 @@ export const MODULES: readonly Module[] = [
   filesModule,
   toolRoutesModule,
   computersModule,
-  tasksModule,
+  sessionTasksModule,
   tokenizeModule,
   settingsModule,
   sharingModule,

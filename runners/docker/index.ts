@@ -4,25 +4,20 @@
  * limited (memory, CPU, pids), drop every capability, and are stopped when idle; the next command
  * starts them again. Path denies are mounts of the container (docs/policy-paths.md): when what
  * they cover changes, the container is made again. Containers never join a Docker network
- * (NetworkMode none, whatever the daemon's bridge and iptables settings): with network allowed,
- * pasta forwards one port of the container's loopback to the egress proxy on the host's
- * (runners/local/net.ts, docs/policy-network.md), the only way out. That needs the daemon on this
- * host and a root service; else commands get no network.
+ * (NetworkMode none, whatever the daemon's bridge and iptables settings): the egress proxy is
+ * their only way out (network.ts). The daemon's client: daemon.ts; one command: exec.ts.
  */
 import { createHash } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import { RunnerUnavailableError, type Computer, type ComputerVersion, type PathPolicy, type Runner, type RunnerCheck } from '../types.js';
 import { type Covered, coveredNow, emptyNodes } from '../path-denies.js';
-import { removeWorkspace, resolveCwd, withTimeout, workspaceHostDir, workspacesRoot, type Owner } from '../shared.js';
+import { removeUserFolder, resolveCwd, withTimeout, userFolderHostDir, foldersRoot, type Owner } from '../shared.js';
+import { proxyEnv, type EgressPort } from '../egress.js';
+import { describe, dockerFrom, status } from './daemon.js';
 import { quickExec, runExec, type ExecTarget } from './exec.js';
-import { proxyEnv, type EgressLease, type EgressPort } from '../egress.js';
-import { attachNetwork } from '../local/net.js';
-import { addressOnlyEgress } from '../../src/features/egress/proxy.js';
+import { containerNetwork, type Forwarded } from './network.js';
 import { hasShared, LABEL_SHARED, sharedMount } from './shared.js';
 
 export interface DockerRunnerOptions {
@@ -59,9 +54,8 @@ export const LABEL_HOME = 'agentsvc.home';
 export const LABEL_DENIES = 'agentsvc.denies';
 const ROOT = '/workspace';
 
-interface Box {
+interface Box extends Forwarded {
   id: string;
-  container: Dockerode.Container;
   hostRoot: string;
   owner?: Owner;
   /** LABEL_DENIES of the container: what its mounts cover. */
@@ -71,43 +65,12 @@ interface Box {
   stopped: boolean;
   /** Start/stop transitions, one after the other. */
   chain: Promise<void>;
-  /** With network: the proxy's listener for this computer, and the pasta forwarding it in. */
-  lease?: EgressLease;
-  pasta?: ChildProcess | null;
-}
-
-/**
- * dockerode, loaded when a docker runner is made: through docker-modem it loads ssh2, whose
- * poly1305 module reserves 16 MiB of WebAssembly memory at load, in every process that imports it,
- * local-runner services and CLI commands included.
- */
-let loaded: typeof Dockerode | null = null;
-const dockerode = (): typeof Dockerode => (loaded ??= createRequire(import.meta.url)('dockerode') as typeof Dockerode);
-
-function dockerFrom(host: string | undefined): Dockerode {
-  const Client = dockerode();
-  if (!host) return new Client();
-  if (host.startsWith('unix://')) return new Client({ socketPath: host.slice('unix://'.length) });
-  const u = new URL(host.includes('://') ? host : `tcp://${host}`);
-  return new Client({ host: u.hostname, port: u.port || 2375, protocol: u.protocol === 'https:' ? 'https' : 'http' });
-}
-
-/** Where the daemon is, for messages. */
-function describe(docker: Dockerode): string {
-  const m = docker.modem as { socketPath?: unknown; host?: string; port?: string | number; protocol?: string };
-  if (typeof m.socketPath === 'string') return `unix://${m.socketPath}`;
-  if (m.socketPath) return 'unix:///var/run/docker.sock';
-  return `${m.protocol ?? 'http'}://${m.host}:${m.port}`;
-}
-
-function status(e: unknown): number | undefined {
-  return (e as { statusCode?: number } | null)?.statusCode;
 }
 
 export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   const docker = opts.docker ?? dockerFrom(opts.dockerHost);
   const where = describe(docker);
-  const root = workspacesRoot(opts);
+  const root = foldersRoot(opts);
   const homeTag = createHash('sha256').update(root).digest('hex').slice(0, 12);
   const apiMs = opts.apiTimeoutMs ?? 5000;
   const idleStopMs = opts.idleStopMs ?? 30 * 60 * 1000;
@@ -119,32 +82,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   let sweeper: NodeJS.Timeout | null = null;
   const api = <T>(p: Promise<T>, what: string) => withTimeout(p, apiMs, what);
   const target = (box: Box): ExecTarget => ({ docker, container: box.container, api, running });
-  let ownEgress: ReturnType<typeof addressOnlyEgress> | null = null;
-  const egress = (): EgressPort => opts.egress ?? (ownEgress ??= addressOnlyEgress());
-  /** Why commands get no network although it is allowed; null when they reach the proxy. */
-  const netRefusal = !opts.network ? null : networkRefusal(docker);
-
-  /**
-   * With network: the computer's proxy listener (one per computer; each exec names who its
-   * connections are for) forwarded into the running container's namespace by pasta. Done after
-   * every start: a restarted container has a new namespace.
-   */
-  async function attach(b: Box, userId: string): Promise<void> {
-    if (!opts.network || netRefusal) return;
-    b.lease ??= await egress().open({ userId, sessionId: null, toolCallId: null });
-    b.pasta?.kill('SIGKILL');
-    b.pasta = null;
-    const info = await api(b.container.inspect(), 'inspect container');
-    if (!info.State?.Pid) throw new Error('the container has no process to attach the network to');
-    b.pasta = await attachNetwork({ pasta: onPath('pasta') ?? 'pasta' }, info.State.Pid, true, b.lease.port);
-  }
-
-  function detach(b: Box): void {
-    b.pasta?.kill('SIGKILL');
-    b.pasta = null;
-    b.lease?.close();
-    b.lease = undefined;
-  }
+  const net = containerNetwork({ enabled: !!opts.network, docker, egress: opts.egress, inspect: (c) => api(c.inspect(), 'inspect container') });
 
   async function reachable(): Promise<void> {
     try {
@@ -254,7 +192,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     if (p) return p;
     p = (async () => {
       await reachable();
-      const hostRoot = workspaceHostDir(root, userId);
+      const hostRoot = userFolderHostDir(root, userId);
       // Private: the daemon binds the workspace; nobody else on the host needs to list or enter it.
       await mkdir(root, { recursive: true, mode: 0o700 });
       await chmod(root, 0o700);
@@ -278,7 +216,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       const container = found ? docker.getContainer(found.Id) : await create(userId, hostRoot, deny);
       await startIt(container);
       const b: Box = { id: container.id, container, hostRoot, denies: found ? (found.Labels[LABEL_DENIES] ?? '') : deny.tag, lastUsed: Date.now(), busy: 0, stopped: false, chain: Promise.resolve() };
-      await attach(b, userId);
+      await net.attach(b, userId);
       b.owner = await ownerOf(b);
       armSweeper();
       return b;
@@ -292,7 +230,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
   function ensureRunning(b: Box, userId: string): Promise<void> {
     if (!b.stopped) return b.chain;
     b.stopped = false;
-    const started = b.chain.then(() => startIt(b.container)).then(() => attach(b, userId));
+    const started = b.chain.then(() => startIt(b.container)).then(() => net.attach(b, userId));
     b.chain = started.catch(() => {
       b.stopped = true;
     });
@@ -307,10 +245,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
         const b = await p.catch(() => null);
         if (!b || b.stopped || b.busy > 0 || Date.now() - b.lastUsed < idleStopMs) continue;
         b.stopped = true;
-        b.chain = b.chain.then(() => api(b.container.stop({ t: 1 }), 'stop container').then(() => undefined, () => undefined)).then(() => {
-          b.pasta?.kill('SIGKILL');
-          b.pasta = null;
-        });
+        b.chain = b.chain.then(() => api(b.container.stop({ t: 1 }), 'stop container').then(() => undefined, () => undefined)).then(() => net.unforward(b));
       }
     }, every);
     sweeper.unref();
@@ -369,7 +304,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
     if (forget) {
       const gone = boxes.get(userId);
       boxes.delete(userId);
-      void gone?.then(detach, () => {});
+      void gone?.then(net.detach, () => {});
     }
     const list = await findContainers(userId);
     let removed = 0;
@@ -389,6 +324,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
 
   const runner: Runner = {
     kind: 'docker',
+    computerRoot: ROOT,
     setPathPolicy(policy) {
       pathPolicy = policy;
     },
@@ -404,7 +340,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
         const why = status(e) === 404 ? 'not found' : e.message;
         return { ok: false, error: `image ${opts.image} ${why} on the docker daemon at ${where}: build it from runners/docker/Dockerfile` };
       }
-      if (netRefusal) return { ok: true, warning: `AGENTSVC_RUNNER_NETWORK: ${netRefusal}; commands get no network`, summary: 'containers without network' };
+      if (net.refusal) return { ok: true, warning: `AGENTSVC_RUNNER_NETWORK: ${net.refusal}; commands get no network`, summary: 'containers without network' };
       return { ok: true, summary: `containers with ${opts.network ? 'network only through the egress proxy' : 'no network'}` };
     },
     async acquire(userId): Promise<Computer> {
@@ -417,13 +353,13 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       };
     },
     async reset(userId) {
-      const hostRoot = workspaceHostDir(root, userId);
+      const hostRoot = userFolderHostDir(root, userId);
       await reachable();
       const removed = await removeAll(userId);
-      return { removed_containers: removed, removed_volume: await removeWorkspace(hostRoot) };
+      return { removed_containers: removed, removed_volume: await removeUserFolder(hostRoot) };
     },
     async version(userId): Promise<ComputerVersion> {
-      workspaceHostDir(root, userId);
+      userFolderHostDir(root, userId);
       await reachable();
       const image = await api(docker.getImage(opts.image).inspect(), 'inspect image').catch(() => null);
       const [c] = await findContainers(userId);
@@ -435,7 +371,7 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       return { upgrade_available: true, reason: 'the configured image differs from the computer\'s: upgrade recreates it, keeping the workspace', current_version, target_version };
     },
     async upgrade(userId) {
-      workspaceHostDir(root, userId);
+      userFolderHostDir(root, userId);
       await reachable();
       const removed = await removeAll(userId);
       await box(userId);
@@ -445,31 +381,10 @@ export function createDockerRunner(opts: DockerRunnerOptions): Runner {
       if (sweeper) clearInterval(sweeper);
       sweeper = null;
       await Promise.all([...running].map((kill) => kill()));
-      for (const p of boxes.values()) await p.then(detach, () => {});
-      ownEgress?.close();
+      for (const p of boxes.values()) await p.then(net.detach, () => {});
+      net.close();
     },
   };
   return runner;
 }
 
-
-function onPath(name: string): string | null {
-  for (const dir of ['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin']) {
-    try {
-      accessSync(`${dir}/${name}`, constants.X_OK);
-      return `${dir}/${name}`;
-    } catch {}
-  }
-  return null;
-}
-
-/**
- * Why the proxy cannot be forwarded into containers: pasta must join a container's namespace,
- * which takes a daemon on this host (a unix socket) and a root service. Then no network at all.
- */
-function networkRefusal(docker: Dockerode): string | null {
-  if (process.getuid?.() !== 0) return 'the egress proxy is forwarded into containers only by a root service';
-  if (!(docker.modem as { socketPath?: unknown }).socketPath) return 'the egress proxy needs the docker daemon on this host (a unix socket)';
-  if (!onPath('pasta')) return 'the egress proxy needs pasta (package passt)';
-  return null;
-}

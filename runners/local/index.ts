@@ -18,10 +18,10 @@ import {
   checkUserEnv,
   feedStdin,
   finishResult,
-  removeWorkspace,
+  removeUserFolder,
   resolveCwd,
   watchdog,
-  workspaceHostDir,
+  userFolderHostDir,
   type Owner,
 } from '../shared.js';
 import { BWRAP_ENV, DEFAULT_LIMITS, SANDBOX_PATH, confineArgs, groupFile, hostIdentity, limitArgs, passwdFile, type SandboxLimits } from './sandbox.js';
@@ -309,7 +309,7 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       return (await probe()).check;
     },
     async acquire(userId): Promise<Computer> {
-      const hostRoot = workspaceHostDir((await probe()).root, userId);
+      const hostRoot = userFolderHostDir((await probe()).root, userId);
       await prepare(hostRoot);
       // Local processes see the host filesystem, so the computer's root is the host folder itself.
       return {
@@ -320,9 +320,9 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
       };
     },
     async reset(userId) {
-      const hostRoot = workspaceHostDir((await probe()).root, userId);
+      const hostRoot = userFolderHostDir((await probe()).root, userId);
       for (const child of running.get(userId) ?? []) killGroup(child);
-      return { removed_containers: 0, removed_volume: await removeWorkspace(hostRoot) };
+      return { removed_containers: 0, removed_volume: await removeUserFolder(hostRoot) };
     },
     async version() {
       return { upgrade_available: false, reason: 'local runner has no image', current_version: 'local', target_version: 'local' };

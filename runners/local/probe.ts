@@ -9,7 +9,7 @@ import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { grantTraverse } from '../../src/platform/lib/system-user.js';
-import { type Owner, workspacesRoot } from '../shared.js';
+import { type Owner, foldersRoot } from '../shared.js';
 import type { ExecResult, RunnerCheck } from '../types.js';
 import type { NetTools } from './net.js';
 import { SANDBOX_USER } from './sandbox.js';
@@ -52,7 +52,7 @@ export interface ProbeSetup {
 }
 
 export async function probeSandbox(s: ProbeSetup): Promise<Probe> {
-  const ws = workspacesRoot(s);
+  const ws = foldersRoot(s);
   // Private: only the service lists it. A root service's bwrap (nobody) must still traverse it to
   // bind a workspace (each workspace is 0700 and nobody's), hence 0711 then.
   const mode = s.root ? 0o711 : 0o700;

@@ -4,7 +4,7 @@ import t from 'tap';
 
 /**
  * The trust boundary is built once (docs/trust-boundary.md): host code reaches a user's tree only through the
- * confined file layer (src/core/files/confine.ts, entry-ops.ts, workspace-fs.ts and the file endpoints
+ * confined file layer (src/core/files/confine.ts, entry-ops.ts, folder-fs.ts and the file endpoints
  * built on them), and runners are exec only. This test fails when a file that is not listed here
  * starts using `node:fs`, so a new feature cannot quietly read or write a workspace by path: it
  * has to use the layer, or be listed here with the reason it never touches a user's tree.
@@ -13,10 +13,12 @@ const repo = resolve(import.meta.dirname, '../..');
 
 /** The layer itself: everything it does goes through descriptors opened without following links. */
 const LAYER: Record<string, string> = {
-  'src/core/files/confine.ts': 'the descriptor walk',
+  'src/core/files/confine.ts': 'opens and verifies the user and session folders, one component at a time from the workspaces root',
+  'src/core/files/open-session.ts': 'the descriptor walk inside an opened session folder',
+  'src/core/files/descriptors.ts': 'kernel paths through open descriptors; a folder opened O_DIRECTORY|O_NOFOLLOW',
   'src/core/files/confine-paths.ts': 'path rules and resolveNow: lstat/readlink by path answer a policy check only, never open a file',
   'src/core/files/entry-ops.ts': 'operations on walked entries (atomic replace, list, copy, remove)',
-  'src/core/files/workspace-fs.ts': 'WorkspaceFs, the API everyone else uses',
+  'src/core/files/folder-fs.ts': 'FolderFs, the API everyone else uses',
   'src/core/files/routes.ts': 'file endpoints: rename/symlink/unlink on walked entries (at(dir, name))',
   'src/core/files/upload.ts': 'receives into a private temp folder, then renames onto walked entries',
   'src/core/files/zip.ts': 'zips a walked folder through descriptors',
@@ -85,6 +87,7 @@ const RUNNERS: Record<string, string> = {
   'runners/local/sandbox.ts': 'passwd/group files and the read-only host binds of bubblewrap',
   'runners/local/net.ts': "opens a sandbox's network namespace (/proc/<pid>/ns/net) for pasta",
   'runners/docker/index.ts': 'creates the bind-mount source folder',
+  'runners/docker/network.ts': 'looks up pasta on the host (access X_OK)',
   'runners/docker/shared.ts': 'creates the home\'s shared folder (the npm shelf) bound read-only into containers',
   'runners/path-denies.ts': 'lists the entries a path rule covers (a walk by descriptors, links never followed) and the empty nodes bound over them',
 };

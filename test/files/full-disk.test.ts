@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { editTool, writeTool } from '../../src/core/tools/files/index.js';
 import type { ToolContext } from '../../src/core/tools/types.js';
 import { build } from '../helpers/app.js';
@@ -48,7 +48,7 @@ t.test('a write that does not fit changes nothing: REST 507, tools a tool error'
   t.equal(readFileSync(join(folder, 'notes.txt'), 'utf8'), 'original', 'the old content is whole');
 
   const ctx = {
-    workspace: new Workspaces(mnt, null).forSession(userId, sid),
+    workspace: new SessionFolders(mnt, null).forSession(userId, sid),
     userId,
     sessionId: sid,
     callId: 'tc_test',

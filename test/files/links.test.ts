@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { writeTool } from '../../src/core/tools/files/index.js';
 import type { ToolContext } from '../../src/core/tools/types.js';
 import { filesFixture, uploadForm } from '../helpers/files.js';
@@ -38,7 +38,7 @@ t.test('a dangling link chain (x -> a/pwned, a -> outside) is never written thro
     t.equal(s.status, 422, `share-file into ${share_folder}`);
   }
   const me = (await (await app.api('/api/auth/me')).json()).id;
-  const ctx = { workspace: new Workspaces(join(app.home, 'workspaces'), null).forSession(me, id) } as unknown as ToolContext;
+  const ctx = { workspace: new SessionFolders(join(app.home, 'workspaces'), null).forSession(me, id) } as unknown as ToolContext;
   await t.rejects(writeTool.execute({ file_path: 'x', content: 'pwned' }, ctx), /outside the workspace/, 'Write through the chain');
   await t.rejects(writeTool.execute({ file_path: '.share/d/new.txt', content: 'pwned' }, ctx), /outside the workspace/, 'Write under the chain');
   t.same(readdirSync(outside), [], 'nothing was created outside');

@@ -3,8 +3,8 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { sessionHostDir, userWorkspaceDir } from '../../src/core/files/paths.js';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { sessionHostDir, userFolderDir } from '../../src/core/files/paths.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { globTool } from '../../src/core/tools/files/glob.js';
 import { grepTool } from '../../src/core/tools/files/grep.js';
 import { editTool, readTool, writeTool } from '../../src/core/tools/files/index.js';
@@ -31,7 +31,7 @@ const calls: Call[] = [
 
 const ctxOf = (app: TestApp, userId: string, sessionId: string) =>
   ({
-    workspace: new Workspaces(join(app.home, 'workspaces'), null).forSession(userId, sessionId),
+    workspace: new SessionFolders(join(app.home, 'workspaces'), null).forSession(userId, sessionId),
     userId,
     sessionId,
     callId: 'tc_test',
@@ -106,7 +106,7 @@ t.test('a user folder planted as a symlink is refused', async (t) => {
   mkdirSync(join(elsewhere, sid));
   writeFileSync(join(elsewhere, sid, 'admin.key'), 'elsewhere-secret');
   mkdirSync(join(app.home, 'workspaces'), { recursive: true });
-  symlinkSync(elsewhere, userWorkspaceDir(app.home, bob.userId));
+  symlinkSync(elsewhere, userFolderDir(app.home, bob.userId));
   const r = await app.api(`/api/sessions/${sid}/files/admin.key`, { key: bob.key });
   t.equal(r.status, 422);
   t.same(await r.json(), { detail: 'the user workspace folder is a symbolic link, not a directory; it is not followed', code: 'WORKSPACE_NOT_A_DIRECTORY' });

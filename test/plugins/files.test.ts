@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { sessionFiles } from '../../src/features/plugin-host/files.js';
 
 /**
@@ -12,7 +13,7 @@ import { sessionFiles } from '../../src/features/plugin-host/files.js';
 t.test('list: missing paths fail fast, present ones go through the confined walk', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'agentsvc-plugin-files-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const files = sessionFiles(root);
+  const files = sessionFiles(new SessionFolders(root, null));
   const scope = { userId: 'user_p', sessionId: 'sess_p' };
   const dir = join(root, 'user_p', 'sess_p');
 

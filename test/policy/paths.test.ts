@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { SessionFolder } from '../../src/core/files/confine.js';
-import { Workspaces, type SessionWorkspace } from '../../src/core/files/session-folder.js';
+import { SessionFolders, type SessionSandbox } from '../../src/core/files/session-folder.js';
 import { confinedPath, walkedPath } from '../../src/features/policy/targets.js';
 
 // docs/policy.md: a path rule sees the path the file tools would touch. The policy resolves it with
@@ -12,7 +12,7 @@ import { confinedPath, walkedPath } from '../../src/features/policy/targets.js';
 t.test('resolveNow answers exactly what the confined walk answers', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'policy-paths-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const ws = new Workspaces(root, null).forSession('user_p', 'sess_p');
+  const ws = new SessionFolders(root, null).forSession('user_p', 'sess_p');
   await ws.files.write('src/app.ts', 'x');
   const dir = join(root, 'user_p', 'sess_p');
   mkdirSync(join(dir, 'secrets', 'deep'), { recursive: true });
@@ -34,8 +34,8 @@ t.test('resolveNow answers exactly what the confined walk answers', async (t) =>
     '/computer/ws/src/app.ts', 'etc-link/passwd', 'dangling', 'dangling/x', 'a/app.ts', 'a/../secrets/key', 'src/safe/../src/app.ts', 'src/up/key',
     'loop1', 'loop2/x', '../outside', '/etc/passwd', 'src\\app.ts', 'a\0b',
   ];
-  const folder = new SessionFolder(ws.folder.base, 'user_p', 'sess_p', '/computer/ws');
-  const viaComputer = { ...ws, folder } as SessionWorkspace;
+  const folder = new SessionFolder(ws.folder.base, 'user_p', 'sess_p', { computerDir: '/computer/ws' });
+  const viaComputer = { ...ws, folder } as SessionSandbox;
   const wrong: string[] = [];
   for (const p of paths) {
     const [now, walked] = [confinedPath(viaComputer, p), await walkedPath(viaComputer, p)];
@@ -59,11 +59,11 @@ t.test('resolveNow answers exactly what the confined walk answers', async (t) =>
   t.equal(confinedPath(ws, 'new/dir/deep/file'), 'new/dir/deep/file', 'a path that does not exist yet is kept as given');
 
   // The session folder itself: missing (made empty by the tools), or a planted link (refused).
-  const fresh = new Workspaces(root, null).forSession('user_p', 'sess_new');
+  const fresh = new SessionFolders(root, null).forSession('user_p', 'sess_new');
   t.equal(confinedPath(fresh, './x/../y/z'), 'y/z', 'a session with no folder yet');
   t.equal(await walkedPath(fresh, './x/../y/z'), 'y/z');
   symlinkSync(dir, join(root, 'user_p', 'sess_link'));
-  const planted = new Workspaces(root, null).forSession('user_p', 'sess_link');
+  const planted = new SessionFolders(root, null).forSession('user_p', 'sess_link');
   t.equal(confinedPath(planted, 'src/app.ts'), null, 'a session folder that is a link is refused');
   t.equal(await walkedPath(planted, 'src/app.ts'), null);
 });

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalRunner } from '../../runners/local/index.js';
-import { Workspaces, type SessionWorkspace } from '../../src/core/files/session-folder.js';
+import { SessionFolders, type SessionSandbox } from '../../src/core/files/session-folder.js';
 import type { RunInfo } from '../../src/core/engine/hooks.js';
 import { readTool, writeTool } from '../../src/core/tools/files/index.js';
 import { globTool } from '../../src/core/tools/files/glob.js';
@@ -30,14 +30,14 @@ async function policyWith(db: Database, rules: Rule[]): Promise<PolicyService> {
   return PolicyService.create({ db, secrets: { sessions: new SessionService(db), buckets: new EnvBucketStore(db) }, install: { ...NO_POLICY, rules }, logger: silent });
 }
 
-function folder(t: { teardown(fn: () => unknown): void }, user: string, session: string): { root: string; ws: SessionWorkspace; dir: string } {
+function folder(t: { teardown(fn: () => unknown): void }, user: string, session: string): { root: string; ws: SessionSandbox; dir: string } {
   const root = mkdtempSync(join(tmpdir(), 'sandbox-paths-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const ws = new Workspaces(root, null).forSession(user, session);
+  const ws = new SessionFolders(root, null).forSession(user, session);
   return { root, ws, dir: join(root, user, session) };
 }
 
-function context(ws: SessionWorkspace, user: string, session: string): ToolContext {
+function context(ws: SessionSandbox, user: string, session: string): ToolContext {
   return {
     userId: user,
     sessionId: session,
@@ -155,7 +155,7 @@ needs(t, 'the sandbox test (the local runner confining commands)', why);
 
 t.test('Bash: cat of a denied file is refused by the sandbox, with the policy wired into the runner', { skip: why ? `bubblewrap not usable: ${why}` : false }, async (t) => {
   await db.sql(`insert into sessions (id, user_id) values ('sess_b1', 'user_s'), ('sess_b2', 'user_s')`);
-  const ws = new Workspaces(join(home, 'workspaces'), runner).forSession('user_s', 'sess_b1');
+  const ws = new SessionFolders(join(home, 'workspaces'), runner).forSession('user_s', 'sess_b1');
   await ws.files.write('secrets/k.txt', 'TOPSECRET');
   await ws.files.write('notes/n.txt', 'NOTESECRET');
   const computer = await ws.computer();

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { decide, type PolicySet, type SourcedRule } from '../../src/features/policy/rules.js';
 import { ShellParser } from '../../src/features/policy/shell.js';
 import { callFacts } from '../../src/features/policy/targets.js';
@@ -14,7 +14,7 @@ t.test('tool globs, providers, hosts, JSON arguments and Glob patterns', async (
   const shell = await ShellParser.load();
   const root = mkdtempSync(join(tmpdir(), 'policy-targets-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const ws = new Workspaces(root, null).forSession('user_t', 'sess_t');
+  const ws = new SessionFolders(root, null).forSession('user_t', 'sess_t');
   const rules: SourcedRule[] = [
     { tool: 'mcp__github__*', pattern: '*"repo":"acme/secret"*', action: 'deny', source: 'install' },
     { tool: 'mcp__github__*', action: 'ask', source: 'install' },
@@ -50,7 +50,7 @@ t.test('path rules: {tool: "*", paths} and access: write', async (t) => {
   const shell = await ShellParser.load();
   const root = mkdtempSync(join(tmpdir(), 'policy-targets-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const ws = new Workspaces(root, null).forSession('user_t', 'sess_t');
+  const ws = new SessionFolders(root, null).forSession('user_t', 'sess_t');
   const policy: PolicySet = {
     default: 'allow',
     rules: [

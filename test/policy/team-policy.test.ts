@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { confinedPath } from '../../src/features/policy/targets.js';
 import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
@@ -55,7 +55,7 @@ t.test('the team policy of docs/tool-policy.md', async (t) => {
   t.notOk(existsSync(join(folder, 'docs', 'new.md')), 'the write through the link waits');
 
   // Paths are what the file tools would touch: resolved through the confined file layer.
-  const ws = new Workspaces(app.config.workspaces, null).forSession(me, sid);
+  const ws = new SessionFolders(app.config.workspaces, null).forSession(me, sid);
   t.equal(confinedPath(ws, 'src/docs-link/new.md'), 'docs/new.md', 'a link is followed');
   t.equal(confinedPath(ws, './a/../secrets/x'), 'secrets/x');
   t.equal(confinedPath(ws, `${folder}/src/app.ts`), 'src/app.ts', 'an absolute path inside');

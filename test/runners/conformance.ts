@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
 import type { Computer, PathDenySet, Runner } from '../../runners/types.js';
-import { homeFs } from '../../src/core/files/workspace-fs.js';
-import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
+import { userFolderHostDir, foldersRoot } from '../../runners/shared.js';
 import { runAudit, type AuditOptions } from './audit.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -19,12 +19,12 @@ export function uniqueUser(tag: string): string {
 
 /** The computer's workspace on the host (tests look; the service never uses it by path). */
 export function hostRootOf(home: string, c: Computer): string {
-  return workspaceHostDir(workspacesRoot({ home }), c.userId);
+  return userFolderHostDir(foldersRoot({ home }), c.userId);
 }
 
 /** The computer's files as the service reaches them: the confined layer, new entries owned by its user. */
 export function filesOf(home: string, c: Computer) {
-  return homeFs(workspacesRoot({ home }), c.userId, c.owner, c.root);
+  return new SessionFolders(foldersRoot({ home }), null).home(c);
 }
 
 /** A runner plus the users a test acquired, all reset at teardown. */
@@ -182,7 +182,7 @@ async function pathDenyTests(t: Test, runner: Runner, c: Computer, files: Return
 
 export async function runConformance(t: Test, makeRunner: () => Promise<Runner>, o: ConformanceOptions): Promise<void> {
   const runner = await makeRunner();
-  const root = workspacesRoot({ home: o.home });
+  const root = foldersRoot({ home: o.home });
   const hostRoot = (c: Computer) => hostRootOf(o.home, c);
   const files = (c: Computer) => filesOf(o.home, c);
   const user = tracked(t, runner);

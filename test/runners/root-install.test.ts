@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createLocalRunner } from '../../runners/local/index.js';
 import { SANDBOX_USER } from '../../runners/local/sandbox.js';
-import { workspaceHostDir, workspacesRoot } from '../../runners/shared.js';
+import { userFolderHostDir, foldersRoot } from '../../runners/shared.js';
 import { hasCommand, needs } from '../helpers/needs.js';
 
 const root = process.getuid?.() === 0;
@@ -38,7 +38,7 @@ t.test('a root service under a private folder runs commands as agentsvc-sandbox,
   const r = await c.exec('touch made-by-bash && id -u');
   t.equal(r.exitCode, 0, r.stderr);
   t.not(r.stdout.trim(), '0', 'not uid 0 inside');
-  const host = workspaceHostDir(workspacesRoot({ home }), 'root-install');
+  const host = userFolderHostDir(foldersRoot({ home }), 'root-install');
   t.equal(statSync(join(host, 'made-by-bash')).uid, sandbox, `the file is ${SANDBOX_USER}'s on the host, not root's`);
   t.equal(statSync(host).uid, sandbox, 'the workspace belongs to the sandbox user');
   t.equal(statSync(closed).mode & 0o007, 0, 'the private folder was not opened to every user');

@@ -1,14 +1,14 @@
 import t from 'tap';
 import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { userWorkspaceDir } from '../../src/core/files/paths.js';
+import { userFolderDir } from '../../src/core/files/paths.js';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 
 t.test('reset-computer and computer-upgrade on the local runner', async (t) => {
   const { app } = await buildWithModel(t);
   const me = (await (await app.api('/api/auth/me')).json()).id;
-  const ws = userWorkspaceDir(app.home, me);
+  const ws = userFolderDir(app.home, me);
   mkdirSync(join(ws, 'sess_x'), { recursive: true });
   writeFileSync(join(ws, 'sess_x', 'f.txt'), 'x');
   const up = await (await app.api('/api/users/me/computer-upgrade')).json();

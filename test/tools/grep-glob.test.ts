@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionFolder } from '../../src/core/files/confine.js';
-import { confinedFs } from '../../src/core/files/workspace-fs.js';
+import { confinedFs } from '../../src/core/files/folder-fs.js';
 import { compileGlob, globTool } from '../../src/core/tools/files/glob.js';
 import { GREP_LIMITS, grepTool } from '../../src/core/tools/files/grep.js';
 import type { ToolContext } from '../../src/core/tools/types.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { sessionHostDir } from '../../src/core/files/paths.js';
-import { Workspaces } from '../../src/core/files/session-folder.js';
+import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { editTool, readTool } from '../../src/core/tools/files/index.js';
 import type { ToolContext } from '../../src/core/tools/types.js';
 
@@ -14,7 +14,7 @@ function session(t: { teardown(fn: () => unknown): void }) {
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const dir = sessionHostDir(home, 'user_reader', 'sess_reader');
   mkdirSync(dir, { recursive: true });
-  const ctx = { workspace: new Workspaces(join(home, 'workspaces'), null).forSession('user_reader', 'sess_reader') } as unknown as ToolContext;
+  const ctx = { workspace: new SessionFolders(join(home, 'workspaces'), null).forSession('user_reader', 'sess_reader') } as unknown as ToolContext;
   return { dir, ctx };
 }
 

@@ -1,7 +1,7 @@
 /** What the chat service is built from (ChatService in chat-service.ts; RunBody takes a part of it). */
 import type { Config } from '../../platform/config/index.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { Workspaces } from '../files/session-folder.js';
+import type { SessionFolders } from '../files/session-folder.js';
 import type { Conversation } from '../conversation/conversation.js';
 import type { ModelPort } from '../models/port.js';
 import type { SystemPrompt } from './system-prompt.js';
@@ -20,7 +20,7 @@ export interface ChatDeps {
   turns: TurnStore;
   model: ModelPort;
   tools: ToolRegistry;
-  workspaces: Workspaces;
+  workspaces: SessionFolders;
   prompt: SystemPrompt;
   hooks: Hooks;
 }

@@ -7,7 +7,7 @@
 import type { EventBus } from '../../platform/infra/event-bus.js';
 import type { EgressPort } from '../../../runners/egress.js';
 import type { Runner } from '../../../runners/types.js';
-import type { SessionWorkspace, Tool } from '../tools/types.js';
+import type { SessionSandbox, Tool } from '../tools/types.js';
 import type { ModelMessage } from '../models/port.js';
 import type { PendingApproval, ToolCall, Turn } from '../conversation/turns.js';
 import type { CreateSessionInput } from '../sessions/schemas.js';
@@ -81,7 +81,7 @@ export interface HookGates {
   'model.before': { payload: { run: RunInfo; loopId: string; model: string }; decision: ModelGateDecision };
   /** Before a tool call executes, after its arguments parsed and validated (policy). */
   'tool.before': {
-    payload: { run: RunInfo; loopId: string; callId: string; tool: Tool; args: Record<string, unknown>; workspace: SessionWorkspace };
+    payload: { run: RunInfo; loopId: string; callId: string; tool: Tool; args: Record<string, unknown>; workspace: SessionSandbox };
     decision: ToolGateDecision;
   };
 }

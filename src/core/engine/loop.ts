@@ -1,7 +1,7 @@
 import type { ForkService, Tool, ToolContext } from '../tools/types.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { newId } from '../../platform/lib/ids.js';
-import type { SessionWorkspace } from '../tools/types.js';
+import type { SessionSandbox } from '../tools/types.js';
 import { assistantMessages } from '../conversation/history.js';
 import type { ModelMessage, ModelPort } from '../models/port.js';
 import type { RunState } from './run-state.js';
@@ -39,7 +39,7 @@ export interface LoopDeps {
   /** The run hooks: model.prepare, gates before model and tool calls, events after them (policy, budgets, usage, metrics). */
   hooks: Hooks;
   registry: ToolRegistry;
-  workspace: SessionWorkspace;
+  workspace: SessionSandbox;
   env?: Record<string, string>;
   /** ctx.fork for the calls of a loop (sub-agents); absent where forking is not offered. */
   forks?: (run: RunState, deps: LoopDeps, spec: LoopSpec, call: ToolCall) => ForkService;

@@ -8,7 +8,8 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { at, SessionFolder } from './confine.js';
 import { removeEntry } from './entry-ops.js';
-import { type Account, DIR_FLAGS, storageQuota } from './quota.js';
+import { DIR_FLAGS } from './descriptors.js';
+import type { Account } from './quota.js';
 
 /** An entry of a user's tree as a command found it: what `undoPast` compares against. */
 interface Seen {
@@ -45,11 +46,11 @@ async function walk(dir: FileHandle, prefix: string, visit: (dir: FileHandle, na
  * Before a command of the user's computer runs: what their tree holds, so that what the command
  * adds past the quota can be taken back (`undoPast`). Null without a quota: nothing to do.
  */
-export async function markQuota(a: Account): Promise<QuotaMark | null> {
-  const limit = storageQuota.limitOf(a.root);
-  if (!limit) return null;
+export async function markQuota(a: Account | undefined): Promise<QuotaMark | null> {
+  const limit = a?.quota.limitBytes;
+  if (!a || !limit) return null;
   const seen = new Map<string, Seen>();
-  const opened = await SessionFolder.home(a.root, a.user).open(false).catch(() => null);
+  const opened = await SessionFolder.home(a.quota.root, a.user).open(false).catch(() => null);
   if (opened)
     await walk(opened.fh, '', async (_d, _n, rel, st) => {
       if (seen.size < MARK_MAX) seen.set(rel, { ino: st.ino, size: st.isFile() ? st.size : 0 });
@@ -73,7 +74,8 @@ export interface QuotaUndo {
  * keep their new content (they do not count against the quota). Null when within the quota.
  */
 export async function undoPast(mark: QuotaMark): Promise<QuotaUndo | null> {
-  const opened = await SessionFolder.home(mark.account.root, mark.account.user).open(false).catch(() => null);
+  const { quota, user } = mark.account;
+  const opened = await SessionFolder.home(quota.root, user).open(false).catch(() => null);
   if (!opened) return null;
   try {
     let used = 0;
@@ -81,7 +83,7 @@ export async function undoPast(mark: QuotaMark): Promise<QuotaUndo | null> {
       if (st.isFile()) used += st.size;
       return true;
     });
-    storageQuota.set(mark.account, used);
+    quota.set(user, used);
     if (used <= mark.limit) return null;
     const undo: QuotaUndo = { usedBytes: used, quotaBytes: mark.limit, removed: 0, truncated: 0 };
     const complete = mark.seen.size < MARK_MAX;
@@ -104,7 +106,7 @@ export async function undoPast(mark: QuotaMark): Promise<QuotaUndo | null> {
       if (st.isFile()) after += st.size;
       return true;
     });
-    storageQuota.set(mark.account, after);
+    quota.set(user, after);
     return undo;
   } finally {
     await opened.close();

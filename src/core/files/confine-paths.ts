@@ -22,7 +22,7 @@ export class DanglingLinkError extends PathEscapeError {
 }
 
 /** The user or session folder is not a real directory at its place (e.g. a planted symlink). */
-export class WorkspaceFolderError extends Error {
+export class NotAFolderError extends Error {
   readonly code = 'WORKSPACE_NOT_A_DIRECTORY';
 }
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lchown, lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { at, type Entry, type OpenSession } from './confine.js';
-import { storageQuota } from './quota.js';
+import { checkQuota, recordQuota } from './quota.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -71,7 +71,7 @@ export async function replaceFile(e: Entry, fill: (fh: FileHandle) => Promise<vo
       await fill(fh);
       // Before the new content takes the name: past the quota, the old file stays as it was.
       size = (await fh.stat()).size;
-      await storageQuota.check(e.account, size, old?.size ?? 0);
+      await checkQuota(e.account, size, old?.size ?? 0);
       if (old) {
         await fh.chmod(old.mode & 0o7777);
         if (runsAsRoot) await fh.chown(old.uid, old.gid);
@@ -88,7 +88,7 @@ export async function replaceFile(e: Entry, fill: (fh: FileHandle) => Promise<vo
     await unlink(tmp).catch(() => {});
     throw err;
   }
-  storageQuota.record(e.account, size - (old?.size ?? 0));
+  recordQuota(e.account, size - (old?.size ?? 0));
   return { created: !old };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Per-user storage quota of the workspaces (AGENTSVC_USER_QUOTA_BYTES, docs/operations.md), enforced in
+ * Per-user storage quota of the workspaces (AGENTSVC_USER_QUOTA_BYTES, docs/storage-quota.md), enforced in
  * the file layer itself: every atomic write (entry-ops.ts replaceFile: file endpoints, file tools,
  * plugins) and every upload checks here before its new content takes the name, so nothing partial
  * is ever left. Accounting is cheap: a user's bytes are counted once by a descriptor walk of their
@@ -7,13 +7,12 @@
  * what commands in the sandbox write is not seen by the layer, so the count is taken again when it
  * is older than RESCAN_MS. A check is a map lookup and an addition.
  */
-import { constants } from 'node:fs';
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { at, SessionFolder } from './confine.js';
+import { DIR_FLAGS } from './descriptors.js';
 
 const RESCAN_MS = 60_000;
-export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /** A write, upload or import past the quota: 413 QUOTA_EXCEEDED on REST, a tool error in a run. */
 export class QuotaExceededError extends Error {
@@ -29,9 +28,12 @@ export class QuotaExceededError extends Error {
   }
 }
 
-/** Where a walked entry's bytes are counted: the workspaces root and the user. */
+/**
+ * Whose quota a folder's bytes count against: the quota of the service that made the folder
+ * (handed to it when it was made: SessionFolder, SessionFolders) and the user.
+ */
 export interface Account {
-  root: string;
+  quota: StorageQuota;
   user: string;
 }
 
@@ -55,69 +57,69 @@ interface Count {
   scanning?: Promise<number>;
 }
 
-class StorageQuota {
-  /** Bytes a user may hold, by workspaces root (each service sets its own at start); none: no quota. */
-  private readonly limits = new Map<string, number>();
+/**
+ * The storage quota of one service: the users under its workspaces root and their counts. Made once
+ * where the service is composed (the `quota` module, src/core/files/module.ts) and handed to
+ * whatever makes folders that are written (the session folders, imports, checkpoints, plugins):
+ * a folder made with it counts its writes here; nothing is kept per process.
+ */
+export class StorageQuota {
+  /** The workspaces root (config.workspaces), resolved. */
+  readonly root: string;
   private readonly counts = new Map<string, Count>();
 
-  /** The quota of every user under the workspaces `root` (0: none). */
-  setLimit(root: string, bytes: number): void {
-    if (bytes) this.limits.set(resolve(root), bytes);
-    else this.limits.delete(resolve(root));
-  }
-
-  /** Bytes a user under `root` may hold; 0 means no quota. */
-  limitOf(root: string): number {
-    return this.limits.size ? (this.limits.get(resolve(root)) ?? 0) : 0;
-  }
-
-  private key(a: Account): string {
-    return `${resolve(a.root)}\0${a.user}`;
+  constructor(
+    root: string,
+    /** Bytes a user may hold (AGENTSVC_USER_QUOTA_BYTES); 0: no quota. */
+    readonly limitBytes: number,
+  ) {
+    this.root = resolve(root);
   }
 
   /** The user's bytes in their workspaces (counted again when older than a minute). */
-  async used(a: Account): Promise<number> {
-    const k = this.key(a);
-    const c = this.counts.get(k);
+  async used(user: string): Promise<number> {
+    const c = this.counts.get(user);
     if (c && Date.now() - c.at < RESCAN_MS) return c.bytes;
     if (c?.scanning) return c.scanning;
     const scanning = (async () => {
-      const opened = await SessionFolder.home(a.root, a.user).open(false).catch(() => null);
+      const opened = await SessionFolder.home(this.root, user).open(false).catch(() => null);
       const bytes = opened ? await bytesBelow(opened.fh).finally(() => opened.close()) : 0;
-      this.counts.set(k, { bytes, at: Date.now() });
+      this.counts.set(user, { bytes, at: Date.now() });
       return bytes;
     })();
-    this.counts.set(k, { bytes: c?.bytes ?? 0, at: c?.at ?? 0, scanning });
+    this.counts.set(user, { bytes: c?.bytes ?? 0, at: c?.at ?? 0, scanning });
     return scanning.catch((e) => {
-      this.counts.delete(k);
+      this.counts.delete(user);
       throw e;
     });
   }
 
   /** Throws QuotaExceededError when `add` new bytes replacing `freed` would go past the quota. */
-  async check(a: Account | undefined, add: number, freed = 0): Promise<void> {
-    const limit = a && add > freed ? this.limitOf(a.root) : 0;
-    if (!limit || !a) return;
-    const used = await this.used(a);
-    if (used - freed + add > limit) throw new QuotaExceededError(used, limit, add - freed);
+  async check(user: string, add: number, freed = 0): Promise<void> {
+    if (!this.limitBytes || add <= freed) return;
+    const used = await this.used(user);
+    if (used - freed + add > this.limitBytes) throw new QuotaExceededError(used, this.limitBytes, add - freed);
   }
 
   /** The user's bytes as just counted (after a command of their computer). */
-  set(a: Account, bytes: number): void {
-    this.counts.set(this.key(a), { bytes, at: Date.now() });
+  set(user: string, bytes: number): void {
+    this.counts.set(user, { bytes, at: Date.now() });
   }
 
   /** A write through the layer changed the user's bytes by `delta`. */
-  record(a: Account | undefined, delta: number): void {
-    if (!a || !delta || !this.limitOf(a.root)) return;
-    const c = this.counts.get(this.key(a));
+  record(user: string, delta: number): void {
+    if (!delta || !this.limitBytes) return;
+    const c = this.counts.get(user);
     if (c && !c.scanning) c.bytes = Math.max(0, c.bytes + delta);
   }
 }
 
-/**
- * The quotas of the process, by workspaces root: the file layer learns an account's quota from the
- * account itself (its root), with no host path handed around and no setting shared by two services.
- */
-export const storageQuota = new StorageQuota();
+/** `account.quota.check`, for a folder made without a quota (nothing to check). */
+export async function checkQuota(a: Account | undefined, add: number, freed = 0): Promise<void> {
+  await a?.quota.check(a.user, add, freed);
+}
 
+/** `account.quota.record`, for a folder made without a quota (nothing to count). */
+export function recordQuota(a: Account | undefined, delta: number): void {
+  a?.quota.record(a.user, delta);
+}

@@ -7,7 +7,7 @@ import type { Config } from '../../platform/config/index.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import type { SessionService } from '../sessions/service.js';
-import { at, PathEscapeError, SessionFolder, WorkspaceFolderError, type Entry, type OpenSession } from './confine.js';
+import { at, PathEscapeError, type SessionFolder, NotAFolderError, type Entry, type OpenSession } from './confine.js';
 import { contentTypeOf } from './content-type.js';
 import { exists, listDir, openRead, removeEntry, statEntry, writeWhole } from './entry-ops.js';
 import {
@@ -25,15 +25,15 @@ import {
   WriteBody,
 } from './schemas.js';
 import { copyBeside, FileErrors, fsError } from './session-files.js';
-import type { Workspaces } from './session-folder.js';
+import type { SessionFolders } from './session-folder.js';
 import { receiveUpload } from './upload.js';
 import { zipFolder } from './zip.js';
 
 export interface FileRouteDeps {
   config: Config;
   sessions: SessionService;
-  /** Whom new entries belong to (the computer's user: Workspaces.owner). */
-  folders: Workspaces;
+  /** Whom new entries belong to (the computer's user: SessionFolders.owner). */
+  folders: SessionFolders;
 }
 
 const rootRefused = (what: string) => Errors.invalid(['path'], `the workspace root cannot be ${what}`);
@@ -54,7 +54,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
 
   // fs and confinement errors of these routes, mapped to the catalog; the app's handler renders them.
   app.setErrorHandler((err) => {
-    if (err instanceof PathEscapeError || err instanceof WorkspaceFolderError) throw fsError(err);
+    if (err instanceof PathEscapeError || err instanceof NotAFolderError) throw fsError(err);
     if ((err as { code?: string }).code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
       throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'an upload is a multipart/form-data body');
     // busboy's own refusals of a malformed body ("Multipart: Boundary not found", ...): bad input.
@@ -68,7 +68,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
   const folderOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFolder> => {
     const userId = me(req).id;
     await sessions.getOwned(userId, req.params.session_id);
-    return SessionFolder.of(config.workspaces, userId, req.params.session_id);
+    return folders.folder(userId, req.params.session_id);
   };
   /** The computer's user, to whom entries these routes make are handed (so the agent can use them). */
   const ownerOf = (req: FastifyRequest) => folders.owner(me(req).id);

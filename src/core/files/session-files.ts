@@ -1,6 +1,6 @@
 import { extname, posix } from 'node:path';
 import { AppError, Errors } from '../../platform/server/errors.js';
-import { at, PathEscapeError, WorkspaceFolderError, type Entry } from './confine.js';
+import { at, PathEscapeError, NotAFolderError, type Entry } from './confine.js';
 import { copyEntry, exists, type Owner, statEntry } from './entry-ops.js';
 
 /** The file endpoints' own errors, beside the catalog's. */
@@ -18,7 +18,7 @@ export const FileErrors = {
 /** Map a failed fs call or a confinement refusal to the error catalog; anything unexpected stays a 500. */
 export function fsError(e: NodeJS.ErrnoException, what = 'file'): Error {
   if (e instanceof PathEscapeError) return FileErrors.escape(e.message, e.code);
-  if (e instanceof WorkspaceFolderError) return FileErrors.folder(e.message);
+  if (e instanceof NotAFolderError) return FileErrors.folder(e.message);
   switch (e.code) {
     case 'ENOENT':
       return Errors.notFound(what);

@@ -2,18 +2,26 @@ import { posix } from 'node:path';
 import type { Computer, Runner } from '../../../runners/types.js';
 import { at, SessionFolder } from './confine.js';
 import { type Owner, removeEntry } from './entry-ops.js';
-import { confinedFs, type WorkspaceFs } from './workspace-fs.js';
+import { StorageQuota } from './quota.js';
+import { confinedFs, type FolderFs } from './folder-fs.js';
 
 export { PathEscapeError } from './confine.js';
 
-/** A session's folder inside its user's computer; host code reaches its files only through `files`. */
-export interface SessionWorkspace {
-  /** The same folder as processes inside the computer see it. */
+/**
+ * A session's folder inside its user's computer; host code reaches its files only through `files`.
+ * Everything here is fixed when it is made (SessionFolders.forSession): the computer is acquired on
+ * first use, and what that changes nothing else reads.
+ */
+export interface SessionSandbox {
+  /**
+   * The same folder as processes inside the computer see it, known before the computer is acquired:
+   * under the runner's `computerRoot` (docker: /workspace/<session>), else the host folder (local).
+   */
   readonly computerDir: string;
   /** The session folder, verified and walked by descriptors (the confined file layer). */
   readonly folder: SessionFolder;
   /** The confined file operations on the session folder. */
-  readonly files: WorkspaceFs;
+  readonly files: FolderFs;
   /** The user's computer (created on first use). */
   computer(): Promise<Computer>;
 }
@@ -44,7 +52,7 @@ const runsAsRoot = process.getuid?.() === 0;
  * The confined file layer with new entries handed to `owner()`, asked only by the operations that
  * make entries (write, mkdir, rename's folders, copy); reads never wait for it.
  */
-export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | undefined>): WorkspaceFs {
+export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | undefined>): FolderFs {
   const plain = confinedFs(folder);
   const owned = async () => confinedFs(folder, await owner());
   return {
@@ -56,11 +64,15 @@ export function ownedFs(folder: SessionFolder, owner: () => Promise<Owner | unde
   };
 }
 
-/** Session folders inside users' computers, under the workspaces root (config.workspaces). */
-export class Workspaces {
+/**
+ * Session folders inside users' computers, under the workspaces root (config.workspaces). Every
+ * folder it makes counts its writes against `quota`, the service's own (quota.ts).
+ */
+export class SessionFolders {
   constructor(
     private readonly root: string,
     private readonly runner: Runner | null,
+    readonly quota: StorageQuota = new StorageQuota(root, 0),
   ) {}
 
   /** rm -rf of a session's folder (removeSessionFolder under this root). */
@@ -83,37 +95,48 @@ export class Workspaces {
     return (await this.runner.acquire(userId).catch(() => null))?.owner;
   }
 
-  /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
-  home(computer: Computer): WorkspaceFs {
-    return confinedFs(SessionFolder.home(this.root, computer.userId, computer.root), computer.owner);
+  /** A session's folder, its writes counted against the quota. */
+  folder(userId: string, sessionId: string, computerDir?: string): SessionFolder {
+    return SessionFolder.of(this.root, userId, sessionId, { quota: this.quota, computerDir });
   }
 
-  forSession(userId: string, sessionId: string): SessionWorkspace {
-    const folder = SessionFolder.of(this.root, userId, sessionId);
-    let computer: Promise<Computer> | null = null;
+  /** A session's folder through the confined file layer (new entries stay the service's). */
+  sessionFs(userId: string, sessionId: string): FolderFs {
+    return confinedFs(this.folder(userId, sessionId));
+  }
+
+  /** A user's whole computer home (`.profile`, `.prod_agents/...`), new entries owned by the computer's user. */
+  home(computer: Computer): FolderFs {
+    return confinedFs(SessionFolder.home(this.root, computer.userId, { computerDir: computer.root, quota: this.quota }), computer.owner);
+  }
+
+  forSession(userId: string, sessionId: string): SessionSandbox {
     const runner = this.runner;
-    const ws: SessionWorkspace = {
-      // Until the computer is acquired we do not know its root; the local runner's root is the host dir.
-      computerDir: folder.hostDir,
+    const computerDir = runner?.computerRoot ? posix.join(runner.computerRoot, sessionId) : SessionFolder.of(this.root, userId, sessionId).hostDir;
+    const folder = this.folder(userId, sessionId, computerDir);
+    // Made once, on first use: the computer and the session folder verified in it.
+    const acquire = once(async () => {
+      if (!runner) throw new Error('no runner configured');
+      const c = await runner.acquire(userId);
+      // Made (or verified: a real folder, not a planted link) before anything runs in it. The
+      // production image runs tools as a non-root user: the session folder must be theirs.
+      await folder.with(async (s) => {
+        if (c.owner) await s.fh.chown(c.owner.uid, c.owner.gid);
+      });
+      return c;
+    });
+    return {
+      computerDir,
       folder,
       // New entries are the computer's user's: the one acquired, else the one it would have.
-      files: ownedFs(folder, async () => (computer ? (await computer.catch(() => null))?.owner : this.owner(userId))),
-      computer: () => {
-        if (!runner) return Promise.reject(new Error('no runner configured'));
-        computer ??= runner.acquire(userId).then(async (c) => {
-          const computerDir = posix.join(c.root, sessionId);
-          (ws as { computerDir: string }).computerDir = computerDir;
-          folder.computerDir = computerDir;
-          // Made (or verified: a real folder, not a planted link) before anything runs in it. The
-          // production image runs tools as a non-root user: the session folder must be theirs.
-          await folder.with(async (s) => {
-            if (c.owner) await s.fh.chown(c.owner.uid, c.owner.gid);
-          });
-          return c;
-        });
-        return computer;
-      },
+      files: ownedFs(folder, async () => (acquire.started() ? (await acquire().catch(() => null))?.owner : this.owner(userId))),
+      computer: acquire,
     };
-    return ws;
   }
+}
+
+/** `fn` called once, on the first call; every call answers its one promise. */
+function once<T>(fn: () => Promise<T>): (() => Promise<T>) & { started(): boolean } {
+  let p: Promise<T> | undefined;
+  return Object.assign(() => (p ??= fn()), { started: () => p !== undefined });
 }

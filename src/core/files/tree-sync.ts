@@ -11,7 +11,7 @@ import { constants, type BigIntStats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, lchown, type FileHandle } from 'node:fs/promises';
 import { at, SessionFolder } from './confine.js';
 import { removeEntry, type Owner } from './entry-ops.js';
-import { storageQuota } from './quota.js';
+import { type Account, recordQuota, type StorageQuota } from './quota.js';
 
 export type { BigIntStats };
 
@@ -95,7 +95,7 @@ async function inFolder<T>(dir: FileHandle, name: string, fn: (fh: FileHandle) =
   }
 }
 
-function writer(dir: FileHandle, owner: Owner | undefined, account: { root: string; user: string }): TreeWriteFolder {
+function writer(dir: FileHandle, owner: Owner | undefined, account: Account | undefined): TreeWriteFolder {
   const current = (name: string) => lstat(at(dir, name)).catch((e) => (missing(e) ? null : Promise.reject(e)));
   return {
     ...reader(dir),
@@ -120,7 +120,7 @@ function writer(dir: FileHandle, owner: Owner | undefined, account: { root: stri
         await unlink(at(dir, tmp)).catch(() => {});
         throw e;
       }
-      storageQuota.record(account, data.byteLength - (old?.isFile() ? old.size : 0));
+      recordQuota(account, data.byteLength - (old?.isFile() ? old.size : 0));
       return st;
     },
     async symlink(name, target) {
@@ -165,9 +165,12 @@ export async function readSessionTree<T>(root: string, userId: string, sessionId
   }
 }
 
-/** Rewrite a session folder (made when missing); new entries belong to the folder's owner when the service runs as root. */
-export async function writeSessionTree<T>(root: string, userId: string, sessionId: string, fn: (top: TreeWriteFolder) => Promise<T>): Promise<T> {
-  const folder = SessionFolder.of(root, userId, sessionId);
+/**
+ * Rewrite a session folder (made when missing); new entries belong to the folder's owner when the
+ * service runs as root. The bytes written are counted against `quota`, the service's (quota.ts).
+ */
+export async function writeSessionTree<T>(root: string, userId: string, sessionId: string, quota: StorageQuota | undefined, fn: (top: TreeWriteFolder) => Promise<T>): Promise<T> {
+  const folder = SessionFolder.of(root, userId, sessionId, { quota });
   return folder.with(async (s) => {
     const st = await s.fh.stat();
     const owner = process.getuid?.() === 0 && st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;

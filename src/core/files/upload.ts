@@ -9,7 +9,7 @@ import { Errors } from '../../platform/server/errors.js';
 import type { Entry, SessionFolder } from './confine.js';
 import { copyBytes, type Owner, replaceFile } from './entry-ops.js';
 import { fsError } from './session-files.js';
-import { storageQuota } from './quota.js';
+import { checkQuota, recordQuota } from './quota.js';
 
 interface Received {
   tmp: string;
@@ -78,7 +78,7 @@ async function moveInto(tmp: string, dest: Entry, owner?: Owner): Promise<void> 
   if (to) await chown(tmp, to.uid, to.gid);
   try {
     await rename(tmp, dest.path);
-    storageQuota.record(dest.account, size - old);
+    recordQuota(dest.account, size - old);
   } catch (e) {
     if (e.code !== 'EXDEV') throw e;
     const src = await open(tmp, 'r');
@@ -160,7 +160,7 @@ export async function receiveUpload(req: FastifyRequest, folder: SessionFolder, 
       // The whole upload against the quota before any file moves in: all of it, or nothing.
       let total = 0;
       for (const t of targets) total += (await stat(t.tmp)).size;
-      await storageQuota.check(folder.account, total);
+      await checkQuota(folder.account, total);
       const out: UploadOutcome = { uploaded: [], failed: [] };
       for (const t of targets) {
         try {

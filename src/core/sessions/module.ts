@@ -25,7 +25,7 @@ export const sessionsModule = defineModule({
       turnText: (ids, pattern, limit) => turns.sessionsWithText(ids, pattern, limit),
       // A role's plan (solutions) and team membership (teams): the hooks session.plan and session.access.
       plan: async (userId, input) => (await hooks.call('session.plan', { userId, input })) ?? null,
-      workspaceAccess: async (userId, workspaceId) => (await hooks.call('session.access', { userId, workspaceId })) === true,
+      teamWorkspaceAccess: async (userId, workspaceId) => (await hooks.call('session.access', { userId, workspaceId })) === true,
     });
     return { provides: sessions, routes: [{ plugin: sessionRoutes, opts: { config, sessions } }] };
   },

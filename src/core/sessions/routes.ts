@@ -7,7 +7,7 @@ import {
   Deleted,
   EnvBody,
   ExtraBody,
-  ExtraByTask,
+  ExtraByClientTask,
   ExtraInfo,
   ListQuery,
   MemoryBody,
@@ -19,7 +19,7 @@ import {
   SessionParams,
   Shared,
   SharingBody,
-  TaskParams,
+  ClientTaskParams,
 } from './schemas.js';
 import type { SessionService } from './service.js';
 
@@ -42,8 +42,8 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRouteDeps> = async (app
   });
 
   // A static segment wins over `:session_id` in fastify's router, so this is never read as a session id.
-  app.get('/api/sessions/extra_info/by_task/:task_id', { schema: { tags, params: TaskParams, response: { 200: ExtraByTask } } }, async (req) =>
-    sessions.extraByTask(me(req).id, req.params.task_id),
+  app.get('/api/sessions/extra_info/by_task/:task_id', { schema: { tags, params: ClientTaskParams, response: { 200: ExtraByClientTask } } }, async (req) =>
+    sessions.extraByClientTask(me(req).id, req.params.task_id),
   );
 
   app.get('/api/sessions/:session_id', { schema: { tags, params, response: { 200: SessionDetail } } }, async (req) =>

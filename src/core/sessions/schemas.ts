@@ -27,7 +27,7 @@ export const EnvMap = z
 export const Mode = z.enum(['planning', 'executing']);
 
 export const SessionParams = z.object({ session_id: text(100, 1) });
-export const TaskParams = z.object({ task_id: text(500, 1) });
+export const ClientTaskParams = z.object({ task_id: text(500, 1) });
 
 export const CreateSessionBody = z
   .object({
@@ -117,7 +117,7 @@ export const ExtraInfo = z.object({
   created_at: z.string().nullable(),
   updated_at: z.string().nullable(),
 });
-export const ExtraByTask = ExtraInfo.extend({ session_id: z.string().nullable() });
+export const ExtraByClientTask = ExtraInfo.extend({ session_id: z.string().nullable() });
 
 export type SessionPublicT = z.output<typeof SessionPublic>;
 export type SessionDetailT = z.output<typeof SessionDetail>;

@@ -38,7 +38,7 @@ export interface SessionServiceOptions {
   /** Turn text search (the conversation's turn store): sessions among these with a matching turn, newest first. */
   turnText?: (sessionIds: string[], pattern: string, limit: number) => Promise<string[]>;
   /** Whether the user may name this team workspace in a session (its member; src/features/teams). Unset: none may be named. */
-  workspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
+  teamWorkspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
 }
 
 /**
@@ -206,7 +206,7 @@ export class SessionService {
       throw Errors.invalid(['body', 'model'], `unknown model ${JSON.stringify(input.model)}; configured models: ${models.join(', ')}`);
     }
     // A reference in the body is checked like a path id (docs/trust-boundary.md): one the caller may not use is 404.
-    if (input.workspace_id != null && !(await this.opts?.workspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
+    if (input.workspace_id != null && !(await this.opts?.teamWorkspaceAccess?.(userId, input.workspace_id))) throw Errors.notFound('workspace');
     const plan = input.solution_id != null || input.biz_role_id != null ? ((await this.opts?.plan?.(userId, input)) ?? null) : null;
     const em = this.em();
     const now = new Date();
@@ -345,7 +345,7 @@ export class SessionService {
    * id none of the caller's sessions holds is 404, whether another user's sessions hold it or no
    * session does (docs/errors.md: its existence is not revealed).
    */
-  async extraByTask(userId: string, taskId: string): Promise<ExtraInfoT> {
+  async extraByClientTask(userId: string, taskId: string): Promise<ExtraInfoT> {
     const rows = await this.em().getConnection().execute<ExtraRow[]>(
         `select id, extra, extra_created_at, extra_updated_at from sessions
          where user_id = ? and extra ->> 'task_id' = ?

@@ -32,7 +32,8 @@ export function createBashTool(opts: BashOptions) {
       const computer = await ctx.workspace.computer();
       // The session folder, made (or verified) through the confined layer: a user may have removed it.
       await ctx.workspace.files.mkdir('.');
-      const cwd = ctx.workspace.computerDir;
+      // Relative to the computer's root: right on every runner, whatever the root's path on the host.
+      const cwd = ctx.workspace.folder.session ?? '.';
       if (run_in_background) {
         const task = opts.background.start(ctx.sessionId, computer, command, { userId: ctx.userId, cwd, env: ctx.env, description, toolCallId: ctx.callId });
         return `Started background task ${task.id}. It keeps running after this turn; its output is available under background-tasks/${task.id}.`;

@@ -7,7 +7,7 @@ import type { BackgroundTasks } from './background.js';
 
 import { SessionParams as Params } from '../sessions/schemas.js';
 
-const TaskParams = Params.extend({ task_id: z.string().min(1).max(100) });
+const BackgroundTaskParams = Params.extend({ task_id: z.string().min(1).max(100) });
 const Task = z.object({
   id: z.string(),
   session_id: z.string(),
@@ -27,7 +27,7 @@ export const backgroundRoutes: FastifyPluginAsyncZod<{ sessions: SessionService;
   });
   app.get(
     '/api/sessions/:session_id/background-tasks/:task_id',
-    { schema: { tags, params: TaskParams, querystring: z.object({ tail: z.coerce.number().int().min(1).max(10000).default(100) }), response: { 200: Task.extend({ output: z.string(), total_lines: z.number().int(), output_bytes: z.number().int(), dropped_bytes: z.number().int() }) } } },
+    { schema: { tags, params: BackgroundTaskParams, querystring: z.object({ tail: z.coerce.number().int().min(1).max(10000).default(100) }), response: { 200: Task.extend({ output: z.string(), total_lines: z.number().int(), output_bytes: z.number().int(), dropped_bytes: z.number().int() }) } } },
     async (req) => {
       await sessions.getOwned(me(req).id, req.params.session_id);
       const t = background.get(req.params.session_id, req.params.task_id, req.query.tail);
@@ -35,7 +35,7 @@ export const backgroundRoutes: FastifyPluginAsyncZod<{ sessions: SessionService;
       return t;
     },
   );
-  app.post('/api/sessions/:session_id/background-tasks/:task_id/stop', { schema: { tags, params: TaskParams, response: { 200: Task } } }, async (req) => {
+  app.post('/api/sessions/:session_id/background-tasks/:task_id/stop', { schema: { tags, params: BackgroundTaskParams, response: { 200: Task } } }, async (req) => {
     await sessions.getOwned(me(req).id, req.params.session_id);
     const t = await background.stop(req.params.session_id, req.params.task_id);
     if (!t) throw Errors.notFound('background task');

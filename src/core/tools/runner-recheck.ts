@@ -48,6 +48,9 @@ export function recheckOnRefusal(create: () => Runner, opts: { everyMs?: number 
     get kind() {
       return inner.kind;
     },
+    get computerRoot() {
+      return inner.computerRoot;
+    },
     check: () => inner.check(),
     setPathPolicy(policy) {
       pathPolicy = policy;

@@ -1,4 +1,4 @@
-import type { SessionWorkspace } from '../files/session-folder.js';
+import type { SessionSandbox } from '../files/session-folder.js';
 
 /** Classification of tools (docs/tools.md "Tool providers"). */
 export type ProviderKind =
@@ -7,7 +7,7 @@ export type ProviderKind =
 export type JsonSchema = Record<string, unknown>;
 
 /** The session folder a tool works in: defined by the files module, which confines it. */
-export type { SessionWorkspace };
+export type { SessionSandbox };
 
 /** What the model is told of a tool. */
 export interface ToolSpec {
@@ -32,7 +32,7 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Progress notes for long tools (shown to clients, not to the model). */
   progress(message: string): void;
-  workspace: SessionWorkspace;
+  workspace: SessionSandbox;
   /** The session's environment variables (PUT .../env), for commands. */
   env?: Record<string, string>;
   llm: CompletionPort;

@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../../platform/config/index.js';
 import type { SystemPrompt } from '../../core/engine/system-prompt.js';
-import type { Workspaces } from '../../core/files/session-folder.js';
+import type { SessionFolders } from '../../core/files/session-folder.js';
 import type { ToolRegistry } from '../../core/tools/registry.js';
 import type { Tool, ToolProvider } from '../../core/tools/types.js';
 import type * as Api from './api.js';
@@ -42,8 +42,8 @@ export interface PluginHost {
   prompt: SystemPrompt;
   /** Where plugin checks go (read by the diagnostics routes). */
   checks: PluginCheck[];
-  /** Session folders (api.files); absent in hosts that have none. */
-  workspaces?: Workspaces;
+  /** Session folders (api.files). */
+  workspaces: SessionFolders;
   /** Shutdown hooks, run by the service's close. */
   closers?: (() => Promise<unknown>)[];
 }
@@ -151,7 +151,7 @@ export async function loadPlugins(
         options: Object.freeze({ ...options }),
         log: (m) => log.warn(`plugin ${plugin.name}: ${m}`),
         info: (m) => log.info(`plugin ${plugin.name}: ${m}`),
-        files: sessionFiles(config.workspaces, host.workspaces),
+        files: sessionFiles(host.workspaces),
         fetch: (url, o = {}) => safeFetch(url, { ...o, allowPrivate: config.web.allowPrivate, maxRedirects: 5 }),
         registerProvider(provider) {
           if (!provider || typeof provider.name !== 'string' || typeof provider.tools !== 'function') {

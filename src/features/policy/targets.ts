@@ -1,4 +1,4 @@
-import type { SessionWorkspace } from '../../core/files/session-folder.js';
+import type { SessionSandbox } from '../../core/files/session-folder.js';
 import type { CallFacts } from './rules.js';
 import type { ShellParser } from './shell.js';
 
@@ -21,7 +21,7 @@ export function targetKind(tool: string): CallFacts['kind'] {
  * targets are not worked out (no parse, no file system). Synchronous: a few system calls at most
  * (a path's lstat per folder), each cheaper than a round trip through the thread pool.
  */
-export function callFacts(shell: ShellParser, tool: { name: string; provider: string }, args: Record<string, unknown>, workspace: SessionWorkspace | null, withPatterns: boolean): CallFacts {
+export function callFacts(shell: ShellParser, tool: { name: string; provider: string }, args: Record<string, unknown>, workspace: SessionSandbox | null, withPatterns: boolean): CallFacts {
   const facts: CallFacts = { tool: tool.name, provider: tool.provider, targets: [], kind: targetKind(tool.name), write: tool.name === 'Write' || tool.name === 'Edit' };
   if (!withPatterns) return facts;
   if (tool.name === 'Bash') facts.targets = shell.commands(typeof args.command === 'string' ? args.command : '');
@@ -42,7 +42,7 @@ export function host(url: unknown): string[] | null {
   }
 }
 
-function paths(tool: string, args: Record<string, unknown>, ws: SessionWorkspace | null): string[] | null {
+function paths(tool: string, args: Record<string, unknown>, ws: SessionSandbox | null): string[] | null {
   const given = args[PATH_TOOLS[tool]];
   const path = typeof given === 'string' && given !== '' ? given : '.';
   const main = confinedPath(ws, path);
@@ -59,7 +59,7 @@ function paths(tool: string, args: Record<string, unknown>, ws: SessionWorkspace
  * leaves the workspace (the tool refuses it; every pattern matches it meanwhile). Answered by
  * SessionFolder.resolveNow: synchronous, one lstat per folder, no descriptor held.
  */
-export function confinedPath(ws: SessionWorkspace | null, path: string): string | null {
+export function confinedPath(ws: SessionSandbox | null, path: string): string | null {
   return ws ? ws.folder.resolveNow(path) : null;
 }
 
@@ -68,7 +68,7 @@ export function confinedPath(ws: SessionWorkspace | null, path: string): string 
  * way, every step a round trip through the thread pool): the reference resolveNow is tested
  * against, and the benchmark's baseline.
  */
-export async function walkedPath(ws: SessionWorkspace, path: string): Promise<string | null> {
+export async function walkedPath(ws: SessionSandbox, path: string): Promise<string | null> {
   try {
     return await ws.folder.with(async (s) => {
       const parts = s.components(path);

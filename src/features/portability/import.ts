@@ -4,7 +4,7 @@ import { lchown, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Database, Sql } from '../../platform/db/index.js';
 import { at, SessionFolder } from '../../core/files/confine.js';
-import { QuotaExceededError, storageQuota } from '../../core/files/quota.js';
+import { QuotaExceededError, type StorageQuota } from '../../core/files/quota.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import { AppError } from '../../platform/server/errors.js';
 import type { Manifest, SessionParts } from './archive.js';
@@ -19,6 +19,8 @@ type Json = any;
 export interface ImportDeps {
   db: Pick<Database, 'transaction'>;
   workspaces: string;
+  /** The service's storage quota: the archive's files count against it. */
+  quota: StorageQuota;
   /** The stores of the session's parts: each row goes in through its owner, all in one transaction. */
   parts: SessionParts;
   models: string[];
@@ -211,7 +213,7 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
       }
       await parts.sessions.settleImported(q, sid, turns ? 'completed' : 'created', remap(m.active_branch ?? 'main', 'br'));
     });
-    if (staged) await placeFiles(d.workspaces, userId, sid, join(staged, 'files'));
+    if (staged) await placeFiles(d, userId, sid, join(staged, 'files'));
     return sid;
   } catch (e) {
     await parts.sessions.discardImported(sid).catch(() => {});
@@ -228,16 +230,16 @@ export async function createFromArchive(d: ImportDeps, userId: string, p: Parsed
  * changed while the files are still in the service's private staging folder; the move into the
  * user's tree goes through the verified session folder's descriptor, never by host path.
  */
-async function placeFiles(workspaces: string, userId: string, sid: string, from: string) {
+async function placeFiles(d: Pick<ImportDeps, 'workspaces' | 'quota'>, userId: string, sid: string, from: string) {
   const exists = await stat(from).then(
     () => true,
     () => false,
   );
   if (!exists) return;
-  const folder = SessionFolder.of(workspaces, userId, sid);
+  const folder = SessionFolder.of(d.workspaces, userId, sid, { quota: d.quota });
   // The whole import against the quota before anything moves in (the session is removed on failure).
   const bytes = await stagedBytes(from);
-  await storageQuota.check(folder.account, bytes);
+  await d.quota.check(userId, bytes);
   const s = (await folder.open(true))!;
   try {
     const owner = await s.fh.stat();
@@ -251,7 +253,7 @@ async function placeFiles(workspaces: string, userId: string, sid: string, from:
       await walk(from);
     }
     for (const name of await readdir(from)) await rename(join(from, name), at(s.fh, name));
-    storageQuota.record(folder.account, bytes);
+    d.quota.record(userId, bytes);
   } finally {
     await s.close();
   }

@@ -4,7 +4,7 @@ import { defineModule } from '../../platform/lib/modules.js';
 /** Export and import of a session (docs/sharing-and-portability.md). */
 export const portabilityModule = defineModule({
   name: 'portability',
-  needs: ['sessions', 'engine', 'timetravel', 'agents', 'memories', 'annotations', 'settings'],
+  needs: ['sessions', 'quota', 'engine', 'timetravel', 'agents', 'memories', 'annotations', 'settings'],
   start(ctx) {
     const sessions = ctx.get('sessions');
     const parts = {
@@ -16,6 +16,6 @@ export const portabilityModule = defineModule({
       annotations: ctx.get('annotations'),
       buckets: ctx.get('settings'),
     };
-    return { routes: [{ plugin: portabilityRoutes, opts: { config: ctx.config, db: ctx.db, parts, sessions } }] };
+    return { routes: [{ plugin: portabilityRoutes, opts: { config: ctx.config, db: ctx.db, quota: ctx.get('quota'), parts, sessions } }] };
   },
 });

@@ -12,6 +12,7 @@ import { me } from '../../platform/server/auth.js';
 import { AppError } from '../../platform/server/errors.js';
 import { type SessionDetail, SessionParams } from '../../core/sessions/schemas.js';
 import { exportSession, type SessionParts } from './archive.js';
+import type { StorageQuota } from '../../core/files/quota.js';
 import { cleanup, createFromArchive, readArchive } from './import.js';
 
 export interface PortabilityDeps {
@@ -19,6 +20,8 @@ export interface PortabilityDeps {
   /** The stores of a session's parts (archive.ts). */
   parts: SessionParts;
   db: Pick<Database, 'transaction'>;
+  /** The service's storage quota (an import's files count against it). */
+  quota: StorageQuota;
   sessions: {
     getOwned(userId: string, id: string): Promise<unknown>;
     create(userId: string, input: { intent: string; model?: string | null; is_persistent: boolean; memory_enabled?: boolean | null }): Promise<string>;
@@ -118,7 +121,7 @@ export const portabilityRoutes: FastifyPluginAsyncZod<PortabilityDeps> = async (
         await mkdir(staged, { mode: 0o700 });
         const p = await readArchive(up.zip, limits, staged);
         const name = (up.fields.name ?? '').slice(0, 10000);
-        const sid = await createFromArchive({ db: d.db, workspaces: config.workspaces, parts: d.parts, models: config.model.models }, userId, p, staged, name);
+        const sid = await createFromArchive({ db: d.db, workspaces: config.workspaces, quota: d.quota, parts: d.parts, models: config.model.models }, userId, p, staged, name);
         return { ...(await d.sessions.detail(userId, sid)), session_id: sid };
       } finally {
         await cleanup(up.dir);

@@ -23,7 +23,7 @@ declare module '../../platform/lib/modules.js' {
 /** Production agents, production solutions and their documents, production users (docs/solutions-and-admin.md). */
 export const productionModule = defineModule({
   name: 'production',
-  needs: ['sessions', 'solutions', 'runner', 'users', 'policy'],
+  needs: ['sessions', 'solutions', 'runner', 'folders', 'users', 'policy'],
   start(ctx) {
     const { config, db } = ctx;
     const sessions = ctx.get('sessions');
@@ -32,7 +32,7 @@ export const productionModule = defineModule({
     const scriptPolicy = scriptCheck(ctx.get('policy'), () => ctx.tools.get('Bash'));
     // The agents a DAG may name: both kinds, each from its own store.
     const agentIds = async (userId: string) => new Set([...(await solutionAgents.ids(userId)), ...(await prodAgents.ids(userId))]);
-    const prodAgents: ProdAgents = new ProdAgents({ db, config, catalog, roles, sessions, runner: ctx.get('runner').runner, agentIds, scriptPolicy });
+    const prodAgents: ProdAgents = new ProdAgents({ db, config, catalog, roles, sessions, runner: ctx.get('runner').runner, folders: ctx.get('folders'), agentIds, scriptPolicy });
     const prodSolutions = new ProdSolutions(db, sessions);
     const documents = new Documents(
       db,

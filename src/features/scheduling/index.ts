@@ -6,10 +6,10 @@ import { BullDelayedJobs } from '../../platform/infra/delayed-bullmq.js';
 import { DatabaseDelayedJobs } from '../../platform/infra/delayed-db.js';
 import type { DelayedJobs } from '../../platform/infra/delayed.js';
 import type { Logger } from '../../platform/lib/logger.js';
-import { type LauncherDeps, TaskLauncher } from './launcher.js';
+import { type LauncherDeps, ScheduledTaskLauncher } from './launcher.js';
 import { scheduledTaskRoutes } from './routes.js';
 import { SchedulingService } from './service.js';
-import { TaskStore } from './store.js';
+import { ScheduledTaskStore } from './store.js';
 
 export interface SchedulingDeps extends Omit<LauncherDeps, 'store'> {
   db: Database;
@@ -25,12 +25,12 @@ export type Scheduling = Awaited<ReturnType<typeof createScheduling>>;
 
 /** Scheduled tasks, wired: routes for the app, start once the service listens, close on shutdown. */
 export async function createScheduling(d: SchedulingDeps) {
-  const store = new TaskStore(d.db);
+  const store = new ScheduledTaskStore(d.db);
   const prefix = `agentsvc:${await store.installationId()}`;
   const jobs: JobsPort = d.redisUrl ? new BullJobs(d.redisUrl, d.logger, prefix) : new DatabaseJobs(d.db, d.logger, d.pollMs);
   // One-off jobs at a time on the same queue (approval timeouts, webhook deliveries).
   const delayed: DelayedJobs = d.redisUrl ? new BullDelayedJobs(d.redisUrl, d.logger, prefix) : new DatabaseDelayedJobs(d.db, d.logger, d.pollMs);
-  const launcher = new TaskLauncher({ ...d, store });
+  const launcher = new ScheduledTaskLauncher({ ...d, store });
   const scheduling = new SchedulingService({ store, jobs, launcher, logger: d.logger, models: d.models });
   let expiry: NodeJS.Timeout | null = null;
   let active = 0;

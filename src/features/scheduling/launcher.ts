@@ -4,10 +4,10 @@ import type { Turn } from '../../core/conversation/turns.js';
 import type { RunOutcome, Runs } from '../../core/engine/runs.js';
 import type { Hooks } from '../../core/engine/hooks.js';
 import type { CreateSessionInput } from '../../core/sessions/schemas.js';
-import type { TaskStore } from './store.js';
+import type { ScheduledTaskStore } from './store.js';
 
 export interface LauncherDeps {
-  store: TaskStore;
+  store: ScheduledTaskStore;
   sessions: { create(userId: string, input: CreateSessionInput): Promise<string>; status(id: string): Promise<string | undefined> };
   runs: Pick<Runs, 'start' | 'onEnded'>;
   hooks: Pick<Hooks, 'on'>;
@@ -23,7 +23,7 @@ export interface LauncherDeps {
  * each question with its first option(s) instead of pausing (approvals are never answered so:
  * unattended runs do not pause for them, docs/policy.md).
  */
-export class TaskLauncher {
+export class ScheduledTaskLauncher {
   private offs: (() => void)[] = [];
 
   constructor(private readonly deps: LauncherDeps) {}

@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { me } from '../../platform/server/auth.js';
-import { Calendar, CalendarQuery, CreateTaskBody, PatchTaskBody, RunRecord, ScheduledTask, TaskIdParams } from './schemas.js';
+import { Calendar, CalendarQuery, CreateScheduledTaskBody, PatchScheduledTaskBody, RunRecord, ScheduledTask, ScheduledTaskIdParams } from './schemas.js';
 import type { SchedulingService } from './service.js';
 
 /** docs/scale-out.md "Scheduled tasks": another user's task is a 404. */
 export const scheduledTaskRoutes: FastifyPluginAsyncZod<{ scheduling: SchedulingService }> = async (app, { scheduling }) => {
   const tags = ['scheduled-tasks'];
-  const params = TaskIdParams;
+  const params = ScheduledTaskIdParams;
 
-  app.post('/api/scheduled-tasks', { schema: { tags, body: CreateTaskBody, response: { 201: ScheduledTask } } }, async (req, reply) => {
+  app.post('/api/scheduled-tasks', { schema: { tags, body: CreateScheduledTaskBody, response: { 201: ScheduledTask } } }, async (req, reply) => {
     reply.code(201);
     return scheduling.create(me(req).id, req.body);
   });
@@ -19,7 +19,7 @@ export const scheduledTaskRoutes: FastifyPluginAsyncZod<{ scheduling: Scheduling
     scheduling.calendar(me(req).id, req.query.from, req.query.to),
   );
   app.get('/api/scheduled-tasks/:task_id', { schema: { tags, params, response: { 200: ScheduledTask } } }, async (req) => scheduling.get(me(req).id, req.params.task_id));
-  app.patch('/api/scheduled-tasks/:task_id', { schema: { tags, params, body: PatchTaskBody, response: { 200: ScheduledTask } } }, async (req) =>
+  app.patch('/api/scheduled-tasks/:task_id', { schema: { tags, params, body: PatchScheduledTaskBody, response: { 200: ScheduledTask } } }, async (req) =>
     scheduling.update(me(req).id, req.params.task_id, req.body),
   );
   app.delete('/api/scheduled-tasks/:task_id', { schema: { tags, params, response: { 204: z.null() } } }, async (req, reply) => {

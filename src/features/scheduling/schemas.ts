@@ -16,7 +16,7 @@ const fields = {
   model: text(200).nullable(),
 };
 
-export const CreateTaskBody = z
+export const CreateScheduledTaskBody = z
   .object({
     ...fields,
     timezone: fields.timezone.optional(),
@@ -26,12 +26,12 @@ export const CreateTaskBody = z
     model: fields.model.optional(),
   })
   .strict();
-export type CreateTaskBody = z.infer<typeof CreateTaskBody>;
+export type CreateScheduledTaskBody = z.infer<typeof CreateScheduledTaskBody>;
 
-export const PatchTaskBody = z.object(fields).partial().strict();
-export type PatchTaskBody = z.infer<typeof PatchTaskBody>;
+export const PatchScheduledTaskBody = z.object(fields).partial().strict();
+export type PatchScheduledTaskBody = z.infer<typeof PatchScheduledTaskBody>;
 
-export const TaskIdParams = z.object({ task_id: text(100, 1) });
+export const ScheduledTaskIdParams = z.object({ task_id: text(100, 1) });
 
 export const CalendarQuery = z.object({ from: When, to: When });
 

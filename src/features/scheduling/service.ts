@@ -2,14 +2,14 @@ import type { JobsPort } from '../../platform/infra/jobs.js';
 import { cronProblem, knownTimeZone, nextAfter, occurrences } from '../../platform/lib/cron.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
-import type { TaskLauncher } from './launcher.js';
-import type { CreateTaskBody, PatchTaskBody, RunRecord, ScheduledTask } from './schemas.js';
-import type { TaskFields, TaskRow, TaskStore } from './store.js';
+import type { ScheduledTaskLauncher } from './launcher.js';
+import type { CreateScheduledTaskBody, PatchScheduledTaskBody, RunRecord, ScheduledTask } from './schemas.js';
+import type { ScheduledTaskFields, ScheduledTaskRow, ScheduledTaskStore } from './store.js';
 
 export interface SchedulingOptions {
-  store: TaskStore;
+  store: ScheduledTaskStore;
   jobs: JobsPort;
-  launcher: TaskLauncher;
+  launcher: ScheduledTaskLauncher;
   logger: Logger;
   /** Models a task may name (the configured ones). */
   models: string[];
@@ -32,7 +32,7 @@ export class SchedulingService {
   }
 
   /** Every rule a task's fields must meet together; a 422 naming the first field that does not. */
-  private check(f: TaskFields) {
+  private check(f: ScheduledTaskFields) {
     if (!knownTimeZone(f.timezone)) throw Errors.invalid(['body', 'timezone'], `unknown IANA time zone ${JSON.stringify(f.timezone)}`);
     const bad = cronProblem(f.cron);
     if (bad) throw Errors.invalid(['body', 'cron'], `not a cron expression: ${bad}`);
@@ -48,13 +48,13 @@ export class SchedulingService {
     return d;
   }
 
-  private nextRun(r: TaskRow): Date | null {
+  private nextRun(r: ScheduledTaskRow): Date | null {
     if (!r.enabled) return null;
     const next = nextAfter(r.cron, r.timezone, new Date());
     return r.expires_at && next.getTime() > new Date(r.expires_at).getTime() ? null : next;
   }
 
-  private pub(r: TaskRow, last: RunRecord | null): ScheduledTask {
+  private pub(r: ScheduledTaskRow, last: RunRecord | null): ScheduledTask {
     return {
       id: r.id,
       title: r.title,
@@ -72,24 +72,24 @@ export class SchedulingService {
     };
   }
 
-  private async one(r: TaskRow): Promise<ScheduledTask> {
+  private async one(r: ScheduledTaskRow): Promise<ScheduledTask> {
     return this.pub(r, (await this.o.store.lastRuns([r.id])).get(r.id) ?? null);
   }
 
   /** The jobs port follows the record: an enabled task has a schedule, any other has none. */
-  private async follow(r: TaskRow) {
+  private async follow(r: ScheduledTaskRow) {
     if (r.enabled) await this.o.jobs.upsert({ id: r.id, cron: r.cron, tz: r.timezone });
     else await this.o.jobs.remove(r.id);
   }
 
-  private async owned(userId: string, id: string): Promise<TaskRow> {
+  private async owned(userId: string, id: string): Promise<ScheduledTaskRow> {
     const r = await this.o.store.get(userId, id);
     if (!r) throw Errors.notFound('scheduled task');
     return r;
   }
 
-  async create(userId: string, b: CreateTaskBody): Promise<ScheduledTask> {
-    const f: TaskFields = {
+  async create(userId: string, b: CreateScheduledTaskBody): Promise<ScheduledTask> {
+    const f: ScheduledTaskFields = {
       title: b.title,
       prompt: b.prompt,
       cron: b.cron.trim(),
@@ -115,11 +115,11 @@ export class SchedulingService {
     return this.one(await this.owned(userId, id));
   }
 
-  async update(userId: string, id: string, b: PatchTaskBody): Promise<ScheduledTask> {
+  async update(userId: string, id: string, b: PatchScheduledTaskBody): Promise<ScheduledTask> {
     const cur = await this.owned(userId, id);
-    const patch: Partial<TaskFields> = { ...b, cron: b.cron?.trim(), expires_at: this.expiresAt(b.expires_at) };
+    const patch: Partial<ScheduledTaskFields> = { ...b, cron: b.cron?.trim(), expires_at: this.expiresAt(b.expires_at) };
     if (b.timezone === undefined) delete patch.timezone;
-    this.check({ ...cur, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as TaskFields);
+    this.check({ ...cur, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as ScheduledTaskFields);
     // Re-enabling a task whose expires_at has passed: it stays disabled until expires_at moves.
     if (patch.enabled && patch.expires_at === undefined && cur.expires_at && new Date(cur.expires_at).getTime() <= Date.now()) {
       throw Errors.invalid(['body', 'enabled'], 'the task expired; set a future expires_at (or null) to enable it');

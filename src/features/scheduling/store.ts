@@ -2,7 +2,7 @@ import type { Database } from '../../platform/db/index.js';
 import { newId } from '../../platform/lib/ids.js';
 import type { RunRecord } from './schemas.js';
 
-export interface TaskRow {
+export interface ScheduledTaskRow {
   id: string;
   user_id: string;
   title: string;
@@ -39,43 +39,43 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 export const runRecord = (r: RunRow): RunRecord => ({ ...r, triggered_at: iso(r.triggered_at)!, finished_at: iso(r.finished_at) });
 
 const COLUMNS = ['title', 'prompt', 'cron', 'timezone', 'enabled', 'expires_at', 'skip_confirmations', 'model'] as const;
-export type TaskFields = Pick<TaskRow, (typeof COLUMNS)[number]>;
+export type ScheduledTaskFields = Pick<ScheduledTaskRow, (typeof COLUMNS)[number]>;
 
 /** All the SQL of scheduled tasks and their runs. */
-export class TaskStore {
+export class ScheduledTaskStore {
   constructor(private readonly db: Database) {}
 
   async installationId(): Promise<string> {
     return (await this.db.sql<{ id: string }>('select id from installation limit 1'))[0].id;
   }
 
-  async insert(userId: string, f: TaskFields): Promise<TaskRow> {
-    const [r] = await this.db.sql<TaskRow>(
+  async insert(userId: string, f: ScheduledTaskFields): Promise<ScheduledTaskRow> {
+    const [r] = await this.db.sql<ScheduledTaskRow>(
       `insert into scheduled_tasks (id, user_id, ${COLUMNS.join(', ')}) values (?, ?, ${COLUMNS.map(() => '?').join(', ')}) returning *`,
       [newId('task'), userId, ...COLUMNS.map((c) => f[c])],
     );
     return r;
   }
 
-  async get(userId: string, id: string): Promise<TaskRow | null> {
-    return (await this.db.sql<TaskRow>('select * from scheduled_tasks where id = ? and user_id = ?', [id, userId]))[0] ?? null;
+  async get(userId: string, id: string): Promise<ScheduledTaskRow | null> {
+    return (await this.db.sql<ScheduledTaskRow>('select * from scheduled_tasks where id = ? and user_id = ?', [id, userId]))[0] ?? null;
   }
 
-  async byId(id: string): Promise<TaskRow | null> {
-    return (await this.db.sql<TaskRow>('select * from scheduled_tasks where id = ?', [id]))[0] ?? null;
+  async byId(id: string): Promise<ScheduledTaskRow | null> {
+    return (await this.db.sql<ScheduledTaskRow>('select * from scheduled_tasks where id = ?', [id]))[0] ?? null;
   }
 
-  list(userId: string, onlyEnabled = false): Promise<TaskRow[]> {
-    return this.db.sql<TaskRow>(`select * from scheduled_tasks where user_id = ? ${onlyEnabled ? 'and enabled' : ''} order by created_at, id`, [userId]);
+  list(userId: string, onlyEnabled = false): Promise<ScheduledTaskRow[]> {
+    return this.db.sql<ScheduledTaskRow>(`select * from scheduled_tasks where user_id = ? ${onlyEnabled ? 'and enabled' : ''} order by created_at, id`, [userId]);
   }
 
-  allEnabled(): Promise<TaskRow[]> {
-    return this.db.sql<TaskRow>('select * from scheduled_tasks where enabled');
+  allEnabled(): Promise<ScheduledTaskRow[]> {
+    return this.db.sql<ScheduledTaskRow>('select * from scheduled_tasks where enabled');
   }
 
-  async update(userId: string, id: string, f: Partial<TaskFields>): Promise<TaskRow | null> {
+  async update(userId: string, id: string, f: Partial<ScheduledTaskFields>): Promise<ScheduledTaskRow | null> {
     const set = COLUMNS.filter((c) => f[c] !== undefined);
-    const [r] = await this.db.sql<TaskRow>(
+    const [r] = await this.db.sql<ScheduledTaskRow>(
       `update scheduled_tasks set ${[...set.map((c) => `${c} = ?`), 'updated_at = now()'].join(', ')} where id = ? and user_id = ? returning *`,
       [...set.map((c) => f[c]), id, userId],
     );

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../platform/config/index.js';
+import type { SessionFolders } from '../../core/files/session-folder.js';
 import type { Conversation } from '../../core/conversation/conversation.js';
 import { me } from '../../platform/server/auth.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
@@ -14,6 +15,8 @@ import * as S from './schemas.js';
 
 export interface SkillRouteDeps {
   config: Config;
+  /** The session folders: skill files written into one count against the storage quota. */
+  folders: SessionFolders;
   sessions: SessionService;
   conversation: Conversation;
   library: () => SkillLibrary;
@@ -31,9 +34,9 @@ function kindOf(path: string): 'script' | 'reference' | 'asset' | 'other' {
 }
 
 /** The global and session skill endpoints (docs/plugins.md "Skills"), over the skills plugin. */
-export const skillRoutes: FastifyPluginAsyncZod<SkillRouteDeps> = async (app, { config, sessions, conversation, library, toolsChanged }) => {
+export const skillRoutes: FastifyPluginAsyncZod<SkillRouteDeps> = async (app, { config, folders, sessions, conversation, library, toolsChanged }) => {
   const tags = ['skills'];
-  const files = sessionFiles(config.workspaces);
+  const files = sessionFiles(folders);
   const scopeOf = async (req: { params: { session_id: string } } & Parameters<typeof me>[0]) => {
     const userId = me(req).id;
     await sessions.getOwned(userId, req.params.session_id);

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import type { PromptContext, PromptContributor } from '../../core/engine/system-prompt.js';
-import type { Workspaces } from '../../core/files/session-folder.js';
+import type { SessionFolders } from '../../core/files/session-folder.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import type { SessionPlan, SessionService } from '../../core/sessions/service.js';
 import type { Tool, ToolScope } from '../../core/tools/types.js';
@@ -47,7 +47,7 @@ export class Roles {
     private readonly deps: {
       catalog: SolutionCatalog;
       sessions: Pick<SessionService, 'setupOf'>;
-      workspaces: Workspaces;
+      workspaces: SessionFolders;
       access?: RoleAccess;
     },
   ) {

@@ -9,15 +9,15 @@ import type { RouteModule } from '../../platform/server/app.js';
 import type { SolutionCatalog } from '../solutions/catalog.js';
 import { issueRoutes } from './issue-routes.js';
 import type { IssueStore } from './issues.js';
-import { workspaceRoutes } from './routes.js';
-import { type SessionsPort, WorkspaceService } from './service.js';
-import type { WorkspaceStore } from './store.js';
-import { type AgentPort, TaskRuns } from './task-runs.js';
+import { teamWorkspaceRoutes } from './routes.js';
+import { type SessionsPort, TeamWorkspaceService } from './service.js';
+import type { TeamWorkspaceStore } from './store.js';
+import { type AgentPort, IssueTaskRuns } from './issue-task-runs.js';
 
-export interface WorkspacesDeps {
+export interface TeamWorkspacesDeps {
   db: Database;
   /** The workspaces' store (sessions check membership with it too). */
-  workspaces: WorkspaceStore;
+  workspaces: TeamWorkspaceStore;
   issues: IssueStore;
   logger: Logger;
   sessions: SessionsPort;
@@ -47,16 +47,16 @@ export function prodAgentPort(db: Database, prodAgents: ProdAgents): AgentPort {
   };
 }
 
-export type Teams = ReturnType<typeof createWorkspaces>;
+export type Teams = ReturnType<typeof createTeamWorkspaces>;
 
 /** Workspaces and issues, wired: routes for the app, start once the service listens, close on shutdown. */
-export function createWorkspaces(d: WorkspacesDeps) {
+export function createTeamWorkspaces(d: TeamWorkspacesDeps) {
   const store = d.workspaces;
   const issues = d.issues;
   const agents = prodAgentPort(d.db, d.prodAgents);
   const stillThere = async (workspaceId: string, agentId: string) => (await store.agent(workspaceId, agentId)) != null;
-  const runs = new TaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, turns: d.turns, sessions: d.sessions, logger: d.logger });
-  const service = new WorkspaceService({
+  const runs = new IssueTaskRuns({ db: d.db, issues, agents, runs: d.runs, hooks: d.hooks, chat: d.chat, stillThere, conversation: d.conversation, turns: d.turns, sessions: d.sessions, logger: d.logger });
+  const service = new TeamWorkspaceService({
     store,
     issues,
     runs,
@@ -65,7 +65,7 @@ export function createWorkspaces(d: WorkspacesDeps) {
     solutionOfRole: (roleId) => d.catalog.list().find((s) => s.roles.some((r) => r.id === roleId))?.id ?? null,
   });
   const routes: RouteModule[] = [
-    { plugin: workspaceRoutes, opts: { service } },
+    { plugin: teamWorkspaceRoutes, opts: { service } },
     { plugin: issueRoutes, opts: { service } },
   ];
   return { service, runs, routes, start: () => runs.start(), close: async () => runs.close() };

@@ -13,18 +13,18 @@ import {
   IssueQuery,
   items,
   PatchIssue,
-  TaskRun,
+  IssueTaskRun,
   TimelineEvent,
   Usage,
-  WorkspaceParams,
+  TeamWorkspaceParams,
 } from './schemas.js';
-import type { WorkspaceService } from './service.js';
+import type { TeamWorkspaceService } from './service.js';
 
 /** docs/solutions-and-admin.md "Workspaces and issues": the issue half. Every route answers 404 to a non-member. */
-export const issueRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService }> = async (app, { service }) => {
+export const issueRoutes: FastifyPluginAsyncZod<{ service: TeamWorkspaceService }> = async (app, { service }) => {
   const { store, issues, runs } = service.d;
   const tags = ['issues'];
-  const params = WorkspaceParams;
+  const params = TeamWorkspaceParams;
   const base = '/api/prod_workspaces/:workspace_id/issues';
 
   app.post(base, { schema: { tags, params, body: CreateIssue, response: { 200: Issue } } }, async (req) => service.createIssue(me(req).id, req.params.workspace_id, req.body));
@@ -61,7 +61,7 @@ export const issueRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService }> =
     await issues.event(issue.id, 'comment', { type: 'member', id: userId }, { data: { body: req.body.body } });
     return { items: await issues.timeline(issue.id) };
   });
-  app.get(`${one}/task-runs`, { schema: { tags, params: IssueParams, response: { 200: items(TaskRun) } } }, async (req) => {
+  app.get(`${one}/task-runs`, { schema: { tags, params: IssueParams, response: { 200: items(IssueTaskRun) } } }, async (req) => {
     const issue = await service.issue(me(req).id, req.params.workspace_id, req.params.issue_id);
     return { items: await runs.list(issue.id) };
   });

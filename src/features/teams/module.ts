@@ -1,12 +1,12 @@
 import { defineModule } from '../../platform/lib/modules.js';
-import { createWorkspaces, type Teams } from './index.js';
+import { createTeamWorkspaces, type Teams } from './index.js';
 import { IssueStore } from './issues.js';
-import { WorkspaceStore } from './store.js';
+import { TeamWorkspaceStore } from './store.js';
 
 declare module '../../platform/lib/modules.js' {
   interface Provides {
     /** Team workspaces and their members (sessions check membership with it). */
-    teamStore: { workspaces: WorkspaceStore; issues: IssueStore };
+    teamStore: { workspaces: TeamWorkspaceStore; issues: IssueStore };
     teams: Teams;
   }
 }
@@ -16,7 +16,7 @@ export const teamStoreModule = defineModule({
   needs: ['users'],
   start(ctx) {
     const issues = new IssueStore(ctx.db);
-    const store = new WorkspaceStore(ctx.db, ctx.get('users'), (ids) => issues.counts(ids));
+    const store = new TeamWorkspaceStore(ctx.db, ctx.get('users'), (ids) => issues.counts(ids));
     return { provides: { workspaces: store, issues }, hooks: [{ on: 'session.access', name: 'teams.members', run: ({ userId, workspaceId }) => store.isMember(workspaceId, userId) }] };
   },
 });
@@ -27,7 +27,7 @@ export const teamsModule = defineModule({
   needs: ['teamStore', 'sessions', 'chat', 'engine', 'production', 'solutions'],
   start(ctx) {
     const { chat, runs } = ctx.get('chat');
-    const teams = createWorkspaces({
+    const teams = createTeamWorkspaces({
       db: ctx.db,
       ...ctx.get('teamStore'),
       logger: ctx.logger,

@@ -2,25 +2,25 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { me } from '../../platform/server/auth.js';
 import { Errors } from '../../platform/server/errors.js';
-import { AddAgent, AddMember, AgentParams, AssistantBody, AssistantQuery, CreateWorkspace, items, Member, MemberParams, PatchWorkspace, Workspace, WorkspaceAgent, WorkspaceParams } from './schemas.js';
-import type { WorkspaceService } from './service.js';
+import { AddAgent, AddMember, AgentParams, AssistantBody, AssistantQuery, CreateTeamWorkspace, items, Member, MemberParams, PatchTeamWorkspace, TeamWorkspace, TeamWorkspaceAgent, TeamWorkspaceParams } from './schemas.js';
+import type { TeamWorkspaceService } from './service.js';
 import { iso } from './store.js';
 
 const Session = z.record(z.string(), z.unknown());
 
 /** docs/solutions-and-admin.md "Workspaces and issues": the workspace half (members, agents, assistant session). */
-export const workspaceRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService }> = async (app, { service }) => {
+export const teamWorkspaceRoutes: FastifyPluginAsyncZod<{ service: TeamWorkspaceService }> = async (app, { service }) => {
   const { store, agents } = service.d;
   const tags = ['workspaces'];
-  const params = WorkspaceParams;
+  const params = TeamWorkspaceParams;
   const base = '/api/prod_workspaces/:workspace_id';
 
-  app.get('/api/prod_workspaces', { schema: { tags, response: { 200: items(Workspace) } } }, async (req) => ({ items: await store.list(me(req).id) }));
-  app.post('/api/prod_workspaces', { schema: { tags, body: CreateWorkspace, response: { 200: Workspace } } }, async (req) =>
+  app.get('/api/prod_workspaces', { schema: { tags, response: { 200: items(TeamWorkspace) } } }, async (req) => ({ items: await store.list(me(req).id) }));
+  app.post('/api/prod_workspaces', { schema: { tags, body: CreateTeamWorkspace, response: { 200: TeamWorkspace } } }, async (req) =>
     store.create(me(req).id, req.body.name, req.body.description),
   );
-  app.get(base, { schema: { tags, params, response: { 200: Workspace } } }, async (req) => store.get(me(req).id, req.params.workspace_id));
-  app.patch(base, { schema: { tags, params, body: PatchWorkspace, response: { 200: Workspace } } }, async (req) => store.update(me(req).id, req.params.workspace_id, req.body));
+  app.get(base, { schema: { tags, params, response: { 200: TeamWorkspace } } }, async (req) => store.get(me(req).id, req.params.workspace_id));
+  app.patch(base, { schema: { tags, params, body: PatchTeamWorkspace, response: { 200: TeamWorkspace } } }, async (req) => store.update(me(req).id, req.params.workspace_id, req.body));
   app.delete(base, { schema: { tags, params, response: { 200: z.object({ deleted: z.boolean() }) } } }, async (req) => {
     await store.remove(me(req).id, req.params.workspace_id);
     return { deleted: true };
@@ -56,12 +56,12 @@ export const workspaceRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService 
         agent: await agents.record(a.agent_id),
       })),
     );
-  app.get(`${base}/agents`, { schema: { tags, params, response: { 200: items(WorkspaceAgent) } } }, async (req) => {
+  app.get(`${base}/agents`, { schema: { tags, params, response: { 200: items(TeamWorkspaceAgent) } } }, async (req) => {
     await store.roleOf(me(req).id, req.params.workspace_id);
     return { items: await agentList(req.params.workspace_id) };
   });
   // A member brings one of their own production agents; its task runs are sessions of that member.
-  app.post(`${base}/agents`, { schema: { tags, params, body: AddAgent, response: { 200: items(WorkspaceAgent) } } }, async (req) => {
+  app.post(`${base}/agents`, { schema: { tags, params, body: AddAgent, response: { 200: items(TeamWorkspaceAgent) } } }, async (req) => {
     const userId = me(req).id;
     await store.roleOf(userId, req.params.workspace_id);
     const a = await agents.owned(userId, req.body.agent_id);
@@ -69,7 +69,7 @@ export const workspaceRoutes: FastifyPluginAsyncZod<{ service: WorkspaceService 
     await store.addAgent(req.params.workspace_id, { agent_id: a.id, owner_id: userId, name: a.name, added_by: userId });
     return { items: await agentList(req.params.workspace_id) };
   });
-  app.delete(`${base}/agents/:agent_id`, { schema: { tags, params: AgentParams, response: { 200: items(WorkspaceAgent) } } }, async (req) => {
+  app.delete(`${base}/agents/:agent_id`, { schema: { tags, params: AgentParams, response: { 200: items(TeamWorkspaceAgent) } } }, async (req) => {
     const userId = me(req).id;
     const role = await store.roleOf(userId, req.params.workspace_id);
     const a = await store.agent(req.params.workspace_id, req.params.agent_id);

@@ -13,11 +13,11 @@ export const AssigneeType = z.enum(ASSIGNEE_TYPES);
 export const ASSISTANT_ROLE = 'workspace-assistant';
 export const MEMBER_ROLES = ['owner', 'member'] as const;
 
-export const CreateWorkspace = z.object({ name: text(128, 1), description: text(1000).default('') }).strict();
-export const PatchWorkspace = z.object({ name: text(128, 1), description: text(1000) }).partial().strict();
-export const WorkspaceParams = z.object({ workspace_id: text(128, 1) });
+export const CreateTeamWorkspace = z.object({ name: text(128, 1), description: text(1000).default('') }).strict();
+export const PatchTeamWorkspace = z.object({ name: text(128, 1), description: text(1000) }).partial().strict();
+export const TeamWorkspaceParams = z.object({ workspace_id: text(128, 1) });
 
-export const Workspace = z.object({
+export const TeamWorkspace = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string(),
@@ -29,16 +29,16 @@ export const Workspace = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
-export type WorkspaceT = z.infer<typeof Workspace>;
+export type TeamWorkspaceT = z.infer<typeof TeamWorkspace>;
 
 export const Member = z.object({ user_id: z.string(), username: z.string(), role: z.enum(MEMBER_ROLES), joined_at: z.string() });
 export const AddMember = z
   .object({ user_id: text(128, 1).optional(), username: text(128, 1).optional(), role: z.literal('member').default('member') })
   .strict()
   .refine((b) => (b.user_id == null) !== (b.username == null), 'give exactly one of user_id and username');
-export const MemberParams = WorkspaceParams.extend({ user_id: text(128, 1) });
+export const MemberParams = TeamWorkspaceParams.extend({ user_id: text(128, 1) });
 
-export const WorkspaceAgent = z.object({
+export const TeamWorkspaceAgent = z.object({
   agent_id: z.string(),
   name: z.string(),
   owner_id: z.string(),
@@ -48,7 +48,7 @@ export const WorkspaceAgent = z.object({
   agent: z.record(z.string(), z.unknown()).nullable(),
 });
 export const AddAgent = z.object({ agent_id: text(128, 1) }).strict();
-export const AgentParams = WorkspaceParams.extend({ agent_id: text(128, 1) });
+export const AgentParams = TeamWorkspaceParams.extend({ agent_id: text(128, 1) });
 
 export const AssistantQuery = z.object({ biz_role_id: text(128, 1).default(ASSISTANT_ROLE) });
 export const AssistantBody = z.object({ biz_role_id: text(128, 1), session_id: text(128, 1) }).strict();
@@ -90,7 +90,7 @@ export type CreateIssueT = z.output<typeof CreateIssue>;
 export const PatchIssue = z.object(issueFields).partial().strict();
 export type PatchIssueT = z.output<typeof PatchIssue>;
 
-export const IssueParams = WorkspaceParams.extend({ issue_id: text(128, 1) });
+export const IssueParams = TeamWorkspaceParams.extend({ issue_id: text(128, 1) });
 
 export const Issue = z.object({
   id: z.string(),
@@ -160,7 +160,7 @@ export type TimelineEventT = z.infer<typeof TimelineEvent>;
 export const Comment = z.object({ body: text(20_000, 1) }).strict();
 
 export const RUN_STATUSES = ['starting', 'running', 'waiting_for_input', 'completed', 'failed', 'interrupted'] as const;
-export const TaskRun = z.object({
+export const IssueTaskRun = z.object({
   id: z.string(),
   issue_id: z.string(),
   agent_id: z.string(),
@@ -173,7 +173,7 @@ export const TaskRun = z.object({
   started_at: z.string(),
   finished_at: z.string().nullable(),
 });
-export type TaskRunT = z.infer<typeof TaskRun>;
+export type IssueTaskRunT = z.infer<typeof IssueTaskRun>;
 
 export const Usage = z.object({
   issue_id: z.string(),

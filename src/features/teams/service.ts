@@ -1,8 +1,8 @@
 import { Errors } from '../../platform/server/errors.js';
 import type { IssueStore } from './issues.js';
 import type { CreateIssueT, IssueT, PatchIssueT } from './schemas.js';
-import type { AgentPort, TaskRuns } from './task-runs.js';
-import type { AgentRow, WorkspaceStore } from './store.js';
+import type { AgentPort, IssueTaskRuns } from './issue-task-runs.js';
+import type { AgentRow, TeamWorkspaceStore } from './store.js';
 
 export interface SessionsPort {
   create(userId: string, input: { intent: string; solution_id?: string | null; biz_role_id?: string | null; workspace_id?: string | null; is_persistent: boolean }): Promise<string>;
@@ -11,10 +11,10 @@ export interface SessionsPort {
   status(id: string): Promise<string | undefined>;
 }
 
-export interface WorkspaceServiceDeps {
-  store: WorkspaceStore;
+export interface TeamWorkspaceServiceDeps {
+  store: TeamWorkspaceStore;
   issues: IssueStore;
-  runs: TaskRuns;
+  runs: IssueTaskRuns;
   agents: AgentPort;
   sessions: SessionsPort;
   /** The solution that has this business role (the assistant session's), or null. */
@@ -27,8 +27,8 @@ export interface WorkspaceServiceDeps {
  * cycle, an assignment to an agent starting a task run, and a leaving member taking their agents
  * and runs along.
  */
-export class WorkspaceService {
-  constructor(readonly d: WorkspaceServiceDeps) {}
+export class TeamWorkspaceService {
+  constructor(readonly d: TeamWorkspaceServiceDeps) {}
 
   /** An issue of a workspace the caller is a member of. */
   async issue(userId: string, workspaceId: string, issueId: string): Promise<IssueT> {

@@ -2,12 +2,12 @@ import type { Database, Sql } from '../../platform/db/index.js';
 import type { UserService } from '../users/service.js';
 import { randomToken } from '../../platform/lib/ids.js';
 import { Errors } from '../../platform/server/errors.js';
-import type { WorkspaceT } from './schemas.js';
+import type { TeamWorkspaceT } from './schemas.js';
 
 export const wsId = (prefix: 'ws' | 'iss' | 'irun') => `${prefix}_${randomToken(20)}`;
 export const iso = (d: Date | string | null) => (d == null ? null : new Date(d).toISOString());
 
-interface WorkspaceRow {
+interface TeamWorkspaceRow {
   id: string;
   name: string;
   description: string;
@@ -25,7 +25,7 @@ const SELECT = `select w.*, m.role,
       where a.workspace_id = w.id) as agent_count
   from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = ?`;
 
-const toWorkspace = (r: WorkspaceRow, issueCount: number): WorkspaceT => ({
+const toTeamWorkspace = (r: TeamWorkspaceRow, issueCount: number): TeamWorkspaceT => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -48,7 +48,7 @@ export interface AgentRow {
 }
 
 /** Workspaces, their members, agents and assistant sessions. Only members see a workspace. */
-export class WorkspaceStore {
+export class TeamWorkspaceStore {
   constructor(
     private readonly db: Database,
     private readonly users: Pick<UserService, 'getUser' | 'findUser' | 'usernames'>,
@@ -56,9 +56,9 @@ export class WorkspaceStore {
     private readonly issueCounts: (workspaceIds: string[]) => Promise<Map<string, number>>,
   ) {}
 
-  private async withCounts(rows: WorkspaceRow[]): Promise<WorkspaceT[]> {
+  private async withCounts(rows: TeamWorkspaceRow[]): Promise<TeamWorkspaceT[]> {
     const counts = rows.length ? await this.issueCounts(rows.map((r) => r.id)) : new Map<string, number>();
-    return rows.map((r) => toWorkspace(r, counts.get(r.id) ?? 0));
+    return rows.map((r) => toTeamWorkspace(r, counts.get(r.id) ?? 0));
   }
 
   /** The next issue number of a workspace, inside the caller's transaction `q`. */
@@ -67,7 +67,7 @@ export class WorkspaceStore {
     return issue_seq;
   }
 
-  async create(userId: string, name: string, description: string): Promise<WorkspaceT> {
+  async create(userId: string, name: string, description: string): Promise<TeamWorkspaceT> {
     const id = wsId('ws');
     await this.db.transaction(async (q) => {
       await q('insert into workspaces (id, name, description, owner_id) values (?, ?, ?, ?)', [id, name, description, userId]);
@@ -76,13 +76,13 @@ export class WorkspaceStore {
     return this.get(userId, id);
   }
 
-  async list(userId: string): Promise<WorkspaceT[]> {
-    return this.withCounts(await this.db.sql<WorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId]));
+  async list(userId: string): Promise<TeamWorkspaceT[]> {
+    return this.withCounts(await this.db.sql<TeamWorkspaceRow>(`${SELECT} order by w.created_at desc, w.id limit 1000`, [userId]));
   }
 
   /** The workspace as a member sees it; 404 for anyone else. */
-  async get(userId: string, id: string): Promise<WorkspaceT> {
-    const [r] = await this.db.sql<WorkspaceRow>(`${SELECT} where w.id = ?`, [userId, id]);
+  async get(userId: string, id: string): Promise<TeamWorkspaceT> {
+    const [r] = await this.db.sql<TeamWorkspaceRow>(`${SELECT} where w.id = ?`, [userId, id]);
     if (!r) throw Errors.notFound('workspace');
     return (await this.withCounts([r]))[0];
   }
@@ -95,7 +95,7 @@ export class WorkspaceStore {
     return r.role;
   }
 
-  async update(userId: string, id: string, patch: { name?: string; description?: string }): Promise<WorkspaceT> {
+  async update(userId: string, id: string, patch: { name?: string; description?: string }): Promise<TeamWorkspaceT> {
     await this.roleOf(userId, id, 'owner');
     await this.db.sql('update workspaces set name = coalesce(?, name), description = coalesce(?, description), updated_at = now() where id = ?', [patch.name ?? null, patch.description ?? null, id]);
     return this.get(userId, id);
@@ -151,11 +151,11 @@ export class WorkspaceStore {
     where a.workspace_id = ?`;
 
   agents(id: string): Promise<AgentRow[]> {
-    return this.db.sql<AgentRow>(`${WorkspaceStore.AGENTS} order by a.created_at, a.agent_id`, [id]);
+    return this.db.sql<AgentRow>(`${TeamWorkspaceStore.AGENTS} order by a.created_at, a.agent_id`, [id]);
   }
 
   async agent(id: string, agentId: string): Promise<AgentRow | null> {
-    return (await this.db.sql<AgentRow>(`${WorkspaceStore.AGENTS} and a.agent_id = ?`, [id, agentId]))[0] ?? null;
+    return (await this.db.sql<AgentRow>(`${TeamWorkspaceStore.AGENTS} and a.agent_id = ?`, [id, agentId]))[0] ?? null;
   }
 
   /** Adds a member's own agent; `once`: a second add is 409 (POST .../agents), else it is kept as it is (a first assignment). */

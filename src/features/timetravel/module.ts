@@ -13,11 +13,11 @@ declare module '../../platform/lib/modules.js' {
 /** Checkpoints of a session's folder at each turn (run.opening), restores and what-if forks (whatif.check, whatif.fork). */
 export const timetravelModule = defineModule({
   name: 'timetravel',
-  needs: ['engine', 'sessions', 'background'],
+  needs: ['engine', 'sessions', 'background', 'quota'],
   start(ctx) {
     const { config, logger } = ctx;
     const background = ctx.get('background');
-    const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile });
+    const snapshots = new Snapshots(config.workspaces, { fileLimit: config.limits.snapshotFile, quota: ctx.get('quota') });
     const timetravel = new TimeTravel({
       db: ctx.db,
       turns: ctx.get('engine').turns,

@@ -72,7 +72,7 @@ export function treeObject(items: TreeItem[]): Buffer {
  * blob without being read; any other is read through its descriptor and handed to `writeBlob`.
  * Heavy folders are not walked; files over `fileLimit` and past `maxFiles` are listed as skipped.
  */
-export async function scanWorkspace(
+export async function scanFolder(
   top: TreeFolder,
   opts: { fileLimit: number; maxFiles?: number; cache: BlobCache; writeBlob: (data: Uint8Array) => Promise<string> },
 ): Promise<Scanned> {

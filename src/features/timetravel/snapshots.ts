@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanWorkspace, settled, statKey, type BlobCache, type Skipped } from './scan.js';
+import { EMPTY_SIGNATURE, EXCLUDED_DIRS, gitMode, scanFolder, settled, statKey, type BlobCache, type Skipped } from './scan.js';
 import { spawner } from './spawner.js';
 import { SessionFolder } from '../../core/files/confine.js';
+import type { StorageQuota } from '../../core/files/quota.js';
 import { readSessionTree, writeSessionTree, type TreeWriteFolder } from '../../core/files/tree-sync.js';
 import { blobLoader, newDir, type TargetDir } from './restore-plan.js';
 import { keepPack, makeStoreFolder, packLayers, removePack, removeStore, storeExists, writeObject } from './object-store.js';
@@ -28,6 +29,8 @@ export interface SnapshotOptions {
   /** At most this many files in one snapshot; the rest are skipped. */
   maxFiles?: number;
   timeoutMs?: number;
+  /** The service's storage quota: what a restore writes counts against it (quota.ts). */
+  quota?: StorageQuota;
 }
 
 /** Git's empty tree: known to every git without being stored. */
@@ -241,7 +244,7 @@ export class Snapshots {
       return r.id;
     };
     const cache = this.caches.get(gitDir) ?? new Map();
-    const scanned = await readSessionTree(this.root, userId, sessionId, (top) => scanWorkspace(top, { ...this.opts, cache, writeBlob }));
+    const scanned = await readSessionTree(this.root, userId, sessionId, (top) => scanFolder(top, { ...this.opts, cache, writeBlob }));
     if (!scanned) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
     this.keepCache(gitDir, scanned.cache);
     const { skipped, signature } = scanned;
@@ -326,7 +329,7 @@ export class Snapshots {
     plan(target, '');
     const loader = blobLoader((ids) => this.blobs(gitDir, ids), needed);
     const next: BlobCache = new Map(cache);
-    await writeSessionTree(this.root, userId, sessionId, (top) => this.sync(top, '', target, { cache, next, loader }));
+    await writeSessionTree(this.root, userId, sessionId, this.opts.quota, (top) => this.sync(top, '', target, { cache, next, loader }));
     this.keepCache(gitDir, next);
     return count;
   }

@@ -1,5 +1,4 @@
 import { defineModule } from '../../platform/lib/modules.js';
-import { storageQuota } from '../../core/files/quota.js';
 import { watchRevocations, type RevocationListener } from './revocations.js';
 import { userRoutes } from './routes.js';
 import { UserService } from './service.js';
@@ -13,15 +12,16 @@ declare module '../../platform/lib/modules.js' {
 /** Users and API keys; revoked keys disconnect their sockets on every node (a Postgres listener). */
 export const usersModule = defineModule({
   name: 'users',
-  needs: [],
-  start({ config, db }) {
+  needs: ['quota'],
+  start(ctx) {
+    const { db } = ctx;
     const users = new UserService(db.em);
-    storageQuota.setLimit(config.workspaces, config.userQuotaBytes);
+    const quota = ctx.get('quota');
     let listener: RevocationListener | null = null;
     return {
       provides: users,
       routes: [
-        { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await storageQuota.used({ root: config.workspaces, user: id }), quota_bytes: storageQuota.limitOf(config.workspaces) }) } },
+        { plugin: userRoutes, opts: { users, storage: async (id: string) => ({ used_bytes: await quota.used(id), quota_bytes: quota.limitBytes }) } },
       ],
       jobs: [
         {

@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { PathEscapeError, WorkspaceFolderError, type Entry } from '../../files/confine.js';
+import { PathEscapeError, NotAFolderError, type Entry } from '../../files/confine.js';
 import { openRead, writeWhole, type Owner } from '../../files/entry-ops.js';
 import { readLines } from '../../files/read-lines.js';
 import { defineTool } from '../define.js';
@@ -19,7 +19,7 @@ const EDIT_MAX_BYTES = 10 * 1024 * 1024;
 /** fs and confinement failures as errors the model can act on. */
 function toolError(e: unknown, file_path: string): unknown {
   if (e instanceof ToolError || e instanceof PathEscapeError) return e;
-  if (e instanceof WorkspaceFolderError) return new ToolError(e.message);
+  if (e instanceof NotAFolderError) return new ToolError(e.message);
   switch ((e as NodeJS.ErrnoException).code) {
     case 'ENOENT':
       return new ToolError(`File does not exist: ${file_path}`);

@@ -6,7 +6,7 @@
  * `deny`.
  */
 import type { RunInfo } from '../../../core/engine/hooks.js';
-import type { SessionWorkspace } from '../../../core/files/session-folder.js';
+import type { SessionSandbox } from '../../../core/files/session-folder.js';
 import type { Tool } from '../../../core/tools/types.js';
 import type { AuditRecord } from '../../policy/audit-store.js';
 import type { PolicyService } from '../../policy/service.js';
@@ -42,7 +42,7 @@ export function scriptCheck(policy: PolicyService, bash: () => Pick<Tool, 'name'
       tool: tool as Tool,
       args: { command: script },
       // No session folder: a script's path targets are not resolved (every path pattern matches).
-      workspace: null as unknown as SessionWorkspace,
+      workspace: null as unknown as SessionSandbox,
     });
     if (!d) return null;
     if (d.action === 'ask') {

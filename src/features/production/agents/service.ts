@@ -3,8 +3,9 @@ import type { Config } from '../../../platform/config/index.js';
 import type { Database } from '../../../platform/db/index.js';
 import { randomToken } from '../../../platform/lib/ids.js';
 import type { Computer, Runner } from '../../../../runners/types.js';
-import { PathEscapeError, WorkspaceFolderError } from '../../../core/files/confine.js';
-import { homeFs, type WorkspaceFs } from '../../../core/files/workspace-fs.js';
+import { PathEscapeError, NotAFolderError } from '../../../core/files/confine.js';
+import type { SessionFolders } from '../../../core/files/session-folder.js';
+import type { FolderFs } from '../../../core/files/folder-fs.js';
 import { AppError, Errors } from '../../../platform/server/errors.js';
 import type { SessionService } from '../../../core/sessions/service.js';
 import type { SolutionCatalog } from '../../solutions/catalog.js';
@@ -86,7 +87,7 @@ export async function getProdAgent(db: Database, userId: string | null, recordId
  * Adds our PATH lines to the computer's `~/.profile`, through the confined file layer: the file is
  * the user's (their commands can replace it with a link), so it is read and replaced by descriptor.
  */
-async function ensureProfile(home: WorkspaceFs): Promise<void> {
+async function ensureProfile(home: FolderFs): Promise<void> {
   let current = '';
   try {
     current = (await home.read('.profile')).toString('utf8');
@@ -116,6 +117,8 @@ export class ProdAgents {
       roles: Roles;
       sessions: SessionService;
       runner: Runner;
+      /** The session folders (their quota: what the home's files add counts against it). */
+      folders: SessionFolders;
       /** Ids of the user's agents a record may name in `agent_id` (production-solution agents and production agents). */
       agentIds: (userId: string) => Promise<Set<string>>;
       /** Seconds an init_script may run (AGENTSVC_AGENT_INIT_TIMEOUT_SECONDS). */
@@ -126,8 +129,8 @@ export class ProdAgents {
   ) {}
 
   /** The user's computer home, through the confined file layer (never by host path). */
-  private homeOf(computer: Computer): WorkspaceFs {
-    return homeFs(this.deps.config.workspaces, computer.userId, computer.owner, computer.root);
+  private homeOf(computer: Computer): FolderFs {
+    return this.deps.folders.home(computer);
   }
 
   /** Ids of the user's production agents. */
@@ -248,7 +251,7 @@ export class ProdAgents {
         await files.write(posix.join(dir, 'skills', s.name, f.path), f.content).then(
           () => written++,
           (e: NodeJS.ErrnoException) => {
-            if (!(e instanceof PathEscapeError || e instanceof WorkspaceFolderError || typeof e.code === 'string')) throw e;
+            if (!(e instanceof PathEscapeError || e instanceof NotAFolderError || typeof e.code === 'string')) throw e;
             failed.push(`${f.path} (${e.message})`);
           },
         );

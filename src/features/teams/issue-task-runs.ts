@@ -5,7 +5,7 @@ import type { Hooks } from '../../core/engine/hooks.js';
 import type { RunOutcome, Runs } from '../../core/engine/runs.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import type { IssueStore } from './issues.js';
-import type { IssueT, TaskRunT } from './schemas.js';
+import type { IssueT, IssueTaskRunT } from './schemas.js';
 import { iso, wsId } from './store.js';
 
 /** The production agents a workspace's issues can be assigned to (src/features/production/agents). */
@@ -18,7 +18,7 @@ export interface AgentPort {
   startSession(ownerId: string, agentId: string, opts: { intent: string; workspace_id: string }): Promise<string>;
 }
 
-export interface TaskRunDeps {
+export interface IssueTaskRunDeps {
   db: Database;
   issues: IssueStore;
   agents: AgentPort;
@@ -40,7 +40,7 @@ interface RunRow {
   agent_id: string;
   user_id: string;
   session_id: string | null;
-  status: TaskRunT['status'];
+  status: IssueTaskRunT['status'];
   final_answer: string | null;
   error: string | null;
   input_tokens: number;
@@ -50,7 +50,7 @@ interface RunRow {
 }
 
 const OPEN = `('starting', 'running', 'waiting_for_input')`;
-const toRun = (r: RunRow): TaskRunT => ({
+const toRun = (r: RunRow): IssueTaskRunT => ({
   id: r.id,
   issue_id: r.issue_id,
   agent_id: r.agent_id,
@@ -84,10 +84,10 @@ export function issuePrompt(issue: IssueT, workspaceName: string): string {
  * end will (a crash before the run started, a deleted session). When a run ends its usage (tokens
  * of every turn of the session) and its final answer are stored and written to the issue's timeline.
  */
-export class TaskRuns {
+export class IssueTaskRuns {
   private offs: (() => void)[] = [];
 
-  constructor(private readonly d: TaskRunDeps) {}
+  constructor(private readonly d: IssueTaskRunDeps) {}
 
   start() {
     this.offs.push(this.d.runs.onEnded('task', (o) => this.ended(o)));
@@ -106,7 +106,7 @@ export class TaskRuns {
   }
 
   /** Records the run and starts it in the background (an agent may first have to be instantiated). */
-  async begin(issue: IssueT, workspaceName: string, agent: { agent_id: string; owner_id: string }): Promise<TaskRunT> {
+  async begin(issue: IssueT, workspaceName: string, agent: { agent_id: string; owner_id: string }): Promise<IssueTaskRunT> {
     const [row] = await this.d.db.sql<RunRow>(
       `insert into issue_task_runs (id, issue_id, workspace_id, agent_id, user_id, status) values (?, ?, ?, ?, ?, 'starting') returning *`,
       [wsId('irun'), issue.id, issue.workspace_id, agent.agent_id, agent.owner_id],
@@ -239,7 +239,7 @@ export class TaskRuns {
     }
   }
 
-  async list(issueId: string): Promise<TaskRunT[]> {
+  async list(issueId: string): Promise<IssueTaskRunT[]> {
     const rows = await this.d.db.sql<RunRow>('select * from issue_task_runs where issue_id = ? order by started_at, id limit 1000', [issueId]);
     // Open runs show their tokens so far.
     const live = await this.usageOf(rows.filter((r) => r.finished_at == null && r.session_id).map((r) => r.session_id!));

@@ -7,7 +7,7 @@
  * only ever changed through a descriptor. Nothing here hands a host path to its caller.
  */
 import { mkdir, rename } from 'node:fs/promises';
-import { type Entry, type OpenSession, SessionFolder } from './confine.js';
+import type { Entry, OpenSession, SessionFolder } from './confine.js';
 import { copyEntry, listDir, type ListedEntry, openDir, openRead, type Owner, removeEntry, statEntry, writeWhole } from './entry-ops.js';
 
 export type { ListedEntry, Owner };
@@ -19,7 +19,7 @@ export interface EntryInfo {
 }
 
 /** A user's tree as host code may touch it. Paths are relative to the tree (or absolute inside it). */
-export interface WorkspaceFs {
+export interface FolderFs {
   /** A regular file's bytes; over `maxBytes` (default 1 MiB) throws with code EFBIG. */
   read(path: string, maxBytes?: number): Promise<Buffer>;
   /** Replace (or create) a file atomically, making its folders; `executable` gives mode 0755. */
@@ -50,7 +50,7 @@ async function using<T>(s: OpenSession, path: string, opts: Parameters<OpenSessi
 }
 
 /** The confined file layer over one folder (session or home); new entries go to `owner`. */
-export function confinedFs(folder: SessionFolder, owner?: Owner): WorkspaceFs {
+export function confinedFs(folder: SessionFolder, owner?: Owner): FolderFs {
   const inFolder = <T>(fn: (s: OpenSession) => Promise<T>) => folder.with(fn);
   return {
     read: (path, maxBytes = 1024 * 1024) =>
@@ -131,17 +131,4 @@ export function confinedFs(folder: SessionFolder, owner?: Owner): WorkspaceFs {
         }
       }),
   };
-}
-
-/** A session's folder: `root` is the workspaces root (config.workspaces). */
-export function sessionFs(root: string, userId: string, sessionId: string, owner?: Owner): WorkspaceFs {
-  return confinedFs(SessionFolder.of(root, userId, sessionId), owner);
-}
-
-/**
- * A user's whole computer home (`.profile`, `.prod_agents`, every session folder). `computerDir`:
- * the home as the computer's processes see it (`/workspace` on docker), for absolute paths.
- */
-export function homeFs(root: string, userId: string, owner?: Owner, computerDir?: string): WorkspaceFs {
-  return confinedFs(SessionFolder.home(root, userId, computerDir), owner);
 }

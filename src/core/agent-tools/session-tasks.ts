@@ -30,7 +30,7 @@ interface Row {
 const pub = (r: Row): SessionTask => ({ ...r, id: String(r.id), created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString() });
 
 /** The per-session task list the model keeps (TaskCreate / TaskUpdate / TaskList). */
-export class TaskStore {
+export class SessionTaskStore {
   constructor(private readonly db: Database) {}
 
   /** A session's tasks, as an archive holds them. */
@@ -72,7 +72,7 @@ export class TaskStore {
 
 const listing = (tasks: SessionTask[]) => (tasks.length ? tasks.map((t) => `#${t.id} [${t.status}] ${t.subject}`).join('\n') : 'No tasks');
 
-export function createTaskTools(store: TaskStore): Tool[] {
+export function createSessionTaskTools(store: SessionTaskStore): Tool[] {
   const create = defineTool({
     name: 'TaskCreate',
     description: 'Add a task to the session task list (for multi-step work; the user sees the list). Mark tasks in_progress and completed with TaskUpdate as you go.',
@@ -116,7 +116,7 @@ export function createTaskTools(store: TaskStore): Tool[] {
 
 const Task = z.object({ id: z.string(), subject: z.string(), description: z.string(), status: z.string(), loop_id: z.string(), created_at: z.string(), updated_at: z.string() });
 
-export const taskRoutes: FastifyPluginAsyncZod<{ sessions: SessionService; tasks: TaskStore }> = async (app, { sessions, tasks }) => {
+export const sessionTaskRoutes: FastifyPluginAsyncZod<{ sessions: SessionService; tasks: SessionTaskStore }> = async (app, { sessions, tasks }) => {
   app.get(
     '/api/sessions/:session_id/tasks',
     { schema: { tags: ['chat'], params: SessionParams, response: { 200: z.array(Task) } } },
