@@ -260,10 +260,14 @@ export function createLocalRunner(opts: LocalRunnerOptions): Runner {
         child.once('close', (c, s) => done(exit ?? [c, s]));
       });
       if (p.net) {
-        pasta = await Promise.race([connect(p, child, lease!.port), exited.then(() => null)]).catch((e) => {
+        const connecting = connect(p, child, lease!.port);
+        pasta = await Promise.race([connecting, exited.then(() => null)]).catch((e) => {
           killGroup(child);
           throw e;
         });
+        // bwrap ended before pasta was attached: a pasta started after that is nobody's to stop,
+        // and its open pipe kept the service's process alive (it hung a test file in CI).
+        if (!pasta) connecting.then((late) => late.kill('SIGKILL')).catch(() => {});
       }
       const [code, signal] = await exited;
       return finishResult(out, dog, started, code, signal);

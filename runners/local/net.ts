@@ -29,6 +29,10 @@ export async function attachNetwork(t: NetTools, pid: number, asRoot: boolean, p
   // A root service's sandbox runs as an unprivileged user (never root), and pasta, once it has
   // dropped CAP_SYS_PTRACE, may not open that user's namespace by its /proc path: the service
   // (root, all capabilities) opens it and hands pasta the descriptor as fd 3.
+  // bwrap reports its pid before its child has configured the namespace's loopback; pasta joining
+  // the namespace meanwhile made that fail 8 times in 200 commands run 4 at a time ("loopback:
+  // Failed RTM_NEWADDR"). The kernel gives lo its ::1 once bwrap has brought it up: wait for it.
+  await loopbackUp(pid);
   let nsFd: number | null = null;
   if (asRoot) {
     nsFd = openSync(`/proc/${pid}/ns/net`, constants.O_RDONLY);
@@ -85,4 +89,16 @@ export async function listening(pid: number, port: number): Promise<boolean> {
     }
   }
   return false;
+}
+
+/**
+ * Until lo is up in the network namespace of `pid` (its /proc/<pid>/net/if_inet6 lists lo), 2 s at
+ * most: where IPv6 is off the file stays empty, and pasta is started after the bound.
+ */
+async function loopbackUp(pid: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const text = await readFile(`/proc/${pid}/net/if_inet6`, 'utf8').catch(() => null);
+    if (text === null || /\slo$/m.test(text)) return;
+    await new Promise((res) => setTimeout(res, 5));
+  }
 }

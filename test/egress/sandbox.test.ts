@@ -19,6 +19,7 @@ import type { InstallPolicy } from '../../src/platform/config/policy.js';
 import { testDatabase } from '../helpers/db.js';
 import { listeners, tcpProbe } from '../runners/audit.js';
 import { needs } from '../helpers/needs.js';
+import { waitFor } from '../helpers/wait.js';
 
 // Hosts are a boundary (docs/policy-network.md): with network allowed, every process of a computer
 // reaches the network only through the egress proxy, which applies the host rules and the
@@ -113,7 +114,15 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
       t.not(bad.exitCode, 0, 'CONNECT to a denied host refused');
       t.notMatch(bad.stdout, /hello/);
     }
-    const audit = await policy.audit.list({ userId: USER, action: 'denied', limit: 100, offset: 0 });
+    // The proxy records a refusal after it has answered: wait for the three of them.
+    const seen = (host: string, port: number) => (i: { arguments: string | null }) => i.arguments === JSON.stringify({ host, port });
+    const audit = await waitFor(
+      async () => {
+        const a = await policy.audit.list({ userId: USER, action: 'denied', limit: 100, offset: 0 });
+        return [seen('denied.test', P1), seen('rebind.test', P2), seen('127.0.0.2', P2)].every((f) => a.items.some(f)) && a;
+      },
+      { timeoutMs: 10_000, what: 'the refusals of denied.test, rebind.test and 127.0.0.2 in the audit' },
+    );
     const rec = audit.items.find((i) => i.arguments === JSON.stringify({ host: 'denied.test', port: P1 }));
     t.match(rec, {
       user_id: USER,
@@ -124,8 +133,8 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
       rule: { tool: 'network', pattern: 'denied.test', action: 'deny' },
       source: 'install',
     }, 'the refusal is audited with the run and the tool call');
-    t.ok(audit.items.some((i) => i.arguments === JSON.stringify({ host: 'rebind.test', port: P2 })), 'a name resolving to a denied address is audited');
-    t.ok(audit.items.some((i) => i.arguments === JSON.stringify({ host: '127.0.0.2', port: P2 })), 'so is the raw address');
+    t.match(audit.items.find(seen('rebind.test', P2)), { tool_name: 'network', action: 'denied', rule: { pattern: '127.0.0.2' } }, 'a name resolving to a denied address is audited');
+    t.match(audit.items.find(seen('127.0.0.2', P2)), { tool_name: 'network', action: 'denied', rule: { pattern: '127.0.0.2' } }, 'so is the raw address');
     await db.sql('delete from policy_audit');
   });
 
