@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { deadline } from './wait.js';
 
 /** The built CLI (`npm test` builds first), started the way a sysadmin runs it. */
 export const BIN = join(process.cwd(), 'bin', 'run.js');
@@ -45,11 +46,16 @@ export function startUp(env: Record<string, string>, timeoutMs = 90_000): Promis
   });
 }
 
-/** Send `signal` and resolve when the process has exited. */
-export function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+/**
+ * Send `signal` and resolve when the process has exited. A process still there after `timeoutMs`
+ * is SIGKILLed (nothing outlives the test) and the call fails naming what did not happen.
+ */
+export function kill(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 60_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill(signal);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  return deadline(exited, timeoutMs, `process ${child.pid} to exit after ${signal}`).catch((e) => {
+    child.kill('SIGKILL');
+    throw e;
   });
 }
