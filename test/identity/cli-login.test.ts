@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { BIN, cleanEnv } from '../helpers/cli.js';
-import { waitFor } from '../helpers/wait.js';
+import { deadline, waitFor } from '../helpers/wait.js';
 import { approveDevice, Jar, withProvider } from './oidc.js';
 
 // `agentsvc login`: the device authorization grant (RFC 8628) run by the service on the CLI's behalf,
@@ -16,7 +16,11 @@ function run(args: string[], env: NodeJS.ProcessEnv) {
   let err = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (err += c));
-  const done = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  const done = deadline(exited, 90_000, `agentsvc ${args[0]} to exit`).catch((e) => {
+    child.kill('SIGKILL');
+    throw e;
+  });
   return { out: () => out, err: () => err, done };
 }
 
@@ -45,7 +49,7 @@ t.test('login by device code, a client command signed in by it, logout revokes i
   const made = await (await fetch(`${app.url}/api/sessions`, { method: 'POST', headers: { authorization: `Bearer ${stored.token}`, 'content-type': 'application/json' }, body: '{"intent": "from the terminal"}' })).json();
   const list = run(['sessions', 'list', '--url', app.url, '--json'], env);
   t.equal(await list.done, 0, `sessions list exits 0 (${list.err()})`);
-  t.ok(list.out().includes(made.session_id), 'and lists the session of the signed-in user');
+  t.same(JSON.parse(list.out()).items.map((s: { id: string }) => s.id), [made.session_id], 'and lists the one session of the signed-in user');
   const me = await (await fetch(`${app.url}/api/auth/me`, { headers: { authorization: `Bearer ${stored.token}` } })).json();
   t.equal(me.username, 'bob');
 
