@@ -7,7 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // tmuxServer/startCli: the terminal tests that drive the built CLI under tmux (a child process each).
-const NEEDS_A_SERVICE = /helpers\/(app|chat|db|nodes|cli|chaos|socket|files)|startService|TEST_PG_URL|TEST_REDIS_URL|openDatabase|embedded|node:child_process|playwright|createRunner|runners\/|tmuxServer|startCli/;
+// console/browser and identity/oidc: chromium, and the test OpenID provider with the service behind it.
+const NEEDS_A_SERVICE = /helpers\/(app|chat|db|nodes|cli|chaos|socket|files)|startService|TEST_PG_URL|TEST_REDIS_URL|openDatabase|embedded|node:child_process|playwright|createRunner|runners\/|tmuxServer|startCli|console\/browser\.js'|\/oidc\.js'/;
 
 
 function* testFiles(dir) {

@@ -15,7 +15,7 @@ export type ServerState = 'starting' | 'ready' | 'failed' | 'stopped';
 
 /** Restart delays after a crash: 1 s doubling to 60 s; reset once a server stayed up a minute. */
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 16000, 32000, 60000];
-const HEALTHY_MS = 60_000;
+export const HEALTHY_MS = 60_000;
 const STDERR_KEEP = 2000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -60,6 +60,8 @@ export class McpServerConnection {
       transport?: () => Promise<Transport & { stderr?: string; exit?: string | null }>;
       /** Who it runs for, in log lines (e.g. `for user_x, in their computer`). */
       label?: string;
+      /** How long a server must stay up for a crash to restart it after the first delay again (default HEALTHY_MS; tests pass seconds). */
+      healthyMs?: number;
     },
   ) {}
 
@@ -144,9 +146,9 @@ export class McpServerConnection {
     this.generation++;
     old?.close().catch(() => {});
     if (had) this.opts.onToolsChanged();
-    // Only a minute of health resets the backoff: a start that failed (never up, or not since the
+    // Only a minute (healthyMs) of health resets the backoff: a start that failed (never up, or not since the
     // last crash) keeps doubling the delay.
-    if (this.upSince && Date.now() - this.upSince >= HEALTHY_MS) this.failures = 0;
+    if (this.upSince && Date.now() - this.upSince >= (this.opts.healthyMs ?? HEALTHY_MS)) this.failures = 0;
     this.upSince = 0;
     const delay = BACKOFF_MS[Math.min(this.failures++, BACKOFF_MS.length - 1)];
     this.opts.log(`MCP server ${this.name}${this.opts.label ? ` (${this.opts.label})` : ''} failed: ${this.lastError}; restarting in ${delay / 1000} s`);

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor as waitForCondition } from '../helpers/wait.js';
+import { deadline, waitFor as waitForCondition } from '../helpers/wait.js';
 
 // The built CLI, as a sysadmin runs it (npm test builds first).
 export const BIN = join(process.cwd(), 'bin', 'run.js');
@@ -59,11 +59,14 @@ export async function up(env: Record<string, string>): Promise<{ child: ChildPro
   return { child, url, out: () => out };
 }
 
-export function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill(signal);
+/** Send `signal`; resolves with the exit code. Still running after `timeoutMs`: SIGKILLed, and the call fails saying so. */
+export function stop(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 60_000): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill(signal);
+  return deadline(exited, timeoutMs, `up (pid ${child.pid}) to exit after ${signal}`).catch((e) => {
+    child.kill('SIGKILL');
+    throw e;
   });
 }
 

@@ -24,9 +24,6 @@ const DEBT: Record<string, string> = {
   // A plain Node child process (no TypeScript loader), so it cannot import wait.ts: its delay is the
   // scripted slowness of the fake MCP server (a `pace`).
   'test/fixtures/mcp-server.mjs': 'a child process without the TypeScript loader',
-  // Being edited by another engineer while this rule was made; to convert to waitFor.
-  'test/mcp/mcp.test.ts': 'polls for a file with a bare sleep',
-  'test/mcp/computer.test.ts': 'polls for a file with a bare sleep',
 };
 
 /** What a bare sleep looks like, matched on a line's code (comments and string literals blanked). */

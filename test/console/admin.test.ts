@@ -30,7 +30,7 @@ t.test('console: users and keys for an admin, nothing of them for anyone else', 
   const carol = page.getByRole('row', { name: /^carol/ });
   t.match(await carol.textContent(), /carol@example\.com/, 'the new user is listed with the e-mail');
   const listed = (await (await app.api('/api/prod_users')).json()).items.find((u: any) => u.username === 'carol');
-  t.ok(listed, 'and the service has the user');
+  t.match(listed, { username: 'carol', email: 'carol@example.com' }, 'and the service has the user');
   await page.getByLabel('Username').fill('carol');
   await page.getByRole('button', { name: 'Add user' }).click();
   await page.getByRole('status').filter({ hasText: 'carol: up to date' }).waitFor();

@@ -82,11 +82,13 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   // Streaming: the answer appears piece by piece, then whole; a tool call and thinking are folded.
   await send(page, 'stream please');
   await page.locator('.tool .tname', { hasText: 'Write' }).waitFor();
-  await page.waitForFunction(() => {
-    const md = Array.from(document.querySelectorAll('.turns > article.turn.assistant .md')).map((e) => e.textContent ?? '').join('|');
-    return md.includes('Here is') && !md.includes('END.');
-  });
-  t.pass('part of the answer is shown before the rest has arrived');
+  await t.resolves(
+    page.waitForFunction(() => {
+      const md = Array.from(document.querySelectorAll('.turns > article.turn.assistant .md')).map((e) => e.textContent ?? '').join('|');
+      return md.includes('Here is') && !md.includes('END.');
+    }),
+    'part of the answer is shown before the rest has arrived',
+  );
   await page.getByRole('button', { name: 'Stop' }).waitFor();
   await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 20_000 });
   const answer = page.locator('.turns > article.turn.assistant .md').last();

@@ -49,8 +49,7 @@ t.test('console: a service restart mid-stream', { timeout: 240_000 }, async (t) 
   await page.getByRole('button', { name: 'Send' }).waitFor();
   await page.getByLabel('Message', { exact: true }).fill('and now?');
   await page.getByLabel('Message', { exact: true }).press('Enter');
-  await page.getByText('after the restart').waitFor();
-  t.pass('the next message runs on the restarted service');
+  await t.resolves(page.getByText('after the restart').waitFor(), 'the next message runs on the restarted service');
   t.same(problems, [], 'no CSP violation, no page error');
   await context.close();
 });

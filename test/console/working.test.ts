@@ -136,8 +136,8 @@ t.test('console: new chat, one header per answer, diffs, live sub-agent, queue, 
     ((await (await app.api(`/api/sessions/${sid}/messages`)).json()) as any[])
       .filter((m) => m.role === 'user')
       .map((m) => m.blocks.map((b: any) => b.content ?? '').join(''));
-  const sent = await waitFor(async () => ((await userTexts()).includes('first queued\n\nsecond queued') ? true : null), { what: 'the queued messages sent', timeoutMs: 20_000 });
-  t.ok(sent, 'sent as one message once the run ended');
+  const sent = await waitFor(async () => ((await userTexts()).includes('first queued\n\nsecond queued') ? userTexts() : null), { what: 'the queued messages sent', timeoutMs: 20_000 });
+  t.equal(sent.filter((m) => m === 'first queued\n\nsecond queued').length, 1, 'sent as one message, once, once the run ended');
   await page.getByText('echo: first queued').waitFor();
   t.equal(await queued.count(), 0, 'the queue is empty');
   t.same(await alerts(page), [], 'and no error was shown');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'socket.io-client';
 import type { TestApp } from './app.js';
+import { deadline } from './wait.js';
 
 /**
  * Shared pieces of the chaos suite (test/chaos): explicit deadlines so a hang fails fast with a
@@ -10,17 +11,7 @@ import type { TestApp } from './app.js';
 
 type T = { teardown(fn: () => unknown): void };
 
-/** Reject with `what` when `p` has not settled within `ms`. */
-export function deadline<X>(p: Promise<X>, ms: number, what: string): Promise<X> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`deadline: ${what} not done within ${ms} ms`)), ms);
-    }),
-  ]);
-}
-
+export { deadline };
 
 /** mulberry32: small, fast, reproducible from a printed seed. */
 export function prng(seed: number) {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { deadline } from './wait.js';
 
 /** The built CLI (`npm test` builds first), started the way a sysadmin runs it. */
 export const BIN = join(process.cwd(), 'bin', 'run.js');
@@ -45,12 +46,17 @@ export function startUp(env: Record<string, string>, timeoutMs = 90_000): Promis
   });
 }
 
-/** Send `signal` and resolve when the process has exited. */
-export function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+/**
+ * Send `signal` and resolve when the process has exited. A process still there after `timeoutMs`
+ * is SIGKILLed (nothing outlives the test) and the call fails naming what did not happen.
+ */
+export function kill(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 60_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill(signal);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  return deadline(exited, timeoutMs, `process ${child.pid} to exit after ${signal}`).catch((e) => {
+    child.kill('SIGKILL');
+    throw e;
   });
 }
 
@@ -61,6 +67,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv) {
   let err = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (err += c));
-  const done = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  // Bounded: a command that never exits fails the test naming it, and is killed.
+  const done = deadline(exited, 90_000, `agentsvc ${args[0]} to exit`).catch((e) => {
+    child.kill('SIGKILL');
+    throw e;
+  });
   return { child, out: () => out, err: () => err, done };
 }

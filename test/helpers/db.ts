@@ -34,7 +34,8 @@ export async function freshDatabaseUrl(t: T): Promise<string> {
   const url = new URL(admin);
   url.pathname = `/${name}`;
   t.teardown(async () => {
-    const c = new pg.Client({ connectionString: admin });
+    // Bounded: a database server that stopped answering fails the teardown, it does not hang it.
+    const c = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 10_000, query_timeout: 60_000 });
     await c.connect();
     await c.query(`drop database if exists ${name} with (force)`).catch(() => {});
     await c.end();

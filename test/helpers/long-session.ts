@@ -79,7 +79,9 @@ export function longSessionArchive(turns: number, intent: string): Promise<Buffe
 export async function importLongSession(url: string, key: string, turns: number, intent = `${turns} turns`): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(await longSessionArchive(turns, intent))], { type: 'application/zip' }), 'long.zip');
-  const res = await fetch(`${url}/api/sessions/import`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const res = await fetch(`${url}/api/sessions/import`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form, signal: AbortSignal.timeout(120_000) }).catch((e: Error) => {
+    throw new Error(`import of ${turns} turns: ${e.name === 'TimeoutError' ? 'no answer within 120000 ms' : e.message}`);
+  });
   const body = (await res.json()) as { session_id?: string; detail?: unknown };
   if (!res.ok || !body.session_id) throw new Error(`import of ${turns} turns: ${res.status} ${JSON.stringify(body.detail)}`);
   return body.session_id;

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { deadline } from './wait.js';
 
 /**
  * A local npm registry serving one package, `agentsvc-mcp-fixture`: test/fixtures/mcp-tiny.mjs
@@ -26,10 +27,10 @@ export async function fixtureRegistry(t: { teardown(fn: () => unknown): void }):
     '--banner:js=#!/usr/bin/env node',
     `--outfile=${join(pkg, 'server.cjs')}`,
     '--log-level=warning',
-  ]);
+  ], { timeout: 60_000 });
   const version = '1.0.0';
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: FIXTURE_PACKAGE, version, bin: { [FIXTURE_PACKAGE]: 'server.cjs' } }));
-  const file = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: pkg, encoding: 'utf8' }).trim().split('\n').pop()!;
+  const file = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: pkg, encoding: 'utf8', timeout: 60_000 }).trim().split('\n').pop()!;
   const tarball = readFileSync(join(dir, file));
   const requests: string[] = [];
   const server = createServer((req, res) => {
@@ -56,7 +57,11 @@ export async function fixtureRegistry(t: { teardown(fn: () => unknown): void }):
       res.end('{"error":"not found"}');
     }
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const listening = new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', ok);
+  });
+  await deadline(listening, 10_000, 'the npm fixture registry to listen');
   t.teardown(() => new Promise((ok) => server.close(ok)));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, requests };
 }

@@ -6,11 +6,30 @@ export async function waitFor<T>(probe: () => T | Promise<T>, opts: { timeoutMs?
   const { timeoutMs = 10_000, everyMs = 10, what = 'a condition' } = opts;
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const v = await probe();
+    // A probe that never answers (a request to a hung server) fails here too, not at tap's timeout.
+    const v = await deadline(Promise.resolve(probe()), Math.max(until - Date.now(), 0) + PROBE_GRACE_MS, `a check of ${what} to answer`);
     if (v) return v as Truthy<T>;
     if (Date.now() > until) throw new Error(`waited ${timeoutMs} ms for ${what}`);
     await elapse(everyMs);
   }
+}
+
+/** How long a probe begun just before the deadline may still take to answer. */
+const PROBE_GRACE_MS = 2000;
+
+/**
+ * Reject naming `what` when `p` has not settled within `ms`: every await of something outside the
+ * test (a process exit, a socket event, a response) gets one, so a hang fails with its name
+ * instead of running into tap's timeout.
+ */
+export function deadline<X>(p: Promise<X>, ms: number, what: string): Promise<X> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`deadline: ${what} not done within ${ms} ms`)), ms);
+    }),
+  ]);
 }
 
 /**

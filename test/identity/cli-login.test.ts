@@ -34,7 +34,7 @@ t.test('login by device code, a client command signed in by it, logout revokes i
   const made = await (await fetch(`${app.url}/api/sessions`, { method: 'POST', headers: { authorization: `Bearer ${stored.token}`, 'content-type': 'application/json' }, body: '{"intent": "from the terminal"}' })).json();
   const list = run(['sessions', 'list', '--url', app.url, '--json'], env);
   t.equal(await list.done, 0, `sessions list exits 0 (${list.err()})`);
-  t.ok(list.out().includes(made.session_id), 'and lists the session of the signed-in user');
+  t.same(JSON.parse(list.out()).items.map((s: { id: string }) => s.id), [made.session_id], 'and lists the one session of the signed-in user');
   const me = await (await fetch(`${app.url}/api/auth/me`, { headers: { authorization: `Bearer ${stored.token}` } })).json();
   t.equal(me.username, 'bob');
 

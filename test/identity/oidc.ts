@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { build, type TestApp } from '../helpers/app.js';
+import { deadline } from '../helpers/wait.js';
 
 type T = Parameters<typeof build>[0];
 
@@ -25,7 +26,7 @@ export async function startProvider(t: T): Promise<TestProvider & { setup(servic
   t.teardown(() => child.kill('SIGTERM'));
   let out = '';
   child.stdout?.setEncoding('utf8');
-  const issuer = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (d: string) => {
       out += d;
       const m = /provider listening (\S+)/.exec(out);
@@ -33,6 +34,7 @@ export async function startProvider(t: T): Promise<TestProvider & { setup(servic
     });
     once(child, 'exit').then(() => reject(new Error(`the test provider exited: ${out}`)));
   });
+  const issuer = await deadline(listening, 30_000, 'the test OpenID provider to listen');
   return {
     issuer,
     setup: async (serviceUrl, opts = {}) => {

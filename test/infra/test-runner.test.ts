@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import t from 'tap';
-import { waitFor } from '../helpers/wait.js';
+import { deadline, waitFor } from '../helpers/wait.js';
 
 /**
  * `npm test` interrupted by Ctrl-C (issue 31, defect 11): the runner (test/run.mjs) must stop the
@@ -77,7 +77,8 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 
     if (sig === 'SIGINT') process.kill(-runner.pid!, 'SIGINT');
     else runner.kill('SIGTERM');
-    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 60_000))]);
+    // A deadline, not a bare timer: a timer left pending kept this file alive a minute after its tests.
+    const code = await deadline(exited, 60_000, 'the runner to exit').catch(() => 'hung');
     t.equal(code, sig === 'SIGINT' ? 130 : 143, "the runner exits with 128 + the signal's number", { output });
     await until('PostgreSQL to exit', () => (alive(pgPid) ? undefined : true), 20_000).catch(() => {});
     t.notOk(alive(pgPid), 'PostgreSQL is stopped');

@@ -3,6 +3,7 @@ import { connect as tcp, type Socket as TcpSocket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kill, startUp, type UpProcess } from '../helpers/cli.js';
+import { deadline } from '../helpers/wait.js';
 
 type T = { teardown(fn: () => unknown): void; match(found: unknown, want: RegExp): void };
 
@@ -23,8 +24,13 @@ export function freshHome(t: T, name: string) {
   };
 }
 
-/** The exit code, once the process has exited. */
-export const exited = (run: UpProcess) => new Promise<number | null>((r) => (run.child.exitCode !== null ? r(run.child.exitCode) : run.child.once('exit', (code) => r(code))));
+/** The exit code, once the process has exited; fails naming the process when it has not within `timeoutMs`. */
+export const exited = (run: UpProcess, timeoutMs = 60_000) =>
+  deadline(
+    new Promise<number | null>((r) => (run.child.exitCode !== null ? r(run.child.exitCode) : run.child.once('exit', (code) => r(code)))),
+    timeoutMs,
+    `up (pid ${run.child.pid}) to exit`,
+  );
 
 /**
  * A slow upload: the headers of a request, then one byte of its body every 500 ms. The HTTP
@@ -36,8 +42,8 @@ export async function slowUpload(t: T, url: string, key: string): Promise<TcpSoc
   const { hostname, port } = new URL(url);
   const sock = tcp({ host: hostname, port: Number(port) });
   sock.on('error', () => {});
-  await new Promise((r) => sock.once('connect', r));
-  const taken = new Promise((r) => sock.once('data', r));
+  await deadline(new Promise((r) => sock.once('connect', r)), 10_000, 'the slow upload to connect');
+  const taken = deadline(new Promise((r) => sock.once('data', r)), 10_000, 'the server to take the slow upload (100 Continue)');
   sock.write(
     `POST /api/sessions HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\nexpect: 100-continue\r\n\r\n`,
   );

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { buildWithModel, createSession } from '../helpers/chat.js';
 import { unconfined } from '../helpers/confined.js';
 import { chatAs, envChecks, offered } from '../plugins/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 // stdio MCP servers run by default inside each user's computer: one process per user, confined
 // like that user's commands. These tests need the local runner's bubblewrap confinement.
@@ -17,13 +18,7 @@ t.teardown(() => {
   if (unhandled.length) throw new Error(`unhandled rejections: ${unhandled.map(String).join('; ')}`);
 });
 
-async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 20_000) {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, fn: () => boolean | Promise<boolean>, ms = 20_000) => waitFor(fn, { timeoutMs: ms, everyMs: 100, what });
 
 /** Host pids of `node mcp-probe.mjs` working in `dir` (the probe's process, seen from the host). */
 function pidsIn(dir: string): number[] {

@@ -11,6 +11,9 @@ import { buildWithModel, createSession, untilEnd, watch } from '../helpers/chat.
 import { request } from '../helpers/socket.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { chat, envChecks, offered } from '../plugins/helpers.js';
+import { parseMcpServers } from '../../plugins/mcp/config.js';
+import { HEALTHY_MS, McpServerConnection } from '../../plugins/mcp/server.js';
+import { deadline, pace, waitFor } from '../helpers/wait.js';
 
 // No transport error of a crashed or broken server may surface as an unhandled rejection.
 const unhandled: unknown[] = [];
@@ -35,19 +38,17 @@ function freePort(): Promise<number> {
   });
 }
 
-async function until(what: string, fn: () => Promise<boolean> | boolean, ms = 20_000) {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, fn: () => Promise<boolean> | boolean, ms = 20_000) => waitFor(fn, { timeoutMs: ms, everyMs: 100, what });
 
 async function httpFixture(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const port = await freePort();
   const child = spawn(node, [FIXTURE, 'http', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(() => child.kill('SIGKILL'));
-  await new Promise<void>((ok) => child.stderr!.on('data', (c) => /listening/.test(String(c)) && ok()));
+  const listening = new Promise<void>((ok, fail) => {
+    child.stderr!.on('data', (c) => /listening/.test(String(c)) && ok());
+    child.once('exit', (code, signal) => fail(new Error(`the MCP HTTP fixture exited (${code ?? signal}) before listening`)));
+  });
+  await deadline(listening, 20_000, 'the MCP HTTP fixture to listen');
   return `http://127.0.0.1:${port}/mcp`;
 }
 
@@ -183,32 +184,53 @@ t.test('a server that keeps crashing is restarted 1 s, 2 s, 4 s later: the backo
   t.match((await envChecks(app))['mcp:crashy'], { status: /fail|warn/ });
 });
 
-t.test('a minute of health resets the backoff: the next crash restarts after 1 s again', { timeout: 180_000 }, async (t) => {
+t.test('healthy for healthyMs resets the backoff to 1 s; a crash sooner after a start goes on doubling', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'agentsvc-mcp-reset-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const starts = join(dir, 'starts');
   const flag = join(dir, 'crash');
   writeFileSync(flag, '');
   // Each start is noted; while the flag file exists the server exits at once, else it serves.
   const script = `const fs = require('fs'); fs.appendFileSync(${JSON.stringify(starts)}, Date.now() + '\\n'); if (fs.existsSync(${JSON.stringify(flag)})) process.exit(1); import(${JSON.stringify(pathToFileURL(PROBE).href)});`;
-  const { app } = await buildWithModel(t, { AGENTSVC_MCP_SERVERS: JSON.stringify({ flaky: { command: node, args: ['-e', script], run_in: 'host' } }) });
-  const conn = () => app.service.firstParty.mcp()[0];
+  const logs: string[] = [];
+  // The production rule (HEALTHY_MS, a minute) with 3 s of health instead: the same code path, seconds of waiting.
+  const healthyMs = 3000;
+  t.equal(HEALTHY_MS, 60_000, 'production: a minute of health');
+  const conn = new McpServerConnection('flaky', parseMcpServers({ flaky: { command: node, args: ['-e', script], run_in: 'host' } }).flaky, {
+    timeoutMs: 5000,
+    startTimeoutMs: 10_000,
+    onToolsChanged: () => {},
+    log: (m) => logs.push(m),
+    healthyMs,
+  });
+  t.teardown(() => conn.stop());
   const times = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map(Number) : []);
+  /** The restart delays the connection announced, in seconds, in order. */
+  const delays = () => logs.flatMap((m) => /restarting in (\d+) s$/.exec(m)?.[1] ?? []).map(Number);
+  void conn.start();
   await until('three failed starts', () => times().length >= 3, 30_000);
   rmSync(flag);
   // The next delay is 4 s (then 8, 16 had it kept failing); this start succeeds.
-  await until('ready', () => conn().state === 'ready', 30_000);
+  await until('ready', () => conn.state === 'ready', 30_000);
+  t.same(delays(), [1, 2, 4], 'failed starts: 1 s, 2 s, 4 s');
   const readyAt = Date.now();
-  await until('a minute of health', () => Date.now() - readyAt > 61_000, 70_000);
-  t.equal(conn().state, 'ready');
-  writeFileSync(flag, '');
+  await pace(healthyMs + 200, 'the server stays up longer than healthyMs');
+  t.equal(conn.state, 'ready');
   const before = times().length;
   const killedAt = Date.now();
-  process.kill(conn().pid!, 'SIGKILL');
+  t.ok(killedAt - readyAt >= healthyMs, 'healthy for healthyMs');
+  process.kill(conn.pid!, 'SIGKILL');
   await until('restarted', () => times().length > before, 30_000);
+  t.same(delays(), [1, 2, 4, 1], 'the crash after healthyMs of health restarts after 1 s again');
   const gap = times()[before] - killedAt;
-  t.comment(`restart ${gap} ms after the crash that followed a minute of health`);
-  t.ok(gap < 4000, `restarted after about 1 s, not 8 s (${gap} ms)`);
-  rmSync(dir, { recursive: true, force: true });
+  t.comment(`restart ${gap} ms after the crash that followed ${healthyMs} ms of health`);
+  t.ok(gap >= 950 && gap < 4000, `restarted after about 1 s, not 8 s (${gap} ms)`);
+
+  // Up again, and killed at once (well within healthyMs): the backoff goes on from 1 s, to 2 s.
+  await until('ready again', () => conn.state === 'ready', 30_000);
+  process.kill(conn.pid!, 'SIGKILL');
+  await until('the second crash seen', () => delays().length === 5, 10_000);
+  t.same(delays(), [1, 2, 4, 1, 2], 'a crash soon after a start: the next delay doubles');
 });
 
 t.test('a malformed AGENTSVC_MCP_SERVERS stops up with the setting named', async (t) => {

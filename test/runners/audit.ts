@@ -7,7 +7,51 @@ import { createServer, type Server } from 'node:net';
 import { homedir, networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Test } from 'tap';
-import type { Computer, Runner } from '../../runners/types.js';
+import type { Computer, ExecOptions, Runner } from '../../runners/types.js';
+import { deadline } from '../helpers/wait.js';
+
+/** An exec without its own timeout gets this one (the runner kills the command after it). */
+const EXEC_TIMEOUT_MS = 60_000;
+/** What the test waits past a runner's own exec timeout before it calls the exec hung. */
+const EXEC_GRACE_MS = 30_000;
+/** Creating or starting a computer (a container), resetting or upgrading one. */
+const CONTROL_MS = 120_000;
+
+/**
+ * The computer with every exec bounded: each command gets a timeout (its own, else 60 s) that the
+ * runner enforces, and the test's await of the result a deadline 30 s past it that names the
+ * command, so an exec stream that never ends fails here instead of at tap's timeout.
+ */
+export function boundedComputer(c: Computer): Computer {
+  return new Proxy(c, {
+    get(target, prop) {
+      if (prop !== 'exec') {
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      }
+      return (command: string, opts: ExecOptions = {}) => {
+        const timeoutMs = opts.timeoutMs ?? EXEC_TIMEOUT_MS;
+        return deadline(target.exec(command, { ...opts, timeoutMs }), timeoutMs + EXEC_GRACE_MS, `exec of ${JSON.stringify(command.slice(0, 120))} in ${target.userId}'s computer`);
+      };
+    },
+  });
+}
+
+/** The runner with its control calls bounded and the computers it hands out bounded (boundedComputer). */
+export function boundedRunner(runner: Runner): Runner {
+  const control = new Set(['acquire', 'reset', 'upgrade', 'version', 'check', 'close']);
+  return new Proxy(runner, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop);
+      if (typeof v !== 'function') return v;
+      if (!control.has(String(prop))) return v.bind(target);
+      return async (...args: unknown[]) => {
+        const r = await deadline(Promise.resolve(v.apply(target, args)), CONTROL_MS, `${target.kind} runner ${String(prop)}(${args.map((a) => JSON.stringify(a)).join(', ')})`);
+        return prop === 'acquire' ? boundedComputer(r as Computer) : r;
+      };
+    },
+  });
+}
 
 export interface AuditOptions {
   /** AGENTSVC_HOME of the runner under test. */
@@ -29,7 +73,11 @@ export function tcpProbe(host: string, port: number): string {
 /** A TCP listener on every host address that answers "hello"; closed at teardown. */
 export async function listeners(t: Test): Promise<{ hosts: string[]; port: number }> {
   const server: Server = createServer((s) => s.end('hello\n'));
-  await new Promise<void>((r) => server.listen(0, '0.0.0.0', r));
+  const listening = new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '0.0.0.0', ok);
+  });
+  await deadline(listening, 10_000, 'the audit listener to listen');
   t.teardown(() => server.close());
   const hosts = ['127.0.0.1'];
   for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) hosts.push(a.address);

@@ -8,7 +8,7 @@ import type { Test } from 'tap';
 import type { Computer, PathDenySet, Runner } from '../../runners/types.js';
 import { SessionFolders } from '../../src/core/files/session-folder.js';
 import { userFolderHostDir, foldersRoot } from '../../runners/shared.js';
-import { runAudit, type AuditOptions } from './audit.js';
+import { boundedRunner, runAudit, type AuditOptions } from './audit.js';
 import { waitFor } from '../helpers/wait.js';
 
 
@@ -181,7 +181,8 @@ async function pathDenyTests(t: Test, runner: Runner, c: Computer, files: Return
 }
 
 export async function runConformance(t: Test, makeRunner: () => Promise<Runner>, o: ConformanceOptions): Promise<void> {
-  const runner = await makeRunner();
+  // Every exec and control call bounded, naming what it waited for (audit.ts).
+  const runner = boundedRunner(await makeRunner());
   const root = foldersRoot({ home: o.home });
   const hostRoot = (c: Computer) => hostRootOf(o.home, c);
   const files = (c: Computer) => filesOf(o.home, c);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { cronProblem, nextAfter, occurrences } from '../../src/platform/lib/cron.js';
+import { CronClock, cronProblem, nextAfter, occurrences } from '../../src/platform/lib/cron.js';
 
 const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
 
@@ -56,4 +56,14 @@ t.test('DST: gaps run once past the change, overlaps once (hourly jobs keep thei
   // Southern hemisphere (Sydney leaves DST on 2026-04-05 03:00 -> 02:00).
   const syd = iso(occurrences('0 * * * *', 'Australia/Sydney', new Date('2026-04-04T14:00:00Z'), new Date('2026-04-04T17:00:00Z'), 10));
   t.same(syd, ['2026-04-04T14:00:00.000Z', '2026-04-04T15:00:00.000Z', '2026-04-04T16:00:00.000Z', '2026-04-04T17:00:00.000Z'], 'hourly through the repeated hour');
+});
+
+t.test('CronClock: unshifted it is nextAfter; shifted it reads the calendar on a clock shiftMs ahead and answers real instants', async (t) => {
+  const clock = new CronClock();
+  const after = new Date('2026-03-08T06:59:30.250Z');
+  t.equal(clock.next('*/5 * * * *', 'America/New_York', after).toISOString(), nextAfter('*/5 * * * *', 'America/New_York', after).toISOString(), 'production: no shift');
+  // 20.25 s ahead: the calendar's 07:00:00 is real 06:59:39.750.
+  clock.shiftMs = 20_250;
+  t.equal(clock.next('* * * * *', 'UTC', after).toISOString(), '2026-03-08T06:59:39.750Z');
+  t.same(iso(clock.occurrences('* * * * *', 'UTC', after, new Date('2026-03-08T07:01:40Z'), 10)), ['2026-03-08T06:59:39.750Z', '2026-03-08T07:00:39.750Z', '2026-03-08T07:01:39.750Z']);
 });

@@ -30,11 +30,17 @@ export function cli(args: string[], env: Record<string, string> = {}, opts: { in
   });
   child.stderr.on('data', (c) => (stderr += c));
   child.stdin.end(opts.input ?? '');
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  let killed = false;
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      // Named, so a test reading stderr sees why the command ended.
+      resolve({ code, stdout, stderr: killed ? `${stderr}\n[test: agentsvc ${args.join(' ')} killed after ${timeoutMs} ms without exiting]` : stderr });
     });
   });
 }

@@ -18,8 +18,9 @@ t.test('agentsvc webhooks create / list / test / deliveries / disable / enable /
   t.equal(created.code, 0, created.stderr);
   const [secret, note] = created.stdout.trim().split('\n');
   t.match(secret, /^whsec_[A-Za-z0-9+/=]{40,}$/, 'the secret, alone on the first line');
-  const id = /webhook (wh_\S+) for run\.waiting, budget\.warning, budget\.exceeded to /.exec(note)?.[1];
-  t.ok(id, note);
+  const said = new RegExp(`^\\(webhook wh_\\w+ for run\\.waiting, budget\\.warning, budget\\.exceeded to ${url.replace(/[.]/g, '\\.')}; the secret above signs its deliveries and is shown only once\\)$`);
+  t.match(note, said, 'the second line names the webhook');
+  const id = /webhook (wh_\S+) for /.exec(note)?.[1];
 
   // Independent calls in parallel: each CLI start costs a second or more on a loaded machine.
   const [list, listJson, ok] = await Promise.all([cli(['webhooks', 'list'], env), cli(['webhooks', 'list', '--json'], env), cli(['webhooks', 'test', id!], env)]);

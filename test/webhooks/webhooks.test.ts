@@ -125,7 +125,10 @@ t.test('deliveries of a session go in order: a failing one holds back the next o
   t.equal(new Set(delivered.map((d) => d.data.run_id)).size, 3);
   const times = delivered.map((d) => Date.parse(d.timestamp));
   t.same(times, [...times].sort((x, y) => x - y), 'in the order the runs ended');
-  t.ok(seen.findIndex((d) => d.data.session_id === b) < seen.findIndex((d) => d.data.session_id === a && d.status === 200), 'B went while A was failing');
+  // Both found (a missing one's -1 would pass a bare comparison), B's before A's first success.
+  const bAt = seen.findIndex((d) => d.data.session_id === b);
+  const aOkAt = seen.findIndex((d) => d.data.session_id === a && d.status === 200);
+  t.ok(bAt >= 0 && aOkAt > bAt, `B went while A was failing (B at ${bAt}, A's first success at ${aOkAt})`);
 });
 
 t.test('SSRF guard, scope and isolation, disabling after 24 h of failures', async (t) => {

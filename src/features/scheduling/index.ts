@@ -5,6 +5,7 @@ import type { JobsPort } from '../../platform/infra/jobs.js';
 import { BullDelayedJobs } from '../../platform/infra/delayed-bullmq.js';
 import { DatabaseDelayedJobs } from '../../platform/infra/delayed-db.js';
 import type { DelayedJobs } from '../../platform/infra/delayed.js';
+import { CronClock } from '../../platform/lib/cron.js';
 import type { Logger } from '../../platform/lib/logger.js';
 import { type LauncherDeps, ScheduledTaskLauncher } from './launcher.js';
 import { scheduledTaskRoutes } from './routes.js';
@@ -27,15 +28,19 @@ export type Scheduling = Awaited<ReturnType<typeof createScheduling>>;
 export async function createScheduling(d: SchedulingDeps) {
   const store = new ScheduledTaskStore(d.db);
   const prefix = `agentsvc:${await store.installationId()}`;
-  const jobs: JobsPort = d.redisUrl ? new BullJobs(d.redisUrl, d.logger, prefix) : new DatabaseJobs(d.db, d.logger, d.pollMs);
+  // One clock for the calendar, shared by the jobs adapter and the task records' next_run_at.
+  const clock = new CronClock();
+  const jobs: JobsPort = d.redisUrl ? new BullJobs(d.redisUrl, d.logger, prefix, clock) : new DatabaseJobs(d.db, d.logger, d.pollMs, clock);
   // One-off jobs at a time on the same queue (approval timeouts, webhook deliveries).
   const delayed: DelayedJobs = d.redisUrl ? new BullDelayedJobs(d.redisUrl, d.logger, prefix) : new DatabaseDelayedJobs(d.db, d.logger, d.pollMs);
   const launcher = new ScheduledTaskLauncher({ ...d, store });
-  const scheduling = new SchedulingService({ store, jobs, launcher, logger: d.logger, models: d.models });
+  const scheduling = new SchedulingService({ store, jobs, launcher, logger: d.logger, models: d.models, clock });
   let expiry: NodeJS.Timeout | null = null;
   let active = 0;
   return {
     jobs,
+    /** Test seam: the calendar's clock (CronClock); production never shifts it. */
+    clock,
     delayed,
     /** Jobs waiting (due, install-wide) and active (handled by this node now), for the metrics. */
     async jobCounts() {

@@ -1,5 +1,5 @@
 import type { JobsPort } from '../../platform/infra/jobs.js';
-import { cronProblem, knownTimeZone, nextAfter, occurrences } from '../../platform/lib/cron.js';
+import { CronClock, cronProblem, knownTimeZone } from '../../platform/lib/cron.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
 import type { ScheduledTaskLauncher } from './launcher.js';
@@ -15,6 +15,8 @@ export interface SchedulingOptions {
   models: string[];
   /** Default `timezone`: the system's. */
   defaultTimeZone?: string;
+  /** The calendar's clock, the jobs adapter's (CronClock): the real one but in tests. */
+  clock?: CronClock;
 }
 
 /** At most this many occurrences per task in a calendar (docs/scale-out.md). */
@@ -26,9 +28,11 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 /** Scheduled tasks: validation, records, the calendar, and keeping the jobs port in step. */
 export class SchedulingService {
   private readonly tz: string;
+  private readonly clock: CronClock;
 
   constructor(private readonly o: SchedulingOptions) {
     this.tz = o.defaultTimeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
+    this.clock = o.clock ?? new CronClock();
   }
 
   /** Every rule a task's fields must meet together; a 422 naming the first field that does not. */
@@ -50,7 +54,7 @@ export class SchedulingService {
 
   private nextRun(r: ScheduledTaskRow): Date | null {
     if (!r.enabled) return null;
-    const next = nextAfter(r.cron, r.timezone, new Date());
+    const next = this.clock.next(r.cron, r.timezone, new Date());
     return r.expires_at && next.getTime() > new Date(r.expires_at).getTime() ? null : next;
   }
 
@@ -152,7 +156,7 @@ export class SchedulingService {
     if (to.getTime() - from.getTime() > 366 * DAY_MS) throw Errors.invalid(['query', 'to'], 'the range must not exceed 366 days');
     return (await this.o.store.list(userId, true)).map((r) => {
       const end = r.expires_at && new Date(r.expires_at).getTime() < to.getTime() ? new Date(r.expires_at) : to;
-      const at = end.getTime() < from.getTime() ? [] : occurrences(r.cron, r.timezone, from, end, MAX_OCCURRENCES);
+      const at = end.getTime() < from.getTime() ? [] : this.clock.occurrences(r.cron, r.timezone, from, end, MAX_OCCURRENCES);
       return { task_id: r.id, title: r.title, occurrences: at.map((d) => d.toISOString()) };
     });
   }

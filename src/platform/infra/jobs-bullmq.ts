@@ -1,15 +1,15 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { nextAfter } from '../lib/cron.js';
+import { CronClock } from '../lib/cron.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { JobHandler, JobSchedule, JobsPort } from './jobs.js';
 
 const QUEUE = 'agentsvc-scheduled';
 
 /** Occurrences from our cron evaluator (src/platform/lib/cron.ts), so both adapters agree on every time, DST included. */
-const settings = {
+const settingsOf = (clock: CronClock) => ({
   repeatStrategy: (millis: number, opts: { pattern?: string; tz?: string }) =>
-    opts.pattern ? nextAfter(opts.pattern, opts.tz ?? 'UTC', new Date(millis)).getTime() : undefined,
-};
+    opts.pattern ? clock.next(opts.pattern, opts.tz ?? 'UTC', new Date(millis)).getTime() : undefined,
+});
 
 /**
  * BullMQ job schedulers on Redis: one scheduler per schedule id (`pattern` + `tz`), one job per
@@ -26,8 +26,10 @@ export class BullJobs implements JobsPort {
     private readonly logger: Logger,
     /** Redis key prefix of this install's queue (installs may share one Redis). */
     private readonly prefix: string,
+    /** The calendar's clock: the real one but in tests (CronClock). */
+    private readonly clock = new CronClock(),
   ) {
-    this.queue = new Queue(QUEUE, { connection: this.connection(), prefix, settings, defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 1000 } });
+    this.queue = new Queue(QUEUE, { connection: this.connection(), prefix, settings: settingsOf(clock), defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 1000 } });
     this.queue.on('error', (e) => this.logger.warn(errField(e), 'scheduled jobs queue: redis error'));
   }
 
@@ -55,7 +57,7 @@ export class BullJobs implements JobsPort {
         const at = new Date((job.opts as { prevMillis?: number }).prevMillis ?? job.timestamp + (job.opts.delay ?? 0));
         await handler(job.data.id, at);
       },
-      { connection: this.connection(), prefix: this.prefix, concurrency: 4, settings },
+      { connection: this.connection(), prefix: this.prefix, concurrency: 4, settings: settingsOf(this.clock) },
     );
     this.worker.on('error', (e) => this.logger.warn(errField(e), 'scheduled jobs worker: redis error'));
     this.worker.on('failed', (job, e) => this.logger.error({ ...errField(e), job: job?.data.id }, 'a scheduled job failed'));

@@ -1,5 +1,5 @@
 import type { Database } from '../db/index.js';
-import { nextAfter } from '../lib/cron.js';
+import { CronClock } from '../lib/cron.js';
 import { errField, type Logger } from '../lib/logger.js';
 import type { JobHandler, JobSchedule, JobsPort } from './jobs.js';
 
@@ -31,10 +31,12 @@ export class DatabaseJobs implements JobsPort {
     private readonly db: Database,
     private readonly logger: Logger,
     private readonly pollMs = 5000,
+    /** The calendar's clock: the real one but in tests (CronClock). */
+    private readonly clock = new CronClock(),
   ) {}
 
   async upsert(s: JobSchedule): Promise<void> {
-    const next = nextAfter(s.cron, s.tz, new Date());
+    const next = this.clock.next(s.cron, s.tz, new Date());
     await this.db.sql(
       `insert into job_schedules (id, cron, tz, next_at) values (?, ?, ?, ?)
        on conflict (id) do update set cron = excluded.cron, tz = excluded.tz, next_at = excluded.next_at, claimed_until = null
@@ -80,7 +82,7 @@ export class DatabaseJobs implements JobsPort {
       const at = new Date(d.next_at);
       let next: Date | null = null;
       try {
-        next = nextAfter(d.cron, d.tz, new Date(Math.max(Date.now(), at.getTime())));
+        next = this.clock.next(d.cron, d.tz, new Date(Math.max(Date.now(), at.getTime())));
       } catch (e) {
         this.logger.error({ ...errField(e), job: d.id }, 'a schedule has no next occurrence; removed');
       }

@@ -185,3 +185,26 @@ export function occurrences(expr: string, tz: string, from: Date, to: Date, max:
   }
   return out;
 }
+
+/**
+ * The clock the schedulers read the cron calendar on. In production it is the real one (`shiftMs`
+ * 0). A test sets `shiftMs` so that the calendar's next minute begins a few seconds from now, where
+ * it would otherwise wait up to a minute for it: occurrences are computed on the shifted clock and
+ * handed back as real instants, which stay due by the real clock (the database's `now()`, BullMQ's
+ * delays), so everything after the calendar runs as in production.
+ */
+export class CronClock {
+  shiftMs = 0;
+
+  /** The first occurrence strictly after `after`, read on this clock, as a real instant. */
+  next(expr: string, tz: string, after: Date): Date {
+    const s = this.shiftMs;
+    return new Date(nextAfter(expr, tz, new Date(after.getTime() + s)).getTime() - s);
+  }
+
+  /** Occurrences in [from, to] inclusive, at most `max`, read on this clock, as real instants. */
+  occurrences(expr: string, tz: string, from: Date, to: Date, max: number): Date[] {
+    const s = this.shiftMs;
+    return occurrences(expr, tz, new Date(from.getTime() + s), new Date(to.getTime() + s), max).map((d) => new Date(d.getTime() - s));
+  }
+}
