@@ -6,8 +6,9 @@ import { axe, DESKTOP, launch, open, PHONE, sendMessage, shot, signIn } from './
 /**
  * Issue #42's console items that no other test shows at 390 px, or not at all: the sign-in hint
  * names the home's setting; Ctrl+Shift+O comes back to the new-chat composer from a session;
- * `Bash` shows its command and output; a live sub-agent, a failed run, a budget warning and an
- * approval at phone width (axe-clean, nothing sideways). Screens in /tmp/console-shots/9x-*.
+ * `Bash` shows its command and output; an approval's arguments read as fields, not JSON; a live
+ * sub-agent, a failed run, a budget warning and an approval at phone width (axe-clean, nothing
+ * sideways). Screens in /tmp/console-shots/9x-*.
  */
 
 const lastUser = (body: any): string => {
@@ -110,7 +111,10 @@ t.test('console: issue #42 items at 1280 and 390 px', { timeout: 120_000 }, asyn
   await page.keyboard.press('Control+Shift+O');
   await sendMessage(page, 'deploy please');
   await page.waitForURL(/\/sessions\/sess_/);
-  await page.getByRole('region', { name: 'Approval: Deploy' }).waitFor();
+  const approval = page.getByRole('region', { name: 'Approval: Deploy' });
+  await approval.waitFor();
+  t.same([await approval.locator('dt').allTextContents(), await approval.locator('dd').allTextContents()], [['say'], ['prod']], 'what would run as labelled fields, not JSON');
+  t.notMatch(await approval.textContent(), /[{}"]/, 'no braces or quotes');
   await page.locator('nav.side a[aria-current="page"] .status', { hasText: 'waiting for input' }).waitFor();
   await both('approval');
   await page.getByRole('region', { name: 'Approval: Deploy' }).getByRole('button', { name: 'Allow once' }).click();
