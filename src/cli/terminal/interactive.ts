@@ -345,6 +345,7 @@ export class ChatClient {
         this.note(this.renderer.s.gray(`session ${id} · ${session.intent || '(no title)'} · resumed`));
       },
       ask: (choices) => this.ask(choices, true),
+      reopen: () => this.switchSession(this.chat.sessionId ?? undefined),
       restore: (text) => {
         this.screen?.restore(text);
         return !!this.screen;

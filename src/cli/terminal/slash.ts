@@ -28,6 +28,8 @@ export interface SlashContext {
    * picker of them answers their number (Esc answers an empty line).
    */
   ask(choices?: string[]): Promise<string | null>;
+  /** Show this session again from the service (its active branch, after a rewind). */
+  reopen(): Promise<void>;
   /** Put text into the editor (the message a rewind took back); false without the full-screen editor. */
   restore(text: string): boolean;
   exit(): void;
@@ -145,6 +147,8 @@ export const SLASH_COMMANDS: SlashCommand[] = [
         to = recent[n - 1].checkpoint_id;
       }
       const r = await ctx.api.json<{ message?: string; removed_turns?: number; restored_files?: number }>('POST', `/api/sessions/${id}/rewind`, { checkpoint_id: to });
+      // The screen starts over with the branch as it now is: the turns moved away are not shown.
+      await ctx.reopen();
       ctx.print(ctx.s.gray(`rewound to ${to}: ${r.removed_turns ?? 0} turns moved to another branch, ${r.restored_files ?? 0} files restored`));
       // As the console does: the message that checkpoint was taken before comes back to edit and send again.
       if (r.message) ctx.print(ctx.s.gray(ctx.restore(r.message) ? 'your message is back in the editor' : `your message was: ${r.message}`));
