@@ -9,7 +9,8 @@ import { launch, open, sendMessage, shot, signIn } from './browser.js';
  * model failing, Esc, a run limit, a pause for an approval), the sidebar's entry changes in the
  * same render as the header. Before, the sidebar read the list again 200 ms after the header read
  * the session, so a failed run stayed "running" in the sidebar while the header said "failed";
- * another tab of the same browser never heard of the run at all.
+ * another tab of the same browser never heard of the run at all (now it hears it at once; another
+ * browser reads the list again when its tab comes back into view).
  *
  * How "the same render" is checked: a MutationObserver in the page notes the pair (header,
  * sidebar entry of the open session) after every DOM change; every pair noted must agree.
@@ -71,7 +72,7 @@ t.test('console: the sidebar shows a run ending in the same render as the header
       : undefined,
   );
   const ids: Record<string, string> = {};
-  for (const name of ['Other tab', 'Approval', 'Limit', 'Stopped', 'Fails']) ids[name] = await createSession(app, app.adminKey, { intent: name });
+  for (const name of ['Other browser', 'Other tab', 'Approval', 'Limit', 'Stopped', 'Fails']) ids[name] = await createSession(app, app.adminKey, { intent: name });
   const browser = await launch(t);
   if (!browser) return;
   const { page, problems, context } = await open(browser, `${app.url}/`);
@@ -137,6 +138,20 @@ t.test('console: the sidebar shows a run ending in the same render as the header
   t.pass('the other tab showed running, then interrupted');
   await shot(other, '92-status-other-tab-desktop');
 
-  t.same(problems, [], 'no CSP violation, no page error');
+  // Another browser (its own storage, no channel to this one): it reads the list again when its
+  // tab comes back into view.
+  const elsewhere = await open(browser, `${app.url}/`);
+  await signIn(elsewhere.page, app.adminKey);
+  const far = elsewhere.page.getByRole('navigation', { name: 'Sessions' }).getByRole('link', { name: /^Other browser/ }).locator('.status');
+  t.equal(await far.textContent(), 'created');
+  await openSession('Other browser');
+  await sendMessage(page, 'fail please');
+  await settle(page, 'failed');
+  await elsewhere.page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+  await elsewhere.page.waitForFunction((el) => el?.textContent === 'failed', await far.elementHandle(), { timeout: 5_000 });
+  t.pass('the other browser showed the failure once its tab was in view again');
+
+  t.same([...problems, ...elsewhere.problems], [], 'no CSP violation, no page error');
+  await elsewhere.context.close();
   await context.close();
 });
