@@ -137,7 +137,7 @@ t.test('console: usage, budgets, audit, policy and approvals', { timeout: 240_00
   const approval = page.getByRole('region', { name: 'Approval: Write' });
   await approval.waitFor();
   t.match(await approval.textContent(), /wants to run Write.*Rule “ask Write \*\.sh” from install asks you first/, 'what would run and the rule that asks');
-  t.match(await approval.locator('pre').textContent(), /"file_path": "deploy.sh"/, 'with its arguments');
+  t.same([await approval.locator('dt').allTextContents(), await approval.locator('dd').allTextContents()], [['file path'], ['deploy.sh']], 'with its arguments as labelled fields');
   t.same(await approval.getByRole('button').allTextContents(), ['Allow once', 'Allow for this session', 'Deny'], 'the options as buttons');
   // The approval event reaches the page as the run pauses; the session's status is stored with the pause.
   const status = async () => (await (await app.api(`/api/sessions/${sid}`)).json()).status as string;

@@ -51,15 +51,21 @@ t.test('Edit and Write as diffs, tokens after each answer, /resume', { skip: noT
   model.script({ text: ['Other answer.'] });
   tmux('send-keys', '-t', 'ed', 'another topic', 'Enter');
   await waitFor('ed', new RegExp(`Other answer\\.\\n10 in · 5 out tokens${IDLE}`));
+  // A picker (issue #42): ↑↓ and Enter, a typed number still answers, Esc stays here.
+  const PICKER = `resume which\\? \\(1-1, ↑↓ and Enter; Esc stays here\\)\\n❯ 1\\. write the notes {2}↑↓ to choose, Enter to pick, Esc to leave it \\(or type\\)${IDLE}`;
   tmux('send-keys', '-t', 'ed', '/resume', 'Enter');
-  text = await waitFor('ed', new RegExp(`choose a number \\(1-1\\); Enter alone stays here${IDLE}`));
+  text = await waitFor('ed', new RegExp(PICKER));
   artifact('resume-menu.txt', text);
   t.match(text, /› \/resume\n {2}1\. write the notes · (just now|\d+ min ago) · completed · sess_\w+\n/, 'the other session, by its title; not the current one');
   tmux('send-keys', '-t', 'ed', '5', 'Enter');
   await waitFor('ed', /5 is not one of 1-1; \/resume lists them again/);
   tmux('send-keys', '-t', 'ed', '/resume', 'Enter');
-  await waitFor('ed', new RegExp(`› /resume[\\s\\S]*› /resume\\n[\\s\\S]*choose a number \\(1-1\\)[^\\n]*${IDLE}`));
-  tmux('send-keys', '-t', 'ed', '1', 'Enter');
+  await waitFor('ed', new RegExp(`› /resume[\\s\\S]*› /resume\\n[\\s\\S]*${PICKER}`));
+  tmux('send-keys', '-t', 'ed', 'Escape');
+  await waitFor('ed', new RegExp(`\\nstaying in this session${IDLE}`));
+  tmux('send-keys', '-t', 'ed', '/resume', 'Enter');
+  await waitFor('ed', new RegExp(`staying in this session\\n› /resume\\n[\\s\\S]*${PICKER}`));
+  tmux('send-keys', '-t', 'ed', 'Enter');
   text = await waitFor('ed', new RegExp(`resumed${IDLE}`));
   artifact('resumed.txt', text);
   t.match(text, /^> write the notes\n● Write\(notes\.txt\)\n[\s\S]*\+line four[\s\S]*Wrote and edited notes\.txt\.\nsession sess_\w+ · write the notes · resumed/, 'the screen starts over with its conversation, diffs included');

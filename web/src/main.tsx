@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { keyStore, rest } from './api.js';
 import type { Connection, LinkStatus } from './connection.js';
+import { sessionStatus } from './session-status.js';
 import { ADMIN_PAGES, href, navigate, onLink, type Page, useRoute } from './router.js';
 import { AuditView } from './views/audit.js';
 import { DevicesView } from './views/devices.js';
@@ -51,6 +52,9 @@ function App() {
       })
       .finally(() => setChecking(false));
   }, []);
+
+  // Session statuses are per person: another tab's are heard only when it is signed in as the same one.
+  useEffect(() => sessionStatus.signedIn(signed?.username ?? null), [signed?.username]);
 
   const signOut = useCallback(
     (why?: string) => {

@@ -284,12 +284,12 @@ export class ChatClient {
   }
 
   /** The next submitted line, echoed (null when the input ends). */
-  private ask(choices?: string[]): Promise<string | null> {
-    if (choices?.length) this.screen?.pick(choices);
+  private ask(choices?: string[], cancel = false): Promise<string | null> {
+    if (choices?.length) this.screen?.pick(choices, cancel);
     return new Promise<string | null>((resolve) => {
       this.asking = (reply) => {
         this.screen?.pick(null);
-        if (reply !== null) this.echo(reply);
+        if (reply) this.echo(reply);
         resolve(reply);
       };
     });
@@ -344,7 +344,12 @@ export class ChatClient {
         const session = await this.o.api.session(id);
         this.note(this.renderer.s.gray(`session ${id} · ${session.intent || '(no title)'} · resumed`));
       },
-      ask: () => this.ask(),
+      ask: (choices) => this.ask(choices, true),
+      reopen: () => this.switchSession(this.chat.sessionId ?? undefined),
+      restore: (text) => {
+        this.screen?.restore(text);
+        return !!this.screen;
+      },
       exit: () => this.end(),
     };
   }

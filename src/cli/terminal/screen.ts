@@ -138,7 +138,11 @@ export class ChatScreen {
     this.tui.addChild(this.spinner);
     this.tui.addChild(new Lines(queued));
     this.tui.addChild(new Lines(() => (this.hintText ? [this.hintText] : [])));
-    this.tui.addChild(new Lines(() => (this.picker ? [`${s.cyan('❯')} ${this.picker.index + 1}. ${this.picker.choices[this.picker.index]}  ${s.gray('↑↓ to choose, Enter to pick (or type)')}`] : [])));
+    this.tui.addChild(
+      new Lines(() =>
+        this.picker ? [`${s.cyan('❯')} ${this.picker.index + 1}. ${this.picker.choices[this.picker.index]}  ${s.gray(`↑↓ to choose, Enter to pick${this.picker.cancel ? ', Esc to leave it' : ''} (or type)`)}`] : [],
+      ),
+    );
     this.tui.addChild(this.editor);
     this.tui.setFocus(this.editor);
     // Raw mode: Ctrl-C and Ctrl-D arrive as keys, not signals.
@@ -163,6 +167,11 @@ export class ChatScreen {
         }
         if (matchesKey(data, 'enter')) {
           this.on.submit(String(p.index + 1));
+          return { consume: true };
+        }
+        // A menu of a slash command (/resume, /rewind) is left with Esc: an empty answer.
+        if (p.cancel && matchesKey(data, 'escape')) {
+          this.on.submit('');
           return { consume: true };
         }
       }
@@ -204,11 +213,14 @@ export class ChatScreen {
   }
 
   private hintText = '';
-  private picker: { choices: string[]; index: number } | null = null;
+  private picker: { choices: string[]; index: number; cancel: boolean } | null = null;
 
-  /** Arrow-key choice among `choices` (numbered from 1) for the next answer; null removes it. */
-  pick(choices: string[] | null) {
-    this.picker = choices ? { choices, index: 0 } : null;
+  /**
+   * Arrow-key choice among `choices` (numbered from 1) for the next answer; null removes it.
+   * `cancel`: Esc answers an empty line (a menu that can be left, as /resume's).
+   */
+  pick(choices: string[] | null, cancel = false) {
+    this.picker = choices ? { choices, index: 0, cancel } : null;
     this.tui.requestRender();
   }
 

@@ -23,8 +23,15 @@ export interface SlashContext {
   clear(): Promise<void>;
   /** Continue session `id` here: its conversation is shown, new messages go to it. */
   resume(id: string): Promise<void>;
-  /** The next line the person submits (null when the input ends). */
-  ask(): Promise<string | null>;
+  /**
+   * The next line the person submits (null when the input ends); with `choices`, an arrow-key
+   * picker of them answers their number (Esc answers an empty line).
+   */
+  ask(choices?: string[]): Promise<string | null>;
+  /** Show this session again from the service (its active branch, after a rewind). */
+  reopen(): Promise<void>;
+  /** Put text into the editor (the message a rewind took back); false without the full-screen editor. */
+  restore(text: string): boolean;
   exit(): void;
 }
 
@@ -124,14 +131,27 @@ export const SLASH_COMMANDS: SlashCommand[] = [
     description: 'list checkpoints, or rewind the conversation and files to one',
     session: true,
     async run(ctx, arg, id) {
-      if (!arg) {
+      let to = arg;
+      if (!to) {
         const cps = await ctx.api.json<{ checkpoint_id: string; created_at: string; label: string; files: number }[]>('GET', `/api/sessions/${id}/checkpoints`);
         if (!cps.length) return ctx.print(ctx.s.gray('no checkpoints yet'));
-        for (const c of cps.slice(-10)) ctx.print(`  ${c.checkpoint_id}  ${c.created_at.replace('T', ' ').slice(0, 19)}  ${c.files} files  ${ctx.s.gray(c.label)}`);
-        return ctx.print(ctx.s.gray('  /rewind CHECKPOINT_ID rewinds to one'));
+        // Newest first: Enter alone takes back the last message.
+        const recent = cps.slice(-10).reverse();
+        const label = (c: (typeof cps)[number]) => `before “${c.label || c.checkpoint_id}”`;
+        recent.forEach((c, i) => ctx.print(`  ${i + 1}. ${label(c)} ${ctx.s.gray(`· ${c.created_at.replace('T', ' ').slice(0, 19)} · ${c.files} files · ${c.checkpoint_id}`)}`));
+        ctx.print(ctx.s.gray(`  rewind to which? (1-${recent.length}, ↑↓ and Enter; Esc stays here)`));
+        const reply = (await ctx.ask(recent.map(label)))?.trim();
+        if (!reply) return ctx.print(ctx.s.gray('not rewound'));
+        const n = Number(reply);
+        if (!Number.isInteger(n) || n < 1 || n > recent.length) return ctx.print(ctx.s.red(`${reply} is not one of 1-${recent.length}; /rewind lists them again`));
+        to = recent[n - 1].checkpoint_id;
       }
-      const r = await ctx.api.json<Record<string, unknown>>('POST', `/api/sessions/${id}/rewind`, { checkpoint_id: arg });
-      ctx.print(ctx.s.gray(`rewound to ${arg}${typeof r.turns === 'number' ? `: ${r.turns} turns kept` : ''}`));
+      const r = await ctx.api.json<{ message?: string; removed_turns?: number; restored_files?: number }>('POST', `/api/sessions/${id}/rewind`, { checkpoint_id: to });
+      // The screen starts over with the branch as it now is: the turns moved away are not shown.
+      await ctx.reopen();
+      ctx.print(ctx.s.gray(`rewound to ${to}: ${r.removed_turns ?? 0} turns moved to another branch, ${r.restored_files ?? 0} files restored`));
+      // As the console does: the message that checkpoint was taken before comes back to edit and send again.
+      if (r.message) ctx.print(ctx.s.gray(ctx.restore(r.message) ? 'your message is back in the editor' : `your message was: ${r.message}`));
     },
   },
   {
@@ -180,8 +200,8 @@ export const SLASH_COMMANDS: SlashCommand[] = [
         .slice(0, 10);
       if (!recent.length) return ctx.print(ctx.s.gray('no other session yet'));
       recent.forEach((x, i) => ctx.print(`  ${i + 1}. ${x.intent || '(no title)'} ${ctx.s.gray(`· ${ago(x.updated_at)} · ${x.status} · ${x.id}`)}`));
-      ctx.print(ctx.s.gray(`  choose a number (1-${recent.length}); Enter alone stays here`));
-      const reply = (await ctx.ask())?.trim();
+      ctx.print(ctx.s.gray(`  resume which? (1-${recent.length}, ↑↓ and Enter; Esc stays here)`));
+      const reply = (await ctx.ask(recent.map((x) => x.intent || '(no title)')))?.trim();
       if (!reply) return ctx.print(ctx.s.gray('staying in this session'));
       const n = Number(reply);
       if (!Number.isInteger(n) || n < 1 || n > recent.length) return ctx.print(ctx.s.red(`${reply} is not one of 1-${recent.length}; /resume lists them again`));

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Approval } from '../chat-model.js';
 import { Notice } from './notice.js';
+import { ToolArgs } from './tool-args.js';
 
 /**
  * A tool call held by the policy (docs/policy.md): what would run and the rule that asks,
@@ -8,15 +9,6 @@ import { Notice } from './notice.js';
  * selections: {"0": [i]}, custom: {"0": reason}?}`. The reason goes with any answer; the service
  * quotes it in a denial.
  */
-
-function shown(v: unknown): string {
-  if (typeof v !== 'string') return JSON.stringify(v, null, 2);
-  try {
-    return JSON.stringify(JSON.parse(v), null, 2);
-  } catch {
-    return v;
-  }
-}
 
 function ruleText(rule: unknown): string {
   if (!rule || typeof rule !== 'object') return rule ? String(rule) : '';
@@ -41,7 +33,8 @@ export function ApprovalForm({ a, onAnswer }: { a: Approval; onAnswer: (toolCall
         {a.source && <span class="muted"> from {a.source}</span>}
         {rule || a.source ? <span class="muted"> asks you first.</span> : null}
       </p>
-      <pre class="args">{shown(a.arguments)}</pre>
+      {/* What would run, as the chat shows a call: a Write or an Edit as its diff, Bash its command, other tools labelled fields. */}
+      <ToolArgs call={{ ...a.call, tool_name: a.tool_name, arguments: typeof a.arguments === 'string' ? a.arguments : JSON.stringify(a.arguments ?? {}) }} />
       <input aria-label="Reason (optional)" placeholder="Reason (optional, sent with your answer)" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
       <div class="options">
         {a.options.map((o, i) => (

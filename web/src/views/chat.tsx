@@ -2,11 +2,13 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { rest } from '../api.js';
 import { isSessionEvent } from '../../../src/core/events/protocol.js';
 import { ChatModel } from '../chat-model.js';
+import { sessionStatus } from '../session-status.js';
 import type { Connection } from '../connection.js';
 import { ackText, errorText } from '../errors.js';
 import { useVirtualList } from '../virtual.js';
 import { TurnView, type TurnContext } from './turns.js';
 import { enterSends } from './new-chat.js';
+import { inboxChanged } from './inbox.js';
 import { Notice } from './notice.js';
 
 /**
@@ -38,13 +40,20 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
         setVersion(model.version);
       });
     };
+    // The newest chat:start / chat:end of the replay: the session's status once the replay is in.
+    let replayed: { name: string; p: unknown } | null = null;
     const onEvent = (name: string, p: { session_id?: string } | null) => {
       if (!isSessionEvent(name) || p?.session_id !== id) return;
-      if (model.apply(name, p)) draw();
-      if (name === 'chat:end' || name === 'chat:start') {
-        onChanged();
-        // Read once more a moment later: a list request already under way may have crossed the end.
-        if (name === 'chat:end') setTimeout(onChanged, 600);
+      if (!model.apply(name, p)) return;
+      draw();
+      if (name !== 'chat:end' && name !== 'chat:start') return;
+      // The header and the sidebar read the status from this one store, in the same render.
+      if (model.live) sessionStatus.fromEvent(id, name, p);
+      else replayed = { name, p };
+      // The title may have changed with the run; the header's inbox count with a pause or an answer.
+      if (model.live) {
+        if (name === 'chat:end') onChanged();
+        inboxChanged();
       }
     };
     let first = true;
@@ -55,6 +64,8 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
       if (!ack.ok) return setLoadError(ackText(ack));
       // The replay is in: what follows is live (notices from here on are shown).
       model.live = true;
+      if (replayed) sessionStatus.fromEvent(id, replayed.name, replayed.p, false);
+      replayed = null;
       setLoadError(null);
       // After a drop (a restart): the session's status and title may have changed meanwhile.
       if (!first) return void onChanged();

@@ -6,6 +6,7 @@ import { href, navigate, onLink, type Tab } from '../router.js';
 import { ChatPane } from './chat.js';
 import { FilesPane } from './files.js';
 import { Notice } from './notice.js';
+import { sessionStatus, StatusLabel } from '../session-status.js';
 import { PolicyPane } from './policy.js';
 
 /** One open session: its title and status, and tabs for the chat, files, checkpoints, share links and tool policy. */
@@ -135,8 +136,10 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
   // reconnects and reloads it. Only a first load that fails replaces it with the error.
   const shown = useRef<string | null>(null);
   useEffect(() => {
+    const stamp = sessionStatus.readStarted();
     rest.session(id).then(
       (s) => {
+        sessionStatus.fromRead([s], stamp);
         shown.current = id;
         setSession(s);
         setError(null);
@@ -171,7 +174,7 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
           ‹
         </a>
         <h1>{session ? session.intent || 'Untitled' : '…'}</h1>
-        {session && <span class={`status st-${session.status}`}>{session.status.replace(/_/g, ' ')}</span>}
+        {session && <StatusLabel id={id} fallback={session.status} />}
       </div>
       <nav class="tabs" aria-label="Session">
         {TABS.map((t) => (

@@ -4,6 +4,7 @@ import { errorText } from '../errors.js';
 import { href, navigate, onLink } from '../router.js';
 import { useModels } from './new-chat.js';
 import { Notice } from './notice.js';
+import { sessionStatus, StatusLabel } from '../session-status.js';
 
 /** The sessions list: search, new (title, model, mode), pin, rename, delete; Ctrl+Shift+O opens a new chat. */
 
@@ -85,7 +86,7 @@ function Item({ s, current, onChanged, onError }: { s: Session; current: boolean
       ) : (
         <a href={href(s.id)} onClick={onLink} aria-current={current ? 'page' : undefined}>
           <span class="title">{s.intent || 'Untitled'}</span>
-          <span class={`status st-${s.status}`}>{s.status.replace(/_/g, ' ')}</span>
+          <StatusLabel id={s.id} fallback={s.status} />
         </a>
       )}
       {/* While renaming, the field and Save take the row (the actions would push it out of the sidebar). */}
@@ -123,12 +124,21 @@ export function Sessions({ current, version, onChanged }: { current: string | nu
     window.addEventListener('keydown', on);
     return () => window.removeEventListener('keydown', on);
   }, []);
+  // Back to this tab: runs of other browsers may have started or ended meanwhile (this browser's
+  // other tabs say so at once, session-status.tsx).
+  useEffect(() => {
+    const on = () => document.visibilityState === 'visible' && onChanged();
+    document.addEventListener('visibilitychange', on);
+    return () => document.removeEventListener('visibilitychange', on);
+  }, [onChanged]);
   // version is the reload trigger
   useEffect(() => {
     let stale = false;
     const timer = setTimeout(() => {
+      const stamp = sessionStatus.readStarted();
       rest.sessions(q.trim()).then(
         (r) => {
+          sessionStatus.fromRead(r.items, stamp);
           if (stale) return;
           // Pinned first; the service lists the newest first within each group.
           setList([...r.items].sort((a, b) => Number(b.is_pinned) - Number(a.is_pinned)));
