@@ -124,7 +124,7 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   await refused.waitFor();
   t.match(
     await refused.textContent(),
-    /You are signed in as a viewer\. A viewer can read the sessions shared with them but cannot start sessions, send messages, run tools or change anything\./,
+    /You are signed in as a viewer\. A viewer can read their own sessions, those of their team workspaces and share links, but cannot start sessions, send messages, run tools or change anything\./,
   );
   t.match(await refused.textContent(), /The service said: a viewer may not POST \/api\/sessions/);
   await shot(page, '43-role-refused');
