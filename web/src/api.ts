@@ -160,8 +160,8 @@ export const rest = {
   remove: (id: string) => api<{ deleted: boolean }>(sid(id), { method: 'DELETE' }),
   messages: (id: string) => api<Turn[]>(`${sid(id)}/messages`),
   /** The team workspaces the caller is a member of, and the sessions of one (its members' own). */
-  workspaces: () => api<{ items: { id: string; name: string }[] }>('/api/prod_workspaces'),
-  workspaceSessions: (workspaceId: string, limit = 50) => api<SessionList>(`/api/sessions?limit=${limit}&workspace_id=${encodeURIComponent(workspaceId)}`),
+  teamWorkspaces: () => api<{ items: { id: string; name: string }[] }>('/api/prod_workspaces'),
+  teamWorkspaceSessions: (workspaceId: string, limit = 50) => api<SessionList>(`/api/sessions?limit=${limit}&workspace_id=${encodeURIComponent(workspaceId)}`),
   ls: (id: string, dir: string) => api<Entry[]>(`${sid(id)}/ls/${encodePath(dir)}`),
   file: (id: string, path: string) => request(`${sid(id)}/files/${encodePath(path)}`),
   upload: (id: string, dir: string, files: File[]) => {

@@ -76,7 +76,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
    */
   const readFolderOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFolder> => {
     const s = await sessions.getReadable(me(req).id, req.params.session_id);
-    return SessionFolder.of(config.workspaces, s.userId, req.params.session_id);
+    return folders.folder(s.userId, req.params.session_id);
   };
   const inReadable = async <T>(req: FastifyRequest & { params: { session_id: string } }, fn: (s: OpenSession) => Promise<T>): Promise<T> =>
     (await readFolderOf(req)).with(fn);

@@ -16,8 +16,8 @@ export function TeamSessions({ current, version }: { current: string | null; ver
   useEffect(() => {
     let stale = false;
     (async () => {
-      const { items } = await rest.workspaces();
-      const filled = await Promise.all(items.map(async (w) => ({ id: w.id, name: w.name, items: (await rest.workspaceSessions(w.id)).items })));
+      const { items } = await rest.teamWorkspaces();
+      const filled = await Promise.all(items.map(async (w) => ({ id: w.id, name: w.name, items: (await rest.teamWorkspaceSessions(w.id)).items })));
       if (!stale) setGroups(filled.filter((g) => g.items.length > 0));
     })().then(
       () => !stale && setError(null),
