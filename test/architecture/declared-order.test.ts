@@ -38,6 +38,7 @@ t.test('prompt sections, tools and hook contributors come in their declared orde
   t.same(named['run.ending'], ['usage.chat-end']);
   t.same(named['session.plan'], ['solutions.roles']);
   t.same(named['session.access'], ['teams.members']);
+  t.same(named['session.readers'], ['teams.readers']);
   t.same(named.runner, ['telemetry.metrics'], 'traces wrap the runner only with OTLP configured');
   t.same(named['events.bus'], ['telemetry.metrics']);
 

@@ -105,7 +105,8 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
     'deleted at the service',
   );
 
-  // A refused role: bob's session, then an admin makes him a viewer; his send is refused in plain words.
+  // A refused role: bob's session, then an admin makes him a viewer: his session is read-only (no
+  // message box), and starting a new chat is refused in plain words.
   const created = await page.evaluate(async (csrf) => {
     const r = await fetch('/api/sessions', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: '{}' });
     return { status: r.status, body: (await r.json()) as { session_id: string } };
@@ -114,15 +115,18 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   const patched = await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { role: 'viewer' } });
   t.equal(patched.status, 200);
   await page.goto(`${app.url}/sessions/${created.body.session_id}`);
+  await page.getByRole('note').filter({ hasText: 'You can read this session; your role cannot send messages.' }).waitFor();
+  t.equal(await page.getByLabel('Message', { exact: true }).count(), 0, "a viewer's session has no message box");
+  await page.goto(`${app.url}/`);
   await page.getByLabel('Message', { exact: true }).fill('hello');
   await page.getByRole('button', { name: 'Send' }).click();
   const refused = page.getByRole('alert').filter({ hasText: 'Your role does not allow this' });
   await refused.waitFor();
   t.match(
     await refused.textContent(),
-    /You are signed in as a viewer\. A viewer can read the sessions shared with them but cannot start sessions, send messages, run tools or change anything\./,
+    /You are signed in as a viewer\. A viewer can read their own sessions, those of their team workspaces and share links, but cannot start sessions, send messages, run tools or change anything\./,
   );
-  t.match(await refused.textContent(), /The service said: a viewer may not use chat:send/);
+  t.match(await refused.textContent(), /The service said: a viewer may not POST \/api\/sessions/);
   await shot(page, '43-role-refused');
   a11y.push(...(await axe(page)).map((v) => `role refused: ${v}`));
   await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { role: 'member' } });

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AdminItem, ProdUser, TokenStatus } from '../../src/features/admin/schemas.js';
-import type { SessionPublic } from '../../src/core/sessions/schemas.js';
+import type { SessionDetail as SessionDetailSchema, SessionPublic } from '../../src/core/sessions/schemas.js';
 import type { ApiKeyPublic, KeyCreated, Me as MeSchema } from '../../src/features/users/schemas.js';
 import type { Turn } from '../../src/core/conversation/turns.js';
 import type { SigninPublic } from '../../src/features/identity/store.js';
@@ -12,6 +12,8 @@ import type { CredentialPublic } from '../../src/features/model-keys/service.js'
  */
 
 export type Session = z.output<typeof SessionPublic>;
+/** GET /api/sessions/{id}: `viewer_role` says whether the caller owns it or reads it as a teammate. */
+export type SessionDetail = z.output<typeof SessionDetailSchema>;
 export type ApiKey = z.output<typeof ApiKeyPublic>;
 export type User = z.output<typeof ProdUser>;
 export type Admin = z.output<typeof AdminItem>;
@@ -151,12 +153,15 @@ export const rest = {
   me: (key?: string) => api<Me>('/api/auth/me', { key }),
   models: () => api<Models>('/api/config/models'),
   sessions: (q: string, limit = 50) => api<SessionList>(`/api/sessions?limit=${limit}${q ? `&q=${encodeURIComponent(q)}` : ''}`),
-  session: (id: string) => api<Session>(sid(id)),
+  session: (id: string) => api<SessionDetail>(sid(id)),
   create: (body: { intent?: string; model?: string; mode?: 'planning' | 'executing' }) => api<{ session_id: string }>('/api/sessions', { method: 'POST', json: body }),
   rename: (id: string, intent: string) => api<Session>(sid(id), { method: 'PATCH', json: { intent } }),
   pin: (id: string, pinned: boolean) => api<Session>(`${sid(id)}/pin`, { method: 'PATCH', json: { pinned } }),
   remove: (id: string) => api<{ deleted: boolean }>(sid(id), { method: 'DELETE' }),
   messages: (id: string) => api<Turn[]>(`${sid(id)}/messages`),
+  /** The team workspaces the caller is a member of, and the sessions of one (its members' own). */
+  teamWorkspaces: () => api<{ items: { id: string; name: string }[] }>('/api/prod_workspaces'),
+  teamWorkspaceSessions: (workspaceId: string, limit = 50) => api<SessionList>(`/api/sessions?limit=${limit}&workspace_id=${encodeURIComponent(workspaceId)}`),
   ls: (id: string, dir: string) => api<Entry[]>(`${sid(id)}/ls/${encodePath(dir)}`),
   file: (id: string, path: string) => request(`${sid(id)}/files/${encodePath(path)}`),
   upload: (id: string, dir: string, files: File[]) => {

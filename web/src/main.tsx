@@ -11,6 +11,7 @@ import { KeysView } from './views/keys.js';
 import { ModelKeysView } from './views/model-keys.js';
 import { NewChat } from './views/new-chat.js';
 import { SessionView } from './views/session.js';
+import { TeamSessions } from './views/team-sessions.js';
 import { Sessions } from './views/sessions.js';
 import './styles.css';
 import { endSignIn, RoleRefused, restore, SignIn, type Signed } from './views/sign-in.js';
@@ -149,14 +150,15 @@ function Shell({
       </header>
       <Banner conn={signed.conn} />
       <nav class="side" aria-label="Sessions">
-        <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} />
+        <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} readOnly={signed.role === 'viewer'} />
+        <TeamSessions current={route.sessionId} version={listVersion} />
       </nav>
       <main id="main" class="main" tabIndex={-1}>
         <RoleRefused role={signed.role} />
         {route.page ? (
           <PageView page={route.page} signed={signed} onAdminsChanged={refreshMe} signOut={signOut} />
         ) : route.sessionId ? (
-          <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} />
+          <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} role={signed.role} />
         ) : (
           <NewChat conn={signed.conn} onCreated={refreshList} />
         )}

@@ -135,6 +135,8 @@ export interface HookSteps {
   'session.plan': { payload: { userId: string; input: CreateSessionInput }; answer: SessionPlan };
   /** Whether the user may name this team workspace in a session (true: its member). No answer: no. */
   'session.access': { payload: { userId: string; workspaceId: string }; answer: boolean };
+  /** The members of a team workspace when the user is one of them (they read its members' sessions). No answer: not a member. */
+  'session.readers': { payload: { userId: string; workspaceId: string }; answer: string[] };
 }
 
 /** What a run's chat:end carries besides its status (usage). */
@@ -195,6 +197,7 @@ export const HOOK_POINTS: Readonly<
   'run.ended': 'event',
   'session.plan': 'step',
   'session.access': 'step',
+  'session.readers': 'step',
   'session.deleted': 'event',
   'session.unshared': 'event',
   runner: 'wrap',

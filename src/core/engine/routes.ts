@@ -64,7 +64,8 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
   const messages = (sessionId: string) => deps.conversation.turns(sessionId);
 
   app.get('/api/sessions/:session_id/messages', { schema: { tags, params: Params, response: { 200: z.array(TurnSchema) } } }, async (req, reply) => {
-    await deps.sessions.getOwned(me(req).id, req.params.session_id);
+    // Its owner's, or a teammate's through a team workspace (docs/identity.md): reading changes nothing.
+    await deps.sessions.getReadable(me(req).id, req.params.session_id);
     // Streamed a page of turns at a time (a long session held GiBs and the event loop for seconds);
     // turnsJson writes the schema's serialisation itself (the schema stays for the API document).
     const body = await primed(turnsJson(deps.conversation.turnPages(req.params.session_id)));
@@ -75,8 +76,10 @@ export const chatRoutes: FastifyPluginAsyncZod<ChatRouteDeps> = async (app, deps
    * The system prompt's tokens and those of the tool definitions the session's next model request
    * carries: with tool search (model.tools.preview), what it offers, not every tool registered.
    */
-  async function promptCosts(sessionId: string, userId: string, history: () => Promise<ModelMessage[]> = () => deps.conversation.modelHistory(sessionId)) {
-    const s = await deps.sessions.getOwned(userId, sessionId);
+  async function promptCosts(sessionId: string, callerId: string, history: () => Promise<ModelMessage[]> = () => deps.conversation.modelHistory(sessionId)) {
+    // A teammate may read it too (docs/identity.md); the prompt and tools counted are its owner's.
+    const s = await deps.sessions.getReadable(callerId, sessionId);
+    const userId = s.userId;
     const system = await deps.chat.systemPrompt(userId, sessionId, s.mode);
     const all = s.mode === 'planning' ? [] : await deps.tools.forSession({ userId, sessionId }, s.disableTools);
     const messages = all.length && deps.hooks.has('model.tools.preview') ? await history() : [];

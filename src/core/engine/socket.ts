@@ -75,7 +75,8 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       const p = Subscribe.safeParse(payload);
       if (!p.success) throw new AppError(422, 'VALIDATION_ERROR', issues(p.error));
       const { session_id, since_seq } = p.data;
-      await deps.sessions.getOwned(userId, session_id);
+      // Watching is reading: a teammate through a team workspace may (docs/identity.md); sending stays the owner's.
+      await deps.sessions.getReadable(userId, session_id);
       // Already subscribed on this socket: it goes on from what this socket was sent (a replay
       // from an older since_seq would repeat events; one still under way carries on).
       if (deps.subs.continueAt(socket.id, session_id, since_seq)) return { session_id };

@@ -70,6 +70,16 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
     await sessions.getOwned(userId, req.params.session_id);
     return folders.folder(userId, req.params.session_id);
   };
+  /**
+   * The folder of a session the caller may read: their own, or a teammate's through a team
+   * workspace (docs/identity.md), at its owner's place. Only the reading routes use it.
+   */
+  const readFolderOf = async (req: FastifyRequest & { params: { session_id: string } }): Promise<SessionFolder> => {
+    const s = await sessions.getReadable(me(req).id, req.params.session_id);
+    return folders.folder(s.userId, req.params.session_id);
+  };
+  const inReadable = async <T>(req: FastifyRequest & { params: { session_id: string } }, fn: (s: OpenSession) => Promise<T>): Promise<T> =>
+    (await readFolderOf(req)).with(fn);
   /** The computer's user, to whom entries these routes make are handed (so the agent can use them). */
   const ownerOf = (req: FastifyRequest) => folders.owner(me(req).id);
   /** Run `fn` on the verified session folder; every descriptor it opened is closed after. */
@@ -90,7 +100,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/ls/*')) {
     app.get(url, { schema: { tags, hide, params: PathParams, response: { 200: Listing } } }, async (req) =>
-      inSession(req, async (s) => {
+      inReadable(req, async (s) => {
         const at = await s.walk(req.params['*'], { follow: true });
         try {
           await mustBeDir(at);
@@ -104,7 +114,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/files/*')) {
     app.get(url, { schema: { tags, hide, params: PathParams } }, async (req, reply) => {
-      const { fh, rel } = await inSession(req, async (s) => {
+      const { fh, rel } = await inReadable(req, async (s) => {
         const at = await s.walk(req.params['*'], { follow: true });
         return { fh: await openRead(at).finally(() => at.close()), rel: at.rel };
       });
@@ -213,7 +223,7 @@ export const fileRoutes: FastifyPluginAsyncZod<FileRouteDeps> = async (app, { co
 
   for (const { url, hide } of withRoot('/api/sessions/:session_id/download-dir/*')) {
     app.get(url, { schema: { tags, hide, params: PathParams } }, async (req, reply) => {
-      const folder = await folderOf(req);
+      const folder = await readFolderOf(req);
       const items = await folder.with(async (s) => {
         const dir = await s.walk(req.params['*'], { follow: true });
         try {

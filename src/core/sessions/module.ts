@@ -8,7 +8,7 @@ declare module '../../platform/lib/modules.js' {
   }
 }
 
-/** Sessions of a user: a role's plan at creation (session.plan), team workspaces for their members only (session.access). */
+/** Sessions of a user: a role's plan at creation (session.plan), team workspaces for their members only (session.access), read by their members (session.readers). */
 export const sessionsModule = defineModule({
   name: 'sessions',
   needs: ['folders', 'engine'],
@@ -26,6 +26,8 @@ export const sessionsModule = defineModule({
       // A role's plan (solutions) and team membership (teams): the hooks session.plan and session.access.
       plan: async (userId, input) => (await hooks.call('session.plan', { userId, input })) ?? null,
       teamWorkspaceAccess: async (userId, workspaceId) => (await hooks.call('session.access', { userId, workspaceId })) === true,
+      // Who reads a team workspace's sessions (teams): the hook session.readers; no answer, nobody.
+      teamWorkspaceReaders: async (userId, workspaceId) => (await hooks.call('session.readers', { userId, workspaceId })) ?? null,
     });
     return { provides: sessions, routes: [{ plugin: sessionRoutes, opts: { config, sessions } }] };
   },

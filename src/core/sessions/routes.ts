@@ -47,7 +47,7 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRouteDeps> = async (app
   );
 
   app.get('/api/sessions/:session_id', { schema: { tags, params, response: { 200: SessionDetail } } }, async (req) =>
-    sessions.detail(me(req).id, req.params.session_id),
+    sessions.readDetail(me(req).id, req.params.session_id),
   );
 
   app.patch('/api/sessions/:session_id', { schema: { tags, params, body: PatchSessionBody, response: { 200: SessionDetail } } }, async (req) =>

@@ -54,6 +54,8 @@ export const ListQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
   q: text(500).optional(),
   template_id_prefix: text(256).optional(),
+  /** The sessions of this team workspace (its members' sessions, for any member) instead of the caller's own. */
+  workspace_id: text(256, 1).optional(),
 });
 export type ListInput = z.output<typeof ListQuery>;
 
@@ -89,7 +91,8 @@ export const SessionDetail = SessionPublic.extend({
   solution: JsonObject,
   session_setup: JsonObject,
   primary_skill_snapshot: JsonObject.nullable(),
-  viewer_role: z.literal('owner'),
+  /** `owner`, or `reader` for a teammate reading it through a team workspace (docs/identity.md). */
+  viewer_role: z.enum(['owner', 'reader']),
   primary_skill_id: z.string().nullable(),
   software_factory_id: z.number().int().nullable(),
   workspace_id: z.string().nullable(),

@@ -39,6 +39,11 @@ export interface SessionServiceOptions {
   turnText?: (sessionIds: string[], pattern: string, limit: number) => Promise<string[]>;
   /** Whether the user may name this team workspace in a session (its member; src/features/teams). Unset: none may be named. */
   teamWorkspaceAccess?: (userId: string, workspaceId: string) => Promise<boolean>;
+  /**
+   * The members of a team workspace, asked on behalf of `userId`: their user ids when `userId` is
+   * one of them, else null (src/features/teams). Unset: nobody reads another user's session.
+   */
+  teamWorkspaceReaders?: (userId: string, workspaceId: string) => Promise<string[] | null>;
 }
 
 /**
@@ -73,18 +78,24 @@ export function toPublic(s: Session): SessionPublicT {
   };
 }
 
-export function toDetail(s: Session): SessionDetailT {
+/**
+ * The detail as `viewer` sees it: its owner as `owner`; a teammate reading it through a team
+ * workspace (docs/identity.md "What each role reads and does") as `reader`, without the session's
+ * env, which holds the owner's values.
+ */
+export function toDetail(s: Session, viewer: string = s.userId): SessionDetailT {
+  const owner = viewer === s.userId;
   return {
     ...toPublic(s),
     solution: s.solution ?? {},
     session_setup: s.sessionSetup ?? {},
     primary_skill_snapshot: s.primarySkillSnapshot,
-    viewer_role: 'owner',
+    viewer_role: owner ? 'owner' : 'reader',
     primary_skill_id: s.primarySkillId,
     software_factory_id: s.softwareFactoryId,
     workspace_id: s.workspaceId,
     disable_tools: s.disableTools ?? [],
-    ...(s.env ? { env: s.env } : {}),
+    ...(s.env && owner ? { env: s.env } : {}),
   };
 }
 
@@ -200,6 +211,18 @@ export class SessionService {
     return s;
   }
 
+  /**
+   * A session the caller may read (docs/identity.md "What each role reads and does"): their own,
+   * or one that belongs to a team workspace of which both the caller and the session's owner are
+   * members now. Anything else is 404, exactly as for another user's session: changing it still
+   * goes through getOwned.
+   */
+  async getReadable(userId: string, id: string): Promise<Session> {
+    const s = await this.em().findOne(Session, { id });
+    if (s && (s.userId === userId || (s.workspaceId != null && (await this.opts?.teamWorkspaceReaders?.(userId, s.workspaceId))?.includes(s.userId)))) return s;
+    throw Errors.notFound('session');
+  }
+
   async create(userId: string, input: CreateSessionInput): Promise<string> {
     const models = this.opts?.models ?? [];
     if (input.model != null && !models.includes(input.model)) {
@@ -238,12 +261,20 @@ export class SessionService {
 
   async list(userId: string, q: ListInput): Promise<{ items: SessionPublicT[]; total: number; content_match_truncated: boolean }> {
     const em = this.em();
-    const where: FilterQuery<Session> = { userId };
+    let where: FilterQuery<Session> = { userId };
+    if (q.workspace_id != null) {
+      // The sessions of a team workspace whose owners are members now; a workspace the caller is
+      // not a member of is 404, as a reference to it in a create body is (docs/trust-boundary.md).
+      const readers = await this.opts?.teamWorkspaceReaders?.(userId, q.workspace_id);
+      if (!readers) throw Errors.notFound('workspace');
+      where = { workspaceId: q.workspace_id, userId: { $in: readers } };
+    }
     let truncated = false;
     if (q.template_id_prefix) where.templateId = { $like: `${likeEscape(q.template_id_prefix)}%` };
     if (q.q) {
       const pattern = `%${likeEscape(q.q)}%`;
-      const hits = (await this.opts?.turnText?.(await this.idsOf(userId), pattern, CONTENT_MATCH_LIMIT + 1)) ?? [];
+      const candidates = q.workspace_id != null ? (await em.find(Session, { ...where }, { fields: ['id'] })).map((r) => r.id) : await this.idsOf(userId);
+      const hits = (await this.opts?.turnText?.(candidates, pattern, CONTENT_MATCH_LIMIT + 1)) ?? [];
       truncated = hits.length > CONTENT_MATCH_LIMIT;
       const ids = [...new Set(hits.slice(0, CONTENT_MATCH_LIMIT))];
       where.$or = [{ intent: { $ilike: pattern } }, ...(ids.length ? [{ id: { $in: ids } }] : [])];
@@ -258,6 +289,11 @@ export class SessionService {
 
   async detail(userId: string, id: string): Promise<SessionDetailT> {
     return toDetail(await this.getOwned(userId, id));
+  }
+
+  /** GET /api/sessions/{id}: the detail of a session the caller may read (getReadable). */
+  async readDetail(userId: string, id: string): Promise<SessionDetailT> {
+    return toDetail(await this.getReadable(userId, id), userId);
   }
 
   /**

@@ -8,7 +8,10 @@ import type { ClientEventName } from '../../core/events/protocol.js';
  * time. `public` routes need no sign-in at all. The OpenAPI document shows each line as `x-roles`.
  *
  * A line is the gate by role only: the route's handler still decides by owner (another user's
- * session is 404) and, where it says so, by admin (`/api/usage?user_id=` of someone else).
+ * session is 404) and, where it says so, by admin (`/api/usage?user_id=` of someone else). The
+ * reads of a session that a teammate may make through a team workspace (its detail, the list with
+ * `workspace_id`, messages, history, context-stats, ls, files, download-dir, session:subscribe)
+ * decide by that membership; every change stays the owner's (docs/identity.md).
  */
 export type Decision = readonly Role[] | 'public';
 

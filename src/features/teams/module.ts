@@ -17,7 +17,14 @@ export const teamStoreModule = defineModule({
   start(ctx) {
     const issues = new IssueStore(ctx.db);
     const store = new TeamWorkspaceStore(ctx.db, ctx.get('users'), (ids) => issues.counts(ids));
-    return { provides: { workspaces: store, issues }, hooks: [{ on: 'session.access', name: 'teams.members', run: ({ userId, workspaceId }) => store.isMember(workspaceId, userId) }] };
+    return {
+      provides: { workspaces: store, issues },
+      hooks: [
+        { on: 'session.access', name: 'teams.members', run: ({ userId, workspaceId }) => store.isMember(workspaceId, userId) },
+        // Every member reads the sessions of the team workspace's members, read-only (docs/identity.md).
+        { on: 'session.readers', name: 'teams.readers', run: ({ userId, workspaceId }) => store.readers(workspaceId, userId) },
+      ],
+    };
   },
 });
 

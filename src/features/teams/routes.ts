@@ -80,7 +80,7 @@ export const teamWorkspaceRoutes: FastifyPluginAsyncZod<{ service: TeamWorkspace
   });
 
   app.get(`${base}/assistant-session`, { schema: { tags, params, querystring: AssistantQuery, response: { 200: Session } } }, async (req) =>
-    service.assistantSession(me(req).id, req.params.workspace_id, req.query.biz_role_id),
+    service.assistantSession(me(req).id, req.params.workspace_id, req.query.biz_role_id, me(req).role === 'viewer' && !me(req).isAdmin),
   );
   app.put(`${base}/assistant-session`, { schema: { tags, params, body: AssistantBody, response: { 200: Session } } }, async (req) =>
     service.setAssistantSession(me(req).id, req.params.workspace_id, req.body.biz_role_id, req.body.session_id),

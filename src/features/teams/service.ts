@@ -1,4 +1,4 @@
-import { Errors } from '../../platform/server/errors.js';
+import { AppError, Errors } from '../../platform/server/errors.js';
 import type { IssueStore } from './issues.js';
 import type { CreateIssueT, IssueT, PatchIssueT } from './schemas.js';
 import type { AgentPort, IssueTaskRuns } from './issue-task-runs.js';
@@ -99,14 +99,18 @@ export class TeamWorkspaceService {
     await this.d.runs.stopOwner(workspaceId, userId, 'the owner of the agent left the workspace');
   }
 
-  /** The caller's assistant session of the workspace for a business role, made on first ask. */
-  async assistantSession(userId: string, workspaceId: string, roleId: string) {
+  /**
+   * The caller's assistant session of the workspace for a business role, made on first ask; a
+   * viewer creates no session (docs/identity.md), so theirs is 403 FORBIDDEN_ROLE until one exists.
+   */
+  async assistantSession(userId: string, workspaceId: string, roleId: string, viewer = false) {
     const ws = await this.d.store.get(userId, workspaceId);
     const existing = await this.d.store.assistantSession(workspaceId, userId, roleId);
     if (existing) {
       const s = await this.d.sessions.detail(userId, existing).catch(() => null);
       if (s) return s;
     }
+    if (viewer) throw new AppError(403, 'FORBIDDEN_ROLE', 'a viewer may not create a session');
     const solution = this.d.solutionOfRole(roleId);
     if (!solution) throw Errors.invalid(['query', 'biz_role_id'], `no solution has the business role ${JSON.stringify(roleId)}`);
     const sid = await this.d.sessions.create(userId, { intent: `${ws.name}: assistant`, solution_id: solution, biz_role_id: roleId, workspace_id: workspaceId, is_persistent: true });

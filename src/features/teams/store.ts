@@ -120,6 +120,13 @@ export class TeamWorkspaceStore {
     return (await this.db.sql('select 1 from workspace_members where workspace_id = ? and user_id = ?', [id, userId])).length > 0;
   }
 
+  /** The members' ids when `userId` is one of them (who reads the workspace's sessions), else undefined. */
+  async readers(id: string, userId: string): Promise<string[] | undefined> {
+    const rows = await this.db.sql<{ user_id: string }>('select user_id from workspace_members where workspace_id = ?', [id]);
+    const ids = rows.map((r) => r.user_id);
+    return ids.includes(userId) ? ids : undefined;
+  }
+
   /** Adds a user by id or name; an unknown user is a 422 (the caller names them in the body). */
   async addMember(id: string, who: { user_id?: string; username?: string }): Promise<string> {
     const u = who.user_id ? await this.users.getUser(who.user_id) : await this.users.findUser(who.username ?? '');

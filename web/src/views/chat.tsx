@@ -94,7 +94,11 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
   return { model, ready, loadError, redraw };
 }
 
-export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection; onChanged: () => void }) {
+/**
+ * `readOnly`: why this reader cannot send (a viewer, or a teammate reading the session through a
+ * team workspace, docs/identity.md); the composer, Stop and the answer forms give way to it.
+ */
+export function ChatPane({ id, conn, onChanged, readOnly = null, reader = false }: { id: string; conn: Connection; onChanged: () => void; readOnly?: string | null; reader?: boolean }) {
   const { model, ready, loadError, redraw } = useChat(id, conn, onChanged);
   const [text, setText] = useState(() => sessionStorage.getItem(draftKey(id)) ?? '');
   const [mode, setMode] = useState<'executing' | 'planning'>('executing');
@@ -190,7 +194,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
   // Esc stops the run and puts what was queued back into the composer, unsent (as the terminal does).
   const onEscape = useRef<(e: KeyboardEvent) => void>(null);
   onEscape.current = (e: KeyboardEvent) => {
-    if (e.key !== 'Escape' || e.defaultPrevented || !model.running) return;
+    if (e.key !== 'Escape' || e.defaultPrevented || !model.running || readOnly) return;
     const el = e.target as HTMLElement | null;
     // Esc in another field (a rename, a dialog) is that field's.
     if (el && el !== textarea.current && /^(INPUT|SELECT|TEXTAREA)$/.test(el.tagName)) return;
@@ -215,6 +219,8 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
       const ack = await conn.request('chat:send', { session_id: id, message: '', askuser_answer: { tool_call_id, selections, custom } });
       return ackText(ack);
     },
+    readOnly: readOnly != null,
+    reader,
   };
   // One header per answer: the agent turns that follow one another (one per model step) are one
   // answer; its first turn shows the tokens of all of them.
@@ -242,7 +248,7 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
         }}
       >
         {!ready && !loadError && <p class="muted">Loading the conversation…</p>}
-        {ready && roots.length === 0 && <p class="muted">No messages yet. Write the first one below.</p>}
+        {ready && roots.length === 0 && <p class="muted">{readOnly ? 'No messages yet.' : 'No messages yet. Write the first one below.'}</p>}
         {before > 0 && <div class="vspace" ref={top} aria-hidden="true" />}
         {shown.map(({ index }) => (
           <TurnView
@@ -286,53 +292,59 @@ export function ChatPane({ id, conn, onChanged }: { id: string; conn: Connection
           </ul>
         </div>
       )}
-      <form class="composer" onSubmit={send}>
-        <label for="message" class="sr-only">
-          Message
-        </label>
-        <textarea
-          id="message"
-          ref={textarea}
-          rows={2}
-          placeholder={
-            ctx.question
-              ? 'Answer the question above, or write a message'
-              : ctx.approval
-                ? 'Answer the approval above first'
-                : model.running
-                  ? 'Write the next message: it is sent when the run ends (Esc stops the run)'
-                  : 'Message the agent (Enter sends, Shift+Enter for a new line)'
-          }
-          value={text}
-          onInput={(e) => setText(e.currentTarget.value)}
-          onKeyDown={enterSends(send)}
-        />
-        <div class="row">
-          {used.in + used.out > 0 && (
-            <span class="usage total" title="tokens used by the turns shown on this branch">
-              {used.in} in / {used.out} out tokens
-            </span>
-          )}
-          <select aria-label="Mode of this message" value={mode} onChange={(e) => setMode(e.currentTarget.value as 'executing' | 'planning')}>
-            <option value="executing">executing</option>
-            <option value="planning">planning</option>
-          </select>
-          {model.running && (
-            <button type="button" class="danger" onClick={stop} disabled={stopping} title="Stop the run (Esc)">
-              {stopping ? 'Stopping…' : 'Stop'}
-            </button>
-          )}
-          {model.running ? (
-            <button type="submit" disabled={!text.trim() || !ready}>
-              Queue
-            </button>
-          ) : (
-            <button type="submit" class="primary" disabled={!text.trim() || !ready}>
-              Send
-            </button>
-          )}
-        </div>
-      </form>
+      {readOnly ? (
+        <p class="read-only" role="note">
+          {readOnly}
+        </p>
+      ) : (
+        <form class="composer" onSubmit={send}>
+          <label for="message" class="sr-only">
+            Message
+          </label>
+          <textarea
+            id="message"
+            ref={textarea}
+            rows={2}
+            placeholder={
+              ctx.question
+                ? 'Answer the question above, or write a message'
+                : ctx.approval
+                  ? 'Answer the approval above first'
+                  : model.running
+                    ? 'Write the next message: it is sent when the run ends (Esc stops the run)'
+                    : 'Message the agent (Enter sends, Shift+Enter for a new line)'
+            }
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+            onKeyDown={enterSends(send)}
+          />
+          <div class="row">
+            {used.in + used.out > 0 && (
+              <span class="usage total" title="tokens used by the turns shown on this branch">
+                {used.in} in / {used.out} out tokens
+              </span>
+            )}
+            <select aria-label="Mode of this message" value={mode} onChange={(e) => setMode(e.currentTarget.value as 'executing' | 'planning')}>
+              <option value="executing">executing</option>
+              <option value="planning">planning</option>
+            </select>
+            {model.running && (
+              <button type="button" class="danger" onClick={stop} disabled={stopping} title="Stop the run (Esc)">
+                {stopping ? 'Stopping…' : 'Stop'}
+              </button>
+            )}
+            {model.running ? (
+              <button type="submit" disabled={!text.trim() || !ready}>
+                Queue
+              </button>
+            ) : (
+              <button type="submit" class="primary" disabled={!text.trim() || !ready}>
+                Send
+              </button>
+            )}
+          </div>
+        </form>
+      )}
     </section>
   );
 }

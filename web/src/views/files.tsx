@@ -28,7 +28,8 @@ async function download(id: string, path: string) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-export function FilesPane({ id }: { id: string }) {
+/** `readOnly`: browse, preview and download only (a viewer, or a teammate reading it). */
+export function FilesPane({ id, readOnly = false }: { id: string; readOnly?: boolean }) {
   const [dir, setDir] = useState('');
   const [entries, setEntries] = useState<Entry[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -89,10 +90,12 @@ export function FilesPane({ id }: { id: string }) {
             </span>
           ))}
         </nav>
-        <label class="button">
-          Upload files
-          <input type="file" multiple class="sr-only" onChange={upload} />
-        </label>
+        {!readOnly && (
+          <label class="button">
+            Upload files
+            <input type="file" multiple class="sr-only" onChange={upload} />
+          </label>
+        )}
       </div>
       <Notice note={note} error={error} />
       {entries && entries.length === 0 && !error && <p class="muted">This folder is empty.</p>}

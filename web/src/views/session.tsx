@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { type Checkpoint, rest, type Session, type ShareLink } from '../api.js';
+import { type Checkpoint, rest, type SessionDetail, type ShareLink } from '../api.js';
 import { errorText } from '../errors.js';
 import type { Connection } from '../connection.js';
 import { href, navigate, onLink, type Tab } from '../router.js';
@@ -8,6 +8,7 @@ import { FilesPane } from './files.js';
 import { Notice } from './notice.js';
 import { sessionStatus, StatusLabel } from '../session-status.js';
 import { PolicyPane } from './policy.js';
+import type { Role } from './sign-in.js';
 
 /** One open session: its title and status, and tabs for the chat, files, checkpoints, share links and tool policy. */
 
@@ -126,8 +127,21 @@ function SharePane({ id }: { id: string }) {
   );
 }
 
-export function SessionView({ id, tab, conn, version, onChanged }: { id: string; tab: Tab; conn: Connection; version: number; onChanged: () => void }) {
-  const [session, setSession] = useState<Session | null>(null);
+/** Tabs a reader who may not change the session sees: reading its chat and files. */
+const READ_TABS = new Set<Tab>(['chat', 'files']);
+
+/**
+ * Why this person may read but not change the session, or null: a viewer (their role), or a
+ * teammate reading a member's session of a team workspace (docs/identity.md).
+ */
+function readOnlyWhy(role: Role, session: SessionDetail | null): string | null {
+  if (role === 'viewer') return 'You can read this session; your role cannot send messages.';
+  if (session?.viewer_role === 'reader') return 'You can read this session; only its owner can send messages.';
+  return null;
+}
+
+export function SessionView({ id, tab, conn, version, onChanged, role }: { id: string; tab: Tab; conn: Connection; version: number; onChanged: () => void; role: Role }) {
+  const [session, setSession] = useState<SessionDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const [branch, setBranch] = useState(0);
@@ -158,6 +172,7 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
     setBranch((b) => b + 1);
     changed();
   }, [changed]);
+  const readOnly = readOnlyWhy(role, session);
   if (error)
     return (
       <div class="empty">
@@ -177,18 +192,23 @@ export function SessionView({ id, tab, conn, version, onChanged }: { id: string;
         {session && <StatusLabel id={id} fallback={session.status} />}
       </div>
       <nav class="tabs" aria-label="Session">
-        {TABS.map((t) => (
+        {TABS.filter((t) => !readOnly || READ_TABS.has(t.tab)).map((t) => (
           <a key={t.tab} href={href(id, t.tab)} onClick={onLink} aria-current={t.tab === tab ? 'page' : undefined}>
             {t.label}
           </a>
         ))}
       </nav>
       {/* The rewind changes the branch: a fresh chat pane (new key) reads it again. */}
-      {tab === 'chat' && <ChatPane key={`${id}:${branch}`} id={id} conn={conn} onChanged={changed} />}
-      {tab === 'files' && <FilesPane id={id} />}
-      {tab === 'checkpoints' && <CheckpointsPane id={id} onRewound={rewound} />}
-      {tab === 'share' && <SharePane id={id} />}
-      {tab === 'policy' && <PolicyPane id={id} />}
+      {tab === 'chat' && <ChatPane key={`${id}:${branch}`} id={id} conn={conn} onChanged={changed} readOnly={readOnly} reader={session?.viewer_role === 'reader'} />}
+      {tab === 'files' && <FilesPane id={id} readOnly={readOnly != null} />}
+      {readOnly && !READ_TABS.has(tab) && (
+        <p class="read-only" role="note">
+          {readOnly}
+        </p>
+      )}
+      {!readOnly && tab === 'checkpoints' && <CheckpointsPane id={id} onRewound={rewound} />}
+      {!readOnly && tab === 'share' && <SharePane id={id} />}
+      {!readOnly && tab === 'policy' && <PolicyPane id={id} />}
     </div>
   );
 }

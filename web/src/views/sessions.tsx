@@ -59,7 +59,7 @@ function NewSession({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-function Item({ s, current, onChanged, onError }: { s: Session; current: boolean; onChanged: () => void; onError: (m: string) => void }) {
+function Item({ s, current, onChanged, onError, readOnly }: { s: Session; current: boolean; onChanged: () => void; onError: (m: string) => void; readOnly: boolean }) {
   const [editing, setEditing] = useState(false);
   const [title, setTitle] = useState(s.intent);
   const act = (p: Promise<unknown>) => p.then(onChanged, (e) => onError(errorText(e)));
@@ -90,7 +90,7 @@ function Item({ s, current, onChanged, onError }: { s: Session; current: boolean
         </a>
       )}
       {/* While renaming, the field and Save take the row (the actions would push it out of the sidebar). */}
-      {!editing && (
+      {!editing && !readOnly && (
         <div class="actions">
           <button type="button" class="icon" aria-pressed={s.is_pinned} aria-label={s.is_pinned ? 'Unpin' : 'Pin'} title={s.is_pinned ? 'Unpin' : 'Pin'} onClick={() => act(rest.pin(s.id, !s.is_pinned))}>
             {s.is_pinned ? '★' : '☆'}
@@ -107,8 +107,11 @@ function Item({ s, current, onChanged, onError }: { s: Session; current: boolean
   );
 }
 
-/** `version` changes when something else changed a session; `onChanged` says this list changed one. */
-export function Sessions({ current, version, onChanged }: { current: string | null; version: number; onChanged: () => void }) {
+/**
+ * `version` changes when something else changed a session; `onChanged` says this list changed one.
+ * `readOnly` (a viewer, docs/identity.md): no new session, pin, rename or delete offered.
+ */
+export function Sessions({ current, version, onChanged, readOnly = false }: { current: string | null; version: number; onChanged: () => void; readOnly?: boolean }) {
   const [q, setQ] = useState('');
   const [list, setList] = useState<Session[] | null>(null);
   const [total, setTotal] = useState(0);
@@ -155,7 +158,7 @@ export function Sessions({ current, version, onChanged }: { current: string | nu
   }, [q, version]);
   return (
     <div class="sessions">
-      <NewSession onCreated={onChanged} />
+      {!readOnly && <NewSession onCreated={onChanged} />}
       <label for="search" class="sr-only">
         Search sessions
       </label>
@@ -164,7 +167,7 @@ export function Sessions({ current, version, onChanged }: { current: string | nu
       {list && list.length === 0 && <p class="muted">{q ? 'No session matches.' : 'No sessions yet.'}</p>}
       <ul class="list">
         {(list ?? []).map((s) => (
-          <Item key={s.id} s={s} current={s.id === current} onChanged={onChanged} onError={setError} />
+          <Item key={s.id} s={s} current={s.id === current} onChanged={onChanged} onError={setError} readOnly={readOnly} />
         ))}
       </ul>
       {list && total > list.length && <p class="muted">{total - list.length} older sessions not shown: search to find them.</p>}

@@ -187,7 +187,7 @@ export function RoleRefused({ role: signedAs }: { role: Role }) {
         <p>
           You are signed in as {ROLE_WORDS[role]}.{' '}
           {role === 'viewer'
-            ? 'A viewer can read the sessions shared with them but cannot start sessions, send messages, run tools or change anything.'
+            ? 'A viewer can read their own sessions, those of their team workspaces and share links, but cannot start sessions, send messages, run tools or change anything.'
             : 'This needs a role with more rights.'}{' '}
           Ask an administrator if you need more.
         </p>

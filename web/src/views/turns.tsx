@@ -133,6 +133,10 @@ export interface TurnContext {
   question: Question | null;
   approval: Approval | null;
   onAnswer: (toolCallId: string, selections: Record<string, number[]>, custom: Record<string, string>) => Promise<string | null>;
+  /** The reader may not answer (a viewer, or a teammate reading it): the pause is said, not offered. */
+  readOnly?: boolean;
+  /** Someone else's session (a teammate's): its user turns are not "You". */
+  reader?: boolean;
 }
 
 function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
@@ -154,7 +158,7 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
             </>
           )}
           <span class="tstatus">
-            {STATUS[call.status] ?? call.status}
+            {call.status === 'awaiting_answer' && ctx.readOnly ? "waiting for the owner's answer" : (STATUS[call.status] ?? call.status)}
             {call.duration_ms ? ` · ${(call.duration_ms / 1000).toFixed(1)} s` : ''}
           </span>
         </summary>
@@ -185,8 +189,9 @@ function ToolCallView({ call, ctx }: { call: ToolCall; ctx: TurnContext }) {
           {live}
         </p>
       )}
-      {asking && ctx.question && <QuestionForm q={ctx.question} onAnswer={ctx.onAnswer} />}
-      {ctx.approval?.call.id === call.id && <ApprovalForm a={ctx.approval} onAnswer={ctx.onAnswer} />}
+      {asking && ctx.question && (ctx.readOnly ? <p class="muted">Waiting for the session's owner to answer this question.</p> : <QuestionForm q={ctx.question} onAnswer={ctx.onAnswer} />)}
+      {ctx.approval?.call.id === call.id &&
+        (ctx.readOnly ? <p class="muted">Waiting for the session's owner to approve or deny this call.</p> : <ApprovalForm a={ctx.approval} onAnswer={ctx.onAnswer} />)}
     </div>
   );
 }
@@ -238,7 +243,7 @@ export function TurnView({
       </article>
     );
   }
-  const label = turn.role === 'user' ? 'You' : turn.parent_fork_tool_call_id ? 'Sub-agent' : 'Agent';
+  const label = turn.role === 'user' ? (ctx.reader ? 'Owner' : 'You') : turn.parent_fork_tool_call_id ? 'Sub-agent' : 'Agent';
   const used = usage ?? turn.usage;
   const ended = turn.status === 'failed' || turn.status === 'interrupted';
   if (continued)
