@@ -16,7 +16,7 @@ t.test('stopped while its transport is made: the transport is closed, never star
   };
   let hand: (tr: Transport) => void = () => {};
   const made = new Promise<Transport>((r) => (hand = r));
-  const conn = new McpServerConnection('late', { command: 'unused', args: [] } as McpServerConfig, {
+  const conn = new McpServerConnection('late', { command: 'unused', args: [], env: {}, run_in: 'computer' } satisfies McpServerConfig, {
     timeoutMs: 1000,
     startTimeoutMs: 1000,
     onToolsChanged: () => {},
