@@ -9,16 +9,19 @@ import { basename, join } from 'node:path';
  * the local runner shows read-only in every computer at /opt/agentsvc:
  * - `global/`: the package installed as npm's global prefix, where npx looks before installing;
  * - `meta/`: an npm cache holding the package's registry document (npx reads it to learn the
- *   package's command), copied into the process's private /tmp at start because npm does not read
- *   a read-only cache.
+ *   package's command), copied into /tmp at start because npm does not read a read-only cache.
  * In the computer npx runs offline (a missing package fails at once with npm's error instead of
  * retrying a network it does not have), with its cache and logs in /tmp, never the workspace.
+ * The copy is the server's own (`/tmp/.npm-<server>`), made afresh at each start: a Docker
+ * container's /tmp is shared by the user's processes and outlives them, so one copy for all would
+ * be written by servers starting at once and keep an old shelf's documents.
  */
 
 /** Where the local runner mounts `<AGENTSVC_HOME>/shared` inside every computer (read-only). */
 export const SHARED_IN_COMPUTER = '/opt/agentsvc';
 const NPM_IN_COMPUTER = `${SHARED_IN_COMPUTER}/npm`;
-const CACHE_IN_COMPUTER = '/tmp/.npm';
+/** The server's npm cache in the computer: `<prefix><server name>` (names are [a-z0-9_-]). */
+const CACHE_IN_COMPUTER = '/tmp/.npm-';
 /** One host fetch (install or cache add) is killed after this long. */
 const FETCH_TIMEOUT_MS = 5 * 60_000;
 const TAIL = 1500;
@@ -133,17 +136,19 @@ export class NpxShelf {
   }
 
   /**
-   * The command line and environment for npx in a computer: offline, the shelf's global prefix and
-   * registry document, npm's cache and logs in the process's private /tmp.
+   * The command line and environment for npx of server `server` in a computer: offline, the
+   * shelf's global prefix and registry document, npm's cache and logs in the server's own folder
+   * in /tmp, copied afresh.
    */
-  async launch(command: string): Promise<{ command: string; env: Record<string, string> }> {
+  async launch(command: string, server: string): Promise<{ command: string; env: Record<string, string> }> {
     const registry = await this.registryUrl();
+    const cache = `${CACHE_IN_COMPUTER}${server}`;
     return {
-      command: `cp -R ${NPM_IN_COMPUTER}/meta ${CACHE_IN_COMPUTER} 2>/dev/null; ${command}`,
+      command: `rm -rf ${cache}; cp -R ${NPM_IN_COMPUTER}/meta ${cache} 2>/dev/null; ${command}`,
       env: {
         npm_config_prefix: `${NPM_IN_COMPUTER}/global`,
-        npm_config_cache: CACHE_IN_COMPUTER,
-        npm_config_logs_dir: `${CACHE_IN_COMPUTER}/_logs`,
+        npm_config_cache: cache,
+        npm_config_logs_dir: `${cache}/_logs`,
         npm_config_offline: 'true',
         npm_config_registry: registry,
         npm_config_update_notifier: 'false',

@@ -57,7 +57,7 @@ export class PerUserServer {
           await npx.shelf.prepare(npx.pkg);
           const state = npx.shelf.state(npx.pkg);
           if (state?.status === 'failed') throw new Error(state.error);
-          const launch = await npx.shelf.launch(line);
+          const launch = await npx.shelf.launch(line, this.name);
           return new ComputerStdioTransport(computer, launch.command, { cwd: this.config.cwd, env: { ...launch.env, ...this.config.env } });
         },
       });

@@ -114,6 +114,13 @@ export class McpServerConnection {
     });
     try {
       const transport = this.opts.transport ? await this.opts.transport() : this.transport();
+      // Stopped while the transport was being made (a user's computer, a package fetch): starting
+      // its process now would leave it running after the stop, and a Docker runner would make
+      // the user's container again for it if it was removed meanwhile.
+      if (this.stopping || gen !== this.generation) {
+        await transport.close().catch(() => {});
+        return false;
+      }
       this.custom = this.opts.transport ? (transport as { stderr?: string; exit?: string | null }) : null;
       await withTimeout(client.connect(transport, { timeout: this.opts.startTimeoutMs }), this.opts.startTimeoutMs, `MCP server ${this.name} (initialize)`);
       await this.refresh();
