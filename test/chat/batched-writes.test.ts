@@ -1,10 +1,12 @@
 import t from 'tap';
 import { TurnStore } from '../../src/core/conversation/turn-store.js';
 import { newTurn } from '../../src/core/engine/run-state.js';
+import { RunStore } from '../../src/core/engine/run-store.js';
 
 /**
- * A run's writes of the same moment share a statement (TurnStore, through WriteBatcher): the runs
- * that start together insert their assistant turns in one round trip, and end them in one.
+ * A run's writes of the same moment share a statement (TurnStore and RunStore, through
+ * WriteBatcher): the runs that start together insert their assistant turns in one round trip, and
+ * end them, and release their sessions, in one each.
  */
 function store(fail?: (rows: { id: string }[]) => boolean) {
   const statements: { q: string; rows: Record<string, unknown>[] }[] = [];
@@ -75,3 +77,23 @@ t.test('a batch that fails is written again row by row: only the bad row fails',
   );
 });
 
+t.test('runs that end together release their sessions in one statement', async (t) => {
+  const statements: { q: string; rows: { id: string; owner: string; status: string; last_seq: number | null }[] }[] = [];
+  const db = {
+    sql: async (q: string, p: unknown[] = []) => {
+      statements.push({ q: q.trim().split(/\s+/).slice(0, 2).join(' '), rows: JSON.parse(String(p[0])) });
+      return [];
+    },
+  };
+  const runs = new RunStore(db as never);
+  await Promise.all([runs.release('sess_a', 'inst_1', 'completed', 12), runs.release('sess_b', 'inst_1', 'failed', null)]);
+  t.same(statements, [
+    {
+      q: 'update sessions',
+      rows: [
+        { id: 'sess_a', owner: 'inst_1', status: 'completed', last_seq: 12 },
+        { id: 'sess_b', owner: 'inst_1', status: 'failed', last_seq: null },
+      ],
+    },
+  ]);
+});
