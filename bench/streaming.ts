@@ -294,9 +294,9 @@ try {
     }
   }
 
-  const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)} ${'CPU s'.padStart(6)} ${'PG CPU'.padStart(6)}  delivered`;
+  const hdr = `${'scenario'.padEnd(26)} ${'server'.padEnd(9)} ${'deltas/s'.padStart(9)} ${'x relay'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ttfd p50'.padStart(9)} ${'ttfd p99'.padStart(9)} ${'RSS MiB'.padStart(8)} ${'PG PSS'.padStart(7)} ${'CPU s'.padStart(6)} ${'ms/run'.padStart(6)} ${'PG CPU'.padStart(6)}  delivered`;
   console.log(`bus=${opt.bus ?? 'memory'}; latency = model wrote the delta -> client received it; ttfd = chat:send emitted -> first delta received;`);
-  console.log('CPU s = CPU seconds the server process used from the first chat:send to the last chat:end (PG CPU: its PostgreSQL); RSS = peak during the run');
+  console.log('CPU s = CPU seconds the server process used from the first chat:send to the last chat:end (PG CPU: its PostgreSQL); ms/run = CPU s per run in ms (with n=2 a run is little more than its start and end); RSS = peak during the run');
   console.log(hdr);
   const scenarios = [
     ...PACED.map((k) => ({ label: `paced K=${k} x ${N} @${RATE}/s`, k, n: N, interval: 1000 / RATE, burst: false })),
@@ -319,7 +319,7 @@ try {
       ] as const) {
         const ratio = f.deltasPerSec / fr.deltasPerSec;
         console.log(
-          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected} in ${f.events} events${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
+          `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${((f.cpu * 1000) / sc.k).toFixed(2).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected} in ${f.events} events${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
         );
         for (const p of f.problems) console.log(`  ! ${name}: ${p}`);
       }
@@ -367,13 +367,13 @@ try {
       const rs = results.filter((r) => r.label === label);
       const m = (f: (r: (typeof rs)[number]) => number) => median(rs.map(f)).toFixed(2);
       console.log(
-        `median of ${rs.length}, ${label}: deltas/s ${m((r) => r.svc.deltasPerSec / r.relay.deltasPerSec)}x; p50 ${m((r) => r.svc.p50 - r.relay.p50)} ms over the relay; p99 ${m((r) => r.svc.p99 / r.relay.p99)}x; ttfd p50 ${m((r) => r.svc.ttfdP50 / r.relay.ttfdP50)}x; CPU s ${m((r) => r.svc.cpu)} (relay ${m((r) => r.relay.cpu)}), PG CPU ${m((r) => r.svc.pgCpu)}`,
+        `median of ${rs.length}, ${label}: deltas/s ${m((r) => r.svc.deltasPerSec / r.relay.deltasPerSec)}x; p50 ${m((r) => r.svc.p50 - r.relay.p50)} ms over the relay; p99 ${m((r) => r.svc.p99 / r.relay.p99)}x; ttfd p50 ${m((r) => r.svc.ttfdP50 / r.relay.ttfdP50)}x; CPU s ${m((r) => r.svc.cpu)} (relay ${m((r) => r.relay.cpu)}), ms/run ${m((r) => (r.svc.cpu * 1000) / r.k)} (relay ${m((r) => (r.relay.cpu * 1000) / r.k)}), PG CPU ${m((r) => r.svc.pgCpu)}`,
       );
       if (rs[0].before) {
-        const b = rs as { relay: Figures; before: Figures }[];
+        const b = rs as { relay: Figures; before: Figures; k: number }[];
         const mb = (f: (r: (typeof b)[number]) => number) => median(b.map(f)).toFixed(2);
         console.log(
-          `median of ${rs.length}, ${label}, before: deltas/s ${mb((r) => r.before.deltasPerSec / r.relay.deltasPerSec)}x; p50 ${mb((r) => r.before.p50 - r.relay.p50)} ms over the relay; p99 ${mb((r) => r.before.p99 / r.relay.p99)}x; ttfd p50 ${mb((r) => r.before.ttfdP50 / r.relay.ttfdP50)}x; CPU s ${mb((r) => r.before.cpu)}, PG CPU ${mb((r) => r.before.pgCpu)}`,
+          `median of ${rs.length}, ${label}, before: deltas/s ${mb((r) => r.before.deltasPerSec / r.relay.deltasPerSec)}x; p50 ${mb((r) => r.before.p50 - r.relay.p50)} ms over the relay; p99 ${mb((r) => r.before.p99 / r.relay.p99)}x; ttfd p50 ${mb((r) => r.before.ttfdP50 / r.relay.ttfdP50)}x; CPU s ${mb((r) => r.before.cpu)}, ms/run ${mb((r) => (r.before.cpu * 1000) / r.k)}, PG CPU ${mb((r) => r.before.pgCpu)}`,
         );
       }
     }

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { loadConfig } from '../../src/platform/config/index.js';
 import { openDatabase } from '../../src/platform/db/index.js';
-import { StatementNames } from '../../src/platform/db/prepared.js';
+import { PositionalTexts, StatementNames } from '../../src/platform/db/prepared.js';
 import { freshDatabaseUrl } from '../helpers/db.js';
 import { tmpdir } from 'node:os';
 
@@ -58,4 +58,28 @@ t.test('texts without parameters stay unnamed: they may hold several statements'
   t.teardown(() => db.close());
   for (let i = 0; i < 4; i++) await db.sql('create temp table if not exists q (a int); insert into q values (1)');
   t.same(await db.sql('select count(*)::int as n from q'), [{ n: 4 }]);
+});
+
+t.test('positional texts: $n once per text; knex forms and a wrong count are left to knex', async (t) => {
+  const p = new PositionalTexts();
+  t.equal(p.positional('select ? + ?::int where a = ?', 3), 'select $1 + $2::int where a = $3');
+  t.equal(p.positional('select ? + ?::int where a = ?', 2), null, 'a count that differs: knex throws its error');
+  t.equal(p.positional('select ?? from t where a = ?', 2), null, 'an identifier binding');
+  t.equal(p.positional('select \\? where a = ?', 1), null, 'an escaped ?');
+});
+
+t.test('the direct path answers as knex did: rows, literal ? without values, knex forms, its errors', async (t) => {
+  const db = await openDatabase(loadConfig({ env: { DATABASE_URL: await freshDatabaseUrl(t), AGENTSVC_HOME: tmpdir() } }), { poolMax: 2 });
+  t.teardown(() => db.close());
+  t.same(await db.sql('select ?::int + ?::int as n, ?::text as s', [1, 2, 'x']), [{ n: 3, s: 'x' }]);
+  t.same(await db.sql(`select '{"a":1}'::jsonb ? 'a' as has`), [{ has: true }], 'a ? in a text without values is the operator');
+  t.same(await db.sql('select ?? from (select 5 as n) x', ['n']), [{ n: 5 }], 'an identifier binding, through knex');
+  await t.rejects(db.sql('select ?::int', [1, 2]), /Expected 2 bindings, saw 1/, "a wrong count: knex's error");
+  await t.rejects(db.sql('select * from no_such_table where a = ?', [1]), { code: '42P01' }, "the server's error, its code kept");
+  const both = await Promise.all(Array.from({ length: 5 }, (_, i) => db.sql<{ i: number }>('select ?::int as i, pg_sleep(0.01)', [i])));
+  t.same(
+    both.map((r) => r[0].i),
+    [0, 1, 2, 3, 4],
+    'more statements than connections at once: each waits for one',
+  );
 });

@@ -1,5 +1,6 @@
 import type { Database, Sql } from '../../platform/db/index.js';
 import { storableJson, storableText } from '../../platform/lib/json.js';
+import { WriteBatcher } from '../../platform/lib/write-batcher.js';
 import { COMPACTION_FIELDS, turnText, type Turn } from './turns.js';
 
 interface TurnRow {
@@ -75,9 +76,27 @@ const ARCHIVE_VALUES = '(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?
 const COLUMNS =
   'id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, text, extra';
 
+/** A new turn as TurnStore.insert writes it: `extra` is JSON text or null, jsonb nulls stay jsonb null as before. */
+type InsertRow = Omit<TurnRow, 'extra' | 'started_at'> & { session_id: string; started_at: string; text: string; extra: string | null };
+
+/** Any number of new turns in one statement, each on its session's active branch (it cannot change during a run: rewinds wait for SESSION_BUSY). */
+const INSERT_ROWS = `insert into turns (${COLUMNS}, branch_id)
+  select x.id, x.session_id, x.sequence, x.turn_id, x.loop_id, x.kind, x.role, x.status, x.blocks, x.tool_calls, coalesce(x.content, 'null'::jsonb), x.model, x.usage,
+    x.duration_ms, x.started_at, x.context_window, coalesce(x.memory_refs, 'null'::jsonb), x.parent_fork_tool_call_id, x.text, x.extra::jsonb,
+    (select s.active_branch from sessions s where s.id = x.session_id)
+  from jsonb_to_recordset(?::jsonb) as x(id text, session_id text, sequence int, turn_id text, loop_id text, kind text, role text, status text, blocks jsonb,
+    tool_calls jsonb, content jsonb, model text, usage jsonb, duration_ms int, started_at timestamptz, context_window int, memory_refs jsonb,
+    parent_fork_tool_call_id text, text text, extra text)`;
+
+
 /** Turns of sessions; the in-flight state of a running turn lives in the loop until turn:end. */
 export class TurnStore {
-  constructor(private readonly db: Database) {}
+  private readonly inserts: WriteBatcher<InsertRow>;
+
+  constructor(private readonly db: Database) {
+    // The rows as one JSON array (one parameter, unpacked by the server; strings made storable).
+    this.inserts = new WriteBatcher(async (rows) => void (await db.sql(INSERT_ROWS, [storableJson(rows)])));
+  }
 
   async nextSequence(sessionId: string): Promise<number> {
     const [r] = await this.db.sql<{ n: number }>('select coalesce(max(sequence) + 1, 0)::int as n from turns where session_id = ?', [sessionId]);
@@ -158,14 +177,38 @@ export class TurnStore {
     return r?.refs ?? null;
   }
 
-  async insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
+  /**
+   * Store a new turn; settles once it is stored. Inserts of the same moment (the runs that start
+   * together) go in one statement (WriteBatcher): at paced K=200 each run's assistant turn was
+   * its own round trip, which costs the event loop a write and a read each. Updates stay one
+   * statement each: a turn's update is followed by its turn:end, which carries the whole turn, and
+   * batched ends sent several long answers to a socket at once, past its budget (a reading client
+   * of test/chat/backpressure-sessions.test.ts was cut).
+   */
+  insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
     const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
-    await this.db.sql(
-      // On the session's active branch (it cannot change during a run: rewinds wait for SESSION_BUSY).
-      `insert into turns (${COLUMNS}, branch_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb,
-       (select active_branch from sessions where id = ?))`,
-      [id, sessionId, sequence, turn_id, loop_id, kind, role, status, storableJson(blocks), storableJson(tool_calls), storableJson(content), model, JSON.stringify(usage), duration_ms, started_at, context_window, storableJson(memory_refs), parent_fork_tool_call_id, storableText(turnText(turn)), extraOrNull(turn), sessionId],
-    );
+    return this.inserts.add({
+      id,
+      session_id: sessionId,
+      sequence,
+      turn_id,
+      loop_id,
+      kind,
+      role,
+      status,
+      blocks,
+      tool_calls,
+      content,
+      model,
+      usage,
+      duration_ms,
+      started_at,
+      context_window,
+      memory_refs,
+      parent_fork_tool_call_id,
+      text: turnText(turn),
+      extra: extraOrNull(turn),
+    });
   }
 
   /**

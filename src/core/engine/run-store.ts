@@ -2,6 +2,7 @@ import type { Database } from '../../platform/db/index.js';
 import { AppError, Errors } from '../../platform/server/errors.js';
 import type { EventStore } from '../events/event-store.js';
 import { SEQ_BLOCK } from '../events/events.js';
+import { WriteBatcher } from '../../platform/lib/write-batcher.js';
 import type { TurnStore } from '../conversation/turn-store.js';
 import type { Turn } from '../conversation/turns.js';
 
@@ -49,6 +50,14 @@ export interface OrphanRow {
   run_origin: string | null;
 }
 
+/** A claim's end as RunStore.release writes it. */
+interface Release {
+  id: string;
+  owner: string;
+  status: string;
+  last_seq: number | null;
+}
+
 /** Which run a claim starts (hooks know it by these). */
 export interface RunLabel {
   id: string;
@@ -72,6 +81,19 @@ export const STALE_SECONDS = 30;
  * run's last seq. A claim starts above it, so a crashed run's seqs are never given out again.
  */
 export class RunStore {
+  /**
+   * Releases of the same moment in one statement (the runs that end together: at paced K=200 each
+   * run's release was its own round trip). The same claim released twice in one batch: its last.
+   */
+  private readonly releases = new WriteBatcher<Release>(async (rows) => {
+    const last = [...new Map(rows.map((r) => [`${r.id} ${r.owner}`, r])).values()];
+    await this.db.sql(
+      `update sessions s set status = x.status, run_owner = null, last_seq = coalesce(x.last_seq, s.last_seq), updated_at = now()
+       from jsonb_to_recordset(?::jsonb) as x(id text, owner text, status text, last_seq int) where s.id = x.id and s.run_owner = x.owner`,
+      [JSON.stringify(last)],
+    );
+  });
+
   constructor(
     private readonly db: Database,
     /** The stores whose inserts a claim with an opening makes in its statement. */
@@ -148,13 +170,8 @@ export class RunStore {
    * End the claim: the session takes its final status and `lastSeq` (the last seq the run gave
    * out; its unused reservation is given back), unless another owner holds it by now.
    */
-  async release(sessionId: string, owner: string, status: string, lastSeq: number | null) {
-    await this.db.sql('update sessions set status = ?, run_owner = null, last_seq = coalesce(?::int, last_seq), updated_at = now() where id = ? and run_owner = ?', [
-      status,
-      lastSeq,
-      sessionId,
-      owner,
-    ]);
+  release(sessionId: string, owner: string, status: string, lastSeq: number | null): Promise<void> {
+    return this.releases.add({ id: sessionId, owner, status, last_seq: lastSeq });
   }
 
   /** Reserve the session's seqs up to `upTo` before they are sent; false when `owner` no longer runs it. */

@@ -1,4 +1,5 @@
 import type { Database } from '../../platform/db/index.js';
+import { WriteBatcher } from '../../platform/lib/write-batcher.js';
 import type { BudgetSpec } from '../../platform/config/models.js';
 
 /** One model call as recorded (docs/models-and-usage.md). */
@@ -71,17 +72,22 @@ const COLUMNS = [
   'ttft_ms',
   'credential',
 ] as const;
-const INSERT = `insert into model_usage (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`;
+const ROW = `(${COLUMNS.map(() => '?').join(', ')})`;
 
 /** The SQL of model_usage and budgets. */
 export class UsageStore {
+  /** Model calls recorded at the same moment (runs that end together) in one statement. */
+  private readonly inserts = new WriteBatcher<UsageRecord>(async (rows) => {
+    await this.db.sql(
+      `insert into model_usage (${COLUMNS.join(', ')}) values ${rows.map(() => ROW).join(', ')}`,
+      rows.flatMap((r) => COLUMNS.map((c) => r[c])),
+    );
+  });
+
   constructor(private readonly db: Database) {}
 
-  async insert(r: UsageRecord): Promise<void> {
-    await this.db.sql(
-      INSERT,
-      COLUMNS.map((c) => r[c]),
-    );
+  insert(r: UsageRecord): Promise<void> {
+    return this.inserts.add(r);
   }
 
   /** Tokens (in + out) and cost spent by a budget's subject since `from`. */

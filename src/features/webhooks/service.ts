@@ -72,6 +72,11 @@ export class Webhooks {
     if (e.status === 'failed') event = run.origin === 'scheduled' ? 'scheduled_task.failed' : 'run.failed';
     else if (e.status === 'completed') event = e.finish_reason === 'tool_question' || e.finish_reason === 'tool_approval' ? 'run.waiting' : 'run.completed';
     if (!event) return;
+    // Most runs end with no webhook to tell: nothing more is read for them (one query per run end,
+    // not three).
+    const hooks = await this.store.subscribed(run.userId, event);
+    const also = event === 'scheduled_task.failed' || e.finish_reason === 'budget';
+    if (!hooks.length && !also) return;
     const intent = await this.d.sessions.getOwned(run.userId, run.sessionId).then((s) => s.intent, () => '');
     const data: Record<string, unknown> = {
       session_id: run.sessionId,
@@ -83,7 +88,7 @@ export class Webhooks {
       error: e.error ? { code: e.error.code, message: preview(e.error.message) } : null,
     };
     if (event === 'run.waiting') data.waiting = await this.waiting(run.sessionId);
-    await this.emit(event, run.userId, run.sessionId, data);
+    await this.emit(event, run.userId, run.sessionId, data, hooks);
     // A failed scheduled task is also a failed run.
     if (event === 'scheduled_task.failed') await this.emit('run.failed', run.userId, run.sessionId, data);
     // A run a spent budget stopped: budget.exceeded, after its run.completed (one per stopped run).
@@ -118,8 +123,8 @@ export class Webhooks {
   }
 
   /** Queue an event for every webhook that wants it, and kick each queue. */
-  async emit(event: WebhookEvent, userId: string, sessionId: string | null, data: Record<string, unknown>): Promise<void> {
-    const hooks = await this.store.subscribed(userId, event);
+  async emit(event: WebhookEvent, userId: string, sessionId: string | null, data: Record<string, unknown>, subscribed?: WebhookRow[]): Promise<void> {
+    const hooks = subscribed ?? (await this.store.subscribed(userId, event));
     for (const h of hooks) {
       const id = `msg_${randomToken(24)}`;
       const body = JSON.stringify({ type: event, timestamp: new Date().toISOString(), data });

@@ -57,3 +57,26 @@ export class StatementNames {
     return false;
   }
 }
+
+/** At most this many texts keep their positional form; others are converted at each run. */
+const MAX_POSITIONAL = 5000;
+
+/**
+ * A text with `?` placeholders as PostgreSQL takes it (`$1`, `$2`, ...), converted once per text.
+ * null when knex must bind it: its `??` (an identifier) or `\?` (a literal `?`) forms, or a number
+ * of placeholders other than the values given (knex answers that with its error).
+ */
+export class PositionalTexts {
+  private readonly known = new Map<string, { text: string | null; count: number }>();
+
+  positional(query: string, values: number): string | null {
+    let k = this.known.get(query);
+    if (!k) {
+      let count = 0;
+      const text = /\?\?|\\\?/.test(query) ? null : query.replace(/\?/g, () => `$${++count}`);
+      k = { text, count };
+      if (this.known.size < MAX_POSITIONAL) this.known.set(query, k);
+    }
+    return k.count === values ? k.text : null;
+  }
+}
