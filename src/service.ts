@@ -23,7 +23,7 @@ import type { Production } from './features/production/module.js';
 import type { Retention } from './features/retention/index.js';
 import type { Scheduling } from './features/scheduling/index.js';
 import { buildApp } from './platform/server/app.js';
-import { createGateway, type AppServer } from './platform/server/gateway.js';
+import { closeGateway, createGateway, type AppServer } from './platform/server/gateway.js';
 import type { Solutions } from './features/solutions/module.js';
 import { logMixin } from './features/telemetry/log-context.js';
 import type { BackgroundTasks } from './core/tools/background.js';
@@ -172,7 +172,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     logger.bind(app.log);
     await app.listen({ host: config.host, port: config.port });
     const io = createGateway(app.server, { config, users: auth, logger, modules: collected.sockets });
-    shutdown.add('clients', 'sockets', () => io.close());
+    shutdown.add('clients', 'sockets', () => closeGateway(io));
     shutdown.add('clients', 'http', () => app.close());
     // Jobs start in module order and stop in reverse, each in its phase (intake unless it says).
     for (const job of [...collected.jobs].reverse()) if (job.stop) shutdown.add(job.phase ?? 'intake', job.name, job.stop);

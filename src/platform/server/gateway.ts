@@ -1,4 +1,5 @@
 import type { Server as HttpServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Server } from 'socket.io';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -23,6 +24,26 @@ function tooMany(cap: number) {
   };
 }
 
+/** The WebSocket connections of each gateway's HTTP server, for closeGateway. */
+const upgradedOf = new WeakMap<AppServer, Set<Duplex>>();
+
+/**
+ * Closes every socket and then the HTTP server (socket.io's close waits for both). A WebSocket
+ * whose peer does not answer the close handshake is cut after `graceMs`: ws waits 30 s for the
+ * answer, and a browser slow to give it under load held the shutdown past its limit ("hard",
+ * waiting on "sockets", in CI's test/console/restart.test.ts).
+ */
+export async function closeGateway(io: AppServer, graceMs = 2000): Promise<void> {
+  const cut = setTimeout(() => {
+    for (const s of upgradedOf.get(io) ?? []) s.destroy();
+  }, graceMs);
+  try {
+    await io.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}
+
 /**
  * Socket.IO on the same HTTP server at /socket.io/. The handshake's `auth.token` is checked like a
  * bearer key; a missing or bad one ends in connect_error. Each socket joins its key's room so a
@@ -36,6 +57,12 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
     cors: { origin: true, credentials: true },
     serveClient: false,
   });
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (_req, socket: Duplex) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+  });
+  upgradedOf.set(io, upgraded);
   const cap = deps.config.limits.socketsPerUser;
   const openFor = (userId: string) => io.of('/').adapter.rooms.get(userRoom(userId))?.size ?? 0;
   io.use(async (socket, next) => {
