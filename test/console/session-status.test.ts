@@ -33,10 +33,13 @@ function script(body: any) {
   return { text: [`echo: ${said}`] };
 }
 
+/** What watchPairs keeps on the page's window. */
+type Recorder = { __pairs: [string, string][]; __observer?: MutationObserver };
+
 /** Start noting (header, sidebar) pairs of the open session after every change of the page. */
 const watchPairs = (page: Page) =>
   page.evaluate(() => {
-    const w = window as any;
+    const w = window as unknown as Recorder;
     w.__pairs = [];
     w.__observer?.disconnect();
     const note = () => {
@@ -47,7 +50,7 @@ const watchPairs = (page: Page) =>
     w.__observer = new MutationObserver(note);
     w.__observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
   });
-const pairs = (page: Page): Promise<[string, string][]> => page.evaluate(() => (window as any).__pairs);
+const pairs = (page: Page): Promise<[string, string][]> => page.evaluate(() => (window as unknown as Recorder).__pairs);
 
 /** Both show `status`; answers every pair noted since watchPairs. */
 async function settle(page: Page, status: string) {

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { createDockerRunner } from '../../runners/docker/index.js';
 import { createLocalRunner } from '../../runners/local/index.js';
-import { withTimeout } from '../../runners/shared.js';
 import type { Computer, Runner } from '../../runners/types.js';
 import { isBlockedAddress } from '../../src/core/tools/web/address.js';
 import { policyDecide } from '../../src/features/egress/module.js';
@@ -19,7 +18,7 @@ import type { InstallPolicy } from '../../src/platform/config/policy.js';
 import { testDatabase } from '../helpers/db.js';
 import { listeners, tcpProbe } from '../runners/audit.js';
 import { needs } from '../helpers/needs.js';
-import { waitFor } from '../helpers/wait.js';
+import { deadline, waitFor } from '../helpers/wait.js';
 
 // Hosts are a boundary (docs/policy-network.md): with network allowed, every process of a computer
 // reaches the network only through the egress proxy, which applies the host rules and the
@@ -158,7 +157,7 @@ async function scenarios(t: Test, runner: Runner, kit: Kit) {
 }
 
 /** A step that must come back: when it does not, the test fails naming it instead of tap's file timeout. */
-const bounded = <T>(p: Promise<T>, what: string, ms = 45_000) => withTimeout(p, ms, what);
+const bounded = <T>(p: Promise<T>, what: string, ms = 45_000) => deadline(p, ms, what);
 
 /** Whether the runner gives commands network through the proxy here; CI must, elsewhere a skip says why. */
 async function ready(t: Test, runner: Runner): Promise<boolean> {
