@@ -2,7 +2,7 @@
 // `npm test`: starts the real services the suite needs once per run (embedded PostgreSQL, Redis when
 // installed), runs tap over the test files in parallel, stops everything it started.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +70,28 @@ async function startRedis() {
   process.env.TEST_REDIS_URL = `redis://127.0.0.1:${port}`;
 }
 
+/**
+ * tap prints a failure where it happens, thousands of lines before the end of a CI log, whose
+ * tail is often all that is kept. After a failed run this repeats every failing assertion, and
+ * every file that timed out or ended without a plan, from tap's per-file results in
+ * .tap/test-results, as the last lines of the output.
+ */
+function printFailures(files) {
+  const root = join('.tap', 'test-results');
+  if (!existsSync(root)) return;
+  const results = readdirSync(root, { recursive: true }).filter((f) => String(f).endsWith('.tap'));
+  const wanted = files.length ? new Set(files.map((f) => f.replace(/^\.\//, '') + '.tap')) : null;
+  const lines = [];
+  for (const f of results) {
+    if (wanted && !wanted.has(String(f))) continue;
+    const text = readFileSync(join(root, String(f)), 'utf8');
+    const failed = text.split('\n').filter((l) => /^\s*not ok\b/.test(l) || /timeout!|# (timeout|signal)/.test(l));
+    const planned = /^1\.\.\d+/m.test(text);
+    if (failed.length || !planned) lines.push(`# ${String(f).replace(/\.tap$/, '')}${planned ? '' : ' (ended without a plan)'}`, ...failed.map((l) => `#   ${l.trim()}`));
+  }
+  if (lines.length) console.log(['# ---- failures (from .tap/test-results) ----', ...lines].join('\n'));
+}
+
 try {
   const { startEmbeddedPostgres } = await tsImport('../src/platform/db/embedded.ts', import.meta.url);
   const pg = await startEmbeddedPostgres(home, { database: 'postgres' });
@@ -86,6 +108,7 @@ try {
     env: process.env,
   });
   code = await new Promise((resolve) => tap.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+  if (code !== 0) printFailures(files);
 } catch (e) {
   console.error(`test setup failed: ${e.message}`);
 } finally {
