@@ -5,7 +5,10 @@
 // interval (its /metrics), the sessions stuck (a chat sent and no event of it for 60 s), and events
 // lost or repeated (each session's events must come with seq one more than the last).
 // The flat line to look for: RSS after GC and live memory not rising from one interval to the next.
-// Usage: npx tsx bench/soak.ts [minutes=20] [sessions=200] [every=2] [deltas=20] [interval=10]
+// `context=N` gives the model a context window of N tokens: automatic compaction then bounds each
+// session's history, as it does in service, and what a run reads and holds stops growing with the
+// session (TurnStore.modelTurns). Without it (128,000) the histories grow for the whole soak.
+// Usage: npx tsx bench/soak.ts [minutes=20] [sessions=200] [every=2] [deltas=20] [interval=10] [context=128000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ const SESSIONS = Number(opt.sessions ?? 200);
 const EVERY = Number(opt.every ?? 2);
 const DELTAS = Number(opt.deltas ?? 20);
 const INTERVAL = Number(opt.interval ?? 10);
+const CONTEXT = opt.context ?? '128000';
 const STUCK_MS = 60_000;
 const METRICS_TOKEN = 'soak-metrics-token-0123456789';
 const tmp = mkdtempSync(join(tmpdir(), 'agentsvc-bench-soak-'));
@@ -60,14 +64,14 @@ async function session(url: string, token: string, i: number) {
 }
 
 try {
-  const { srv, url, token } = await startInspected(join(tmp, 'home'), procs, { AGENTSVC_METRICS_TOKEN: METRICS_TOKEN });
+  const { srv, url, token } = await startInspected(join(tmp, 'home'), procs, { AGENTSVC_METRICS_TOKEN: METRICS_TOKEN, AGENTSVC_CONTEXT_WINDOW: CONTEXT });
   const lagP99 = async () => {
     const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
     return Number(/^agentsvc_nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text)?.[1] ?? Number.NaN) * 1000;
   };
   const sessions: Awaited<ReturnType<typeof session>>[] = [];
   for (let i = 0; i < SESSIONS; i++) sessions.push(await session(url, token, i));
-  console.log(`${SESSIONS} sessions chatting back to back for ${MINUTES} min (a Write call, then ${DELTAS} deltas ${INTERVAL} ms apart); every ${EVERY} min:`);
+  console.log(`${SESSIONS} sessions chatting back to back for ${MINUTES} min (a Write call, then ${DELTAS} deltas ${INTERVAL} ms apart; context window ${CONTEXT} tokens); every ${EVERY} min:`);
   console.log('minute   chats  failed  RSS after GC  live JS  loop p99  stuck  lost  repeated');
   const row = async (at: string) => {
     // The delay first: the full GC that `settled` forces would be counted in it.

@@ -35,8 +35,11 @@ export class Conversation {
     for await (const page of turnPages(this.store, sessionId, branch, (t) => t)) yield page.map((t) => live.get(t.id) ?? t);
   }
 
-  /** The model's history of one loop (root, or a sub-agent's own loop). */
+  /**
+   * The model's history of one loop (root, or a sub-agent's own loop), read from its newest
+   * compaction on (TurnStore.modelTurns): what a run reads and holds stays bounded.
+   */
   async modelHistory(sessionId: string, loopId = 'root'): Promise<ModelMessage[]> {
-    return toModelMessages(await this.store.list(sessionId), loopId);
+    return toModelMessages(await this.store.modelTurns(sessionId, loopId), loopId);
   }
 }

@@ -1,6 +1,7 @@
 import type { Database, Sql } from '../../platform/db/index.js';
 import { storableJson, storableText } from '../../platform/lib/json.js';
 import { WriteBatcher } from '../../platform/lib/write-batcher.js';
+import { lastCompaction } from './history.js';
 import { COMPACTION_FIELDS, turnText, type Turn } from './turns.js';
 
 interface TurnRow {
@@ -75,6 +76,22 @@ const ARCHIVE_VALUES = '(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?
 
 const COLUMNS =
   'id, session_id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id, text, extra';
+/** What a read needs: `text` (the search column, a copy of the turn's text) is written, never read back. */
+const READ_COLUMNS = COLUMNS.replace(', text,', ',');
+const onTurnsOfT = (columns: string) =>
+  columns
+    .split(', ')
+    .map((c) => `t.${c}`)
+    .join(', ');
+
+/**
+ * The sequence from which a loop's model history reads everything (its newest compaction with a
+ * summary: `archived_until`, -1 without one) and its first user turn's, each worked out once per
+ * statement. Branches and deprecation are not looked at here: `modelTurns` checks the answer.
+ */
+const MODEL_CUT = `coalesce((select max(coalesce((x.extra->>'archived_until')::int, x.sequence)) from turns x
+  where x.session_id = ? and x.loop_id = ? and x.kind = 'compaction' and x.extra->>'summary_full' is not null and x.extra->>'failure_reason' is null), -1)`;
+const MODEL_FIRST = `(select min(y.sequence) from turns y where y.session_id = ? and y.loop_id = ? and y.role = 'user')`;
 
 /** A new turn as TurnStore.insert writes it: `extra` is JSON text or null, jsonb nulls stay jsonb null as before. */
 type InsertRow = Omit<TurnRow, 'extra' | 'started_at'> & { session_id: string; started_at: string; text: string; extra: string | null };
@@ -240,9 +257,7 @@ export class TurnStore {
    */
   async stranded(limit = 500): Promise<{ session_id: string; turn: Turn }[]> {
     const rows = await this.db.sql<TurnRow & { session_id: string }>(
-      `select ${COLUMNS.split(', ')
-        .map((c) => `t.${c}`)
-        .join(', ')} from turns t join sessions s on s.id = t.session_id
+      `select ${onTurnsOfT(READ_COLUMNS)} from turns t join sessions s on s.id = t.session_id
        where t.status = 'streaming' and s.status <> 'running' order by t.session_id, t.sequence limit ?`,
       [limit],
     );
@@ -268,13 +283,48 @@ export class TurnStore {
 
   /** Every turn of a session, on every branch, in order. */
   async all(sessionId: string): Promise<StoredTurn[]> {
-    const rows = await this.db.sql<TurnRow>(`select ${COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
+    const rows = await this.db.sql<TurnRow>(`select ${READ_COLUMNS} from turns where session_id = ? order by sequence`, [sessionId]);
     return rows.map(fromRow);
   }
 
   /** The turns of a branch (default: the session's active one): its ancestors' up to each fork, then its own; one round trip. */
   async list(sessionId: string, branchId?: string): Promise<StoredTurn[]> {
     return withDeprecated(await this.db.sql<BranchRow>(onBranch('', false), onBranchParams(sessionId, branchId ?? null)));
+  }
+
+  /**
+   * What the model's history of one loop is built from (./history.ts `toModelMessages`), on the
+   * active branch: after a compaction, its first user turn, its compaction entries and the turns
+   * from the newest summary's cut on, not the turns the summary stands for. A long session's run
+   * then reads and holds a bounded history, whatever the session's length. One round trip; when
+   * branches or deprecation make the statement's cut or first turn wrong (a rewound compaction, a
+   * deprecated first message), the whole loop is read instead.
+   */
+  async modelTurns(sessionId: string, loopId = 'root'): Promise<StoredTurn[]> {
+    type Row = BranchRow & { model_cut: number; model_first: number | null };
+    const where = `and t.loop_id = ? and (t.kind = 'compaction' or t.sequence >= ${MODEL_CUT} or t.sequence = ${MODEL_FIRST})`;
+    const columns = `${onTurnsOfT(READ_COLUMNS)}, (select deprecated from dep) as branch_deprecated, ${MODEL_CUT} as model_cut, ${MODEL_FIRST} as model_first`;
+    const loop = [sessionId, loopId];
+    const branch = onBranchParams(sessionId, null);
+    // onBranch's parameters, with the select list's and the where clause's in their places.
+    const params = [...branch.slice(0, -1), ...loop, ...loop, sessionId, loopId, ...loop, ...loop];
+    const rows = await this.db.sql<Row>(onBranch(where, false, columns), params);
+    const stored = withDeprecated(rows);
+    const cut = rows[0]?.model_cut ?? -1;
+    if (cut < 0 || this.boundedReadHolds(stored, loopId, cut, rows[0].model_first)) return stored;
+    return (await this.list(sessionId)).filter((s) => s.turn.loop_id === loopId);
+  }
+
+  /**
+   * Whether a bounded read (`modelTurns`) holds what the whole loop would give toModelMessages:
+   * the newest compaction that counts on this branch cuts no earlier than the statement's cut, and
+   * the loop's first user turn, on this branch and not deprecated, was read.
+   */
+  private boundedReadHolds(stored: StoredTurn[], loopId: string, cut: number, first: number | null): boolean {
+    const compaction = lastCompaction(stored, loopId);
+    if (!compaction || Number(compaction.archived_until ?? compaction.sequence) < cut) return false;
+    if (first === null || first >= cut) return true;
+    return stored.some((s) => s.turn.sequence === first && s.turn.role === 'user' && !s.turn.deprecated);
   }
 
   /** The session's active branch now (null when it has none): pins a paged read to one branch. */
@@ -315,9 +365,7 @@ type BranchRow = TurnRow & { branch_deprecated: string[] | null };
  * The turns of a branch (null: the session's active one), narrowed by `where`, in order: the
  * branch's ancestors' turns up to each fork, then its own, with the branch's deprecated ids.
  */
-function onBranch(where: string, limit: boolean, columns = `${COLUMNS.split(', ')
-  .map((c) => `t.${c}`)
-  .join(', ')}, (select deprecated from dep) as branch_deprecated`): string {
+function onBranch(where: string, limit: boolean, columns = `${onTurnsOfT(READ_COLUMNS)}, (select deprecated from dep) as branch_deprecated`): string {
   return `with recursive chain as (
          select b.id, b.parent_id, b.fork_sequence, 2147483647 as upto
          from (select coalesce(?, active_branch) as id from sessions where id = ?) a
