@@ -1,5 +1,8 @@
 import t from 'tap';
 import type { Socket } from 'socket.io-client';
+import { Api } from '../../src/cli/terminal/api.js';
+import { ChatSession } from '../../src/cli/terminal/chat.js';
+import type { ServerEvent } from '../../src/cli/terminal/stream.js';
 import { buildWithModel, createSession, type Recorded, subscribe, untilEnd } from '../helpers/chat.js';
 import type { TestApp } from '../helpers/app.js';
 import { request } from '../helpers/socket.js';
@@ -55,6 +58,10 @@ t.test('leaving or being removed from a team workspace, or its deletion, ends th
   };
   await chat('first', 1);
   await waitFor(() => onBob.of(team).some((e) => e.name === 'chat:end'), { what: 'the first chat on bob' });
+  // Bob follows it in the terminal client too (`agentsvc chat <id>`).
+  const inTerminal: ServerEvent[] = [];
+  const terminal = await ChatSession.open(new Api({ url: app.url, urlFrom: 'test', key: bob.key, keyFrom: 'test', home: app.home }), team, (e) => inTerminal.push(e));
+  t.teardown(() => terminal.close());
 
   // Alice removes bob over REST: his socket is told, and gets nothing more of the session.
   t.equal((await api(`${members}/${bob.userId}`, alice.key, 'DELETE')).status, 200, 'alice removes bob');
@@ -67,6 +74,9 @@ t.test('leaving or being removed from a team workspace, or its deletion, ends th
   t.match(await request(onBob.sock, 'session:subscribe', { session_id: team }), { ok: false, error: { code: 'NOT_FOUND' } }, 'subscribing again is refused');
   t.notOk(onAlice.closed(team), "alice's own subscription goes on");
   t.notOk(onCarol.closed(team), "carol's goes on too");
+  await waitFor(() => inTerminal.some((e) => e.name === 'session:closed'), { what: 'session:closed in the terminal client' });
+  t.same(terminal.stream?.ended, { code: 'NOT_FOUND', message: 'session not found' }, 'the terminal stream stops');
+  t.match(await terminal.send('hello').catch((e: unknown) => e), { kind: 'not_found', code: 'NOT_FOUND' }, 'and says so at once instead of waiting');
 
   // Carol leaves by herself: her subscription to alice's session ends, and alice's to hers.
   t.equal((await api(`${members}/${carol.userId}`, carol.key, 'DELETE')).status, 200, 'carol leaves');
