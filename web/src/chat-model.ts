@@ -80,6 +80,12 @@ export class ChatModel {
   /** Events applied, for the view to know it must draw again. */
   version = 0;
 
+  /**
+   * Set when the service ended the subscription (`session:closed`: the session was deleted, or this
+   * reader is no longer in its team workspace): why, as a sentence. Nothing more of it arrives.
+   */
+  closed: string | null = null;
+
   /** `system:notice`s that arrived live, oldest first, until dismissed. */
   notices: ShownNotice[] = [];
   /**
@@ -100,6 +106,10 @@ export class ChatModel {
       m.startedAt.clear();
       m.lastSeq = p.seq;
       m.running = p.turns.some((t) => t.status === 'streaming');
+    },
+    'session:closed': (m, p) => {
+      m.running = false;
+      m.closed = `You can no longer read this session (${p.message || p.code}): it was deleted, or you are no longer a member of its team workspace.`;
     },
     'chat:start': (m) => {
       m.running = true;
@@ -145,7 +155,8 @@ export class ChatModel {
     if (!isSessionEvent(name)) return false;
     // The service sends what the catalogue says (its tests check a real run's events against it).
     const e = { name, payload } as SessionEvent;
-    if (e.name !== 'session:resync') {
+    // Both are for this socket alone and carry no seq of their own.
+    if (e.name !== 'session:resync' && e.name !== 'session:closed') {
       if (e.payload.seq <= this.lastSeq) return false;
       this.lastSeq = e.payload.seq;
     }

@@ -117,6 +117,11 @@ class AcpSession {
       case 'session:resync':
         this.log(`session ${this.id}: events were missed (resync at seq ${e.payload.seq}); load the session again to see all of it`);
         return;
+      case 'session:closed':
+        // Deleted, or no longer readable by this user: a prompt under way fails with this (ChatSession ends its wait).
+        this.lastError = { code: e.payload.code, message: `the session is no longer readable (${e.payload.message})` };
+        this.log(`session ${this.id}: the service ended its subscription: ${e.payload.code} ${e.payload.message}`);
+        return;
       case 'turn:start':
         this.parents.set(e.payload.turn_id, e.payload.parent_fork_tool_call_id);
         this.roles.set(e.payload.turn_id, e.payload.role);

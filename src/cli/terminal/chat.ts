@@ -82,11 +82,13 @@ export class ChatSession {
       onEvent: (e) => {
         this.track(e);
         this.onEvent(e);
-        if (e.name === 'chat:end') {
+        // The session is no longer readable (session:closed): no chat:end will come, stop waiting for one.
+        const closed = e.name === 'session:closed' ? { session_id: e.payload.session_id, seq: stream.lastSeq, status: 'failed', result: null, finish_reason: 'session_closed' } : null;
+        if (e.name === 'chat:end' || closed) {
           this.running = false;
           const w = this.waiter;
           this.waiter = null;
-          w?.(e.payload as ChatEnd);
+          w?.(closed ?? (e.payload as ChatEnd));
         }
       },
       onStatus: this.onStatus,

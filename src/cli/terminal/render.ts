@@ -176,6 +176,8 @@ export class Renderer {
     // Something to know that ends nothing (a budget past 80%): its own line, the run goes on.
     'system:notice': (r, p) => r.line(r.s.yellow(`notice: ${clean(String(p.message || p.code))}`)),
     'session:resync': (r, p) => r.line(r.s.gray(`[reconnected after a long gap: the conversation was reloaded (${p.turns.length} turns)]`)),
+    // The subscription ended (the session was deleted, or this user left its team workspace): nothing more comes.
+    'session:closed': (r, p) => r.line(r.s.gray(`[the session is no longer readable: ${clean(p.message || p.code)}; nothing more of it will be shown]`)),
   };
 
   /** Apply one server event. */

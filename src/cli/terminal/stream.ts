@@ -27,6 +27,8 @@ export class SessionStream {
   /** Events before the first subscribe's ack are history: counted, not delivered. */
   private replaying = true;
   private closed = false;
+  /** The service ended the subscription (`session:closed`): what it said; nothing more comes. */
+  ended: { code: string; message: string } | null = null;
   reconnects = 0;
 
   constructor(
@@ -91,6 +93,13 @@ export class SessionStream {
       if (!this.replaying) this.opts.onEvent(e);
       return;
     }
+    if (e.name === 'session:closed') {
+      // No longer readable (deleted, or its team workspace left): nothing to wait for or resubscribe to.
+      this.ended = { code: e.payload.code, message: e.payload.message };
+      this.opts.onEvent(e);
+      this.close();
+      return;
+    }
     if (typeof e.payload.seq === 'number') {
       if (e.payload.seq <= this.lastSeq) return; // a duplicate across a reconnect
       this.lastSeq = e.payload.seq;
@@ -111,6 +120,7 @@ export class SessionStream {
 
   /** Emit with an acknowledgement; rejects when the service does not answer in time. */
   async request<N extends ClientEventName>(event: N, payload: Parameters<ClientToServerEvents[N]>[0], timeoutMs = 15_000): Promise<Ack> {
+    if (this.ended) throw this.ackError({ ok: false, error: this.ended });
     if (!this.socket) throw new ClientError('protocol', 'not connected');
     try {
       // socket.io's types cannot resolve an event name that is still a type parameter: the signature is the one ClientToServerEvents gives N.

@@ -20,6 +20,8 @@ export interface Engine {
 export interface Chat {
   chat: ChatService;
   runs: Runs;
+  /** Which of this node's sockets watch which session (a feature ends those whose reader lost access). */
+  subs: Subscriptions;
 }
 
 declare module '../../platform/lib/modules.js' {
@@ -72,7 +74,7 @@ export const chatModule = defineModule({
       (sessionId) => conversation.turns(sessionId),
     );
     return {
-      provides: { chat, runs },
+      provides: { chat, runs, subs },
       routes: [{ plugin: chatRoutes, opts: { config, sessions, conversation, chat, tools, hooks } }],
       sockets: [
         chatSocket({

@@ -140,6 +140,15 @@ export const SERVER_EVENTS = {
 /** Sent to one socket, outside the session's seq (not logged). */
 export const SOCKET_EVENTS = {
   'session:resync': entry(z.object({ session_id: z.string().describe('the session'), seq: z.number().int().describe('the position the turns are as of: go on from here'), turns: z.array(TurnSchema).describe('every turn') }), '{session_id, seq, turns}', 'the whole turn list as of `seq` (see Replay)'),
+  'session:closed': entry(
+    z.object({
+      session_id: z.string().describe('the session'),
+      code: z.string().describe('what a `session:subscribe` would be refused with now: `NOT_FOUND` (deleted, or no longer readable by this user) or `FORBIDDEN`'),
+      message: z.string().describe('for people'),
+    }),
+    '{session_id, code, message}',
+    "this socket's subscription to the session has ended and nothing more of it follows: the session was deleted, or its user may no longer read it (they left the team workspace, were removed, or it was deleted; docs/identity.md). The socket stays connected; subscribing again is refused with the same code",
+  ),
 } as const satisfies Record<Exclude<SessionEventName, LoggedEventName>, Entry<z.ZodTypeAny>>;
 
 /** What clients send (each with an ack), validated by these schemas in src/core/engine/socket.ts; `ackSchema`: the success ack. */

@@ -139,6 +139,7 @@ export const EXAMPLES: Record<string, unknown> = {
   'system:error': { ...at, seq: 7, code: 'MODEL_ERROR', message: 'model endpoint http://127.0.0.1:8000 answered 500' },
   'system:notice': { ...at, seq: 9, code: 'LOOP_DETECTED', message: 'the same tool call returned the same result 3 times', tool_name: 'Bash' },
   'session:resync': { ...at, seq: 311, turns: [turn] },
+  'session:closed': { ...at, code: 'NOT_FOUND', message: 'session not found' },
   'patch:add_content': { text_delta: 'Let me look.' },
   'patch:add_thinking': { text_delta: 'The user wants the files.' },
   'patch:add_tool_call': { id: call.id, tool_name: 'Bash', display_name: 'Bash', arguments: '{"command":"ls"}', status: 'pending' },

@@ -15,7 +15,7 @@ import type { CLIENT_EVENTS, PATCHES, SERVER_EVENTS, SOCKET_EVENTS } from './cat
 /** Server events of a session, in its event log: each payload carries `session_id` and `seq`. */
 export const LOGGED_EVENTS = ['chat:start', 'turn:start', 'turn:patch', 'turn:end', 'chat:end', 'system:error', 'system:notice'] as const;
 /** Server events sent to one socket, outside the session's seq (not logged). */
-export const SOCKET_ONLY_EVENTS = ['session:resync'] as const;
+export const SOCKET_ONLY_EVENTS = ['session:resync', 'session:closed'] as const;
 /** What the clients send (each with an ack). */
 export const CLIENT_EVENT_NAMES = ['session:subscribe', 'session:unsubscribe', 'chat:send', 'chat:stop', 'chat:compact'] as const;
 
@@ -46,6 +46,7 @@ export type PatchData<K extends PatchType> = Out<(typeof PATCHES)[K]>;
 export type SessionEventPayloads = { [N in Exclude<LoggedEventName, 'turn:patch'>]: Logged & Out<(typeof SERVER_EVENTS)[N]> } & {
   'turn:patch': Logged & TurnPatch;
   'session:resync': Out<(typeof SOCKET_EVENTS)['session:resync']>;
+  'session:closed': Out<(typeof SOCKET_EVENTS)['session:closed']>;
 };
 export type Payload<N extends SessionEventName> = SessionEventPayloads[N];
 

@@ -146,6 +146,30 @@ export class Subscriptions {
     if (!mine.size) this.bySocket.delete(socketId);
   }
 
+  /**
+   * Ask again whether each subscriber may still read what it watches (docs/identity.md, "When read
+   * access goes"): the subscriptions of `which.userId`'s sockets, or of `which.sessionId`, or (an
+   * empty `which`) all of them. `refusal` answers null for one still readable, else the code and
+   * message a subscribe would be refused with now; that subscription ends here and its socket is
+   * told `session:closed`, after which nothing of the session reaches it. Answers how many ended.
+   */
+  async recheck(which: { userId?: string; sessionId?: string }, refusal: (userId: string, sessionId: string) => Promise<{ code: string; message: string } | null>): Promise<number> {
+    const userOf = (sub: Sub): string | undefined => sub.socket.data?.user?.id;
+    const watched = [...this.bySession].filter(([sid]) => which.sessionId === undefined || sid === which.sessionId);
+    const pairs = watched.flatMap(([sid, subs]) => [...subs.values()].filter((s) => which.userId === undefined || userOf(s) === which.userId).map((s) => ({ sid, sub: s })));
+    let ended = 0;
+    for (const { sid, sub } of pairs) {
+      const userId = userOf(sub);
+      const refused = userId === undefined ? null : await refusal(userId, sid).catch(() => null);
+      // Gone meanwhile (unsubscribed, disconnected, or subscribed anew: a new check decided that one).
+      if (!refused || this.bySession.get(sid)?.get(sub.socket.id) !== sub) continue;
+      this.remove(sub.socket.id, sid);
+      sub.socket.emit('session:closed', { session_id: sid, code: refused.code, message: refused.message });
+      ended++;
+    }
+    return ended;
+  }
+
   close() {
     this.off();
     for (const f of this.following.values()) f.stop();

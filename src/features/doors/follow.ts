@@ -76,6 +76,11 @@ export class DoorRuns {
       emit: (name: string, payload: SessionEvent['payload']) => {
         // A resync (a hole no event fills) carries turns, not events: the door goes on live.
         if (settled || name === 'session:resync') return true;
+        // The session is no longer readable (deleted): no chat:end will come; the follow ends here.
+        if (name === 'session:closed') {
+          settle({ status: 'interrupted', finish_reason: 'session_closed', usage: null });
+          return true;
+        }
         onEvent({ name, payload });
         if (name === 'chat:end') settle(endOf(payload));
         return true;

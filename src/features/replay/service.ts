@@ -231,7 +231,9 @@ export class Replays {
         // Recorded events are replayed as they were stored (they were valid when sent).
         if (!isLastEnd) run.emit('chat:end', data as ServerEventData<'chat:end'>);
         return;
+      // Sent to one socket, never stored: nothing of them is recorded to play back.
       case 'session:resync':
+      case 'session:closed':
         return;
       default:
         run.emit(ev.name as ServerEventName, data as never);

@@ -28,6 +28,8 @@ export interface TeamWorkspacesDeps {
   turns: Pick<TurnStore, 'usageOf'>;
   prodAgents: ProdAgents;
   catalog: SolutionCatalog;
+  /** These users may read less than before: their subscriptions are checked again on every node (read-access.ts). */
+  accessShrank(userIds: string[]): Promise<void>;
 }
 
 /** The agents of a workspace are production agents (docs/solutions-and-admin.md): this adapter is the port's only tie to them. */
@@ -63,6 +65,7 @@ export function createTeamWorkspaces(d: TeamWorkspacesDeps) {
     agents,
     sessions: d.sessions,
     solutionOfRole: (roleId) => d.catalog.list().find((s) => s.roles.some((r) => r.id === roleId))?.id ?? null,
+    accessShrank: d.accessShrank,
   });
   const routes: RouteModule[] = [
     { plugin: teamWorkspaceRoutes, opts: { service } },

@@ -1,6 +1,7 @@
 import { defineModule } from '../../platform/lib/modules.js';
 import { createTeamWorkspaces, type Teams } from './index.js';
 import { IssueStore } from './issues.js';
+import { readAccess } from './read-access.js';
 import { TeamWorkspaceStore } from './store.js';
 
 declare module '../../platform/lib/modules.js' {
@@ -28,12 +29,17 @@ export const teamStoreModule = defineModule({
   },
 });
 
-/** Team workspaces and issues; an issue assigned to an agent starts a task run. */
+/**
+ * Team workspaces and issues; an issue assigned to an agent starts a task run. A subscription ends
+ * when its user may no longer read the session (read-access.ts).
+ */
 export const teamsModule = defineModule({
   name: 'teams',
-  needs: ['teamStore', 'sessions', 'chat', 'engine', 'production', 'solutions'],
+  needs: ['teamStore', 'sessions', 'chat', 'engine', 'production', 'solutions', 'users'],
   start(ctx) {
-    const { chat, runs } = ctx.get('chat');
+    const { chat, runs, subs } = ctx.get('chat');
+    const access = readAccess({ users: ctx.get('users'), subs, sessions: ctx.get('sessions'), logger: ctx.logger });
+    const stopWatching = access.watch();
     const teams = createTeamWorkspaces({
       db: ctx.db,
       ...ctx.get('teamStore'),
@@ -46,7 +52,14 @@ export const teamsModule = defineModule({
       turns: ctx.get('engine').turns,
       prodAgents: ctx.get('production').prodAgents,
       catalog: ctx.get('solutions').catalog,
+      accessShrank: access.shrank,
     });
-    return { provides: teams, routes: teams.routes, jobs: [{ name: 'task runs', start: () => teams.start(), stop: async () => teams.close() }] };
+    return {
+      provides: teams,
+      routes: teams.routes,
+      hooks: [{ on: 'session.deleted', name: 'teams.read-access', run: ({ sessionId }) => access.deleted(sessionId) }],
+      jobs: [{ name: 'task runs', start: () => teams.start(), stop: async () => teams.close() }],
+      close: [{ phase: 'intake', name: 'read access checks', close: async () => stopWatching() }],
+    };
   },
 });

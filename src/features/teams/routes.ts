@@ -22,7 +22,7 @@ export const teamWorkspaceRoutes: FastifyPluginAsyncZod<{ service: TeamWorkspace
   app.get(base, { schema: { tags, params, response: { 200: TeamWorkspace } } }, async (req) => store.get(me(req).id, req.params.workspace_id));
   app.patch(base, { schema: { tags, params, body: PatchTeamWorkspace, response: { 200: TeamWorkspace } } }, async (req) => store.update(me(req).id, req.params.workspace_id, req.body));
   app.delete(base, { schema: { tags, params, response: { 200: z.object({ deleted: z.boolean() }) } } }, async (req) => {
-    await store.remove(me(req).id, req.params.workspace_id);
+    await service.removeTeamWorkspace(me(req).id, req.params.workspace_id);
     return { deleted: true };
   });
 

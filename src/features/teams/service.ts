@@ -19,6 +19,11 @@ export interface TeamWorkspaceServiceDeps {
   sessions: SessionsPort;
   /** The solution that has this business role (the assistant session's), or null. */
   solutionOfRole(roleId: string): string | null;
+  /**
+   * These users may read less than before (src/features/teams/read-access.ts): told once the change
+   * is committed, so every node checks their sockets' subscriptions again.
+   */
+  accessShrank(userIds: string[]): Promise<void>;
 }
 
 /**
@@ -93,10 +98,20 @@ export class TeamWorkspaceService {
     return this.d.issues.get(workspaceId, issueId);
   }
 
-  /** A member leaves (or is removed): their agents leave the workspace and their open task runs stop (docs/solutions-and-admin.md). */
+  /**
+   * A member leaves (or is removed): their agents leave the workspace and their open task runs stop
+   * (docs/solutions-and-admin.md). They no longer read the workspace's sessions, nor the others
+   * theirs: both sides' subscriptions are checked again (docs/identity.md).
+   */
   async removeMember(workspaceId: string, userId: string): Promise<void> {
-    await this.d.store.removeMember(workspaceId, userId);
+    const staying = await this.d.store.removeMember(workspaceId, userId);
+    await this.d.accessShrank([userId, ...staying]);
     await this.d.runs.stopOwner(workspaceId, userId, 'the owner of the agent left the workspace');
+  }
+
+  /** The owner deletes the workspace: none of its members reads another's sessions through it any more. */
+  async removeTeamWorkspace(userId: string, workspaceId: string): Promise<void> {
+    await this.d.accessShrank(await this.d.store.remove(userId, workspaceId));
   }
 
   /**

@@ -101,9 +101,15 @@ export class TeamWorkspaceStore {
     return this.get(userId, id);
   }
 
-  async remove(userId: string, id: string): Promise<void> {
+  /** Deletes the workspace (its members' rows cascade); answers who its members were, in the same statement. */
+  async remove(userId: string, id: string): Promise<string[]> {
     await this.roleOf(userId, id, 'owner');
-    await this.db.sql('delete from workspaces where id = ?', [id]);
+    const rows = await this.db.sql<{ user_id: string }>(
+      `with gone as (delete from workspaces where id = ? returning id)
+       select m.user_id from workspace_members m join gone on gone.id = m.workspace_id`,
+      [id],
+    );
+    return rows.map((r) => r.user_id);
   }
 
   async members(id: string): Promise<{ user_id: string; username: string; role: 'owner' | 'member'; created_at: Date }[]> {
@@ -139,15 +145,17 @@ export class TeamWorkspaceStore {
 
   /**
    * The member leaves, and their agents with them (docs/solutions-and-admin.md), in one transaction: no
-   * assignment can see the member gone and their agent still here.
+   * assignment can see the member gone and their agent still here. Answers the members who stay
+   * (they no longer read the sessions of the one who left).
    */
-  async removeMember(id: string, userId: string): Promise<void> {
+  async removeMember(id: string, userId: string): Promise<string[]> {
     const [r] = await this.db.sql<{ role: string }>('select role from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
     if (!r) throw Errors.notFound('member');
     if (r.role === 'owner') throw Errors.conflict('OWNER_STAYS', 'the owner cannot leave the workspace; delete it instead');
-    await this.db.transaction(async (q) => {
+    return this.db.transaction(async (q) => {
       await q('delete from workspace_members where workspace_id = ? and user_id = ?', [id, userId]);
       await q('delete from workspace_agents where workspace_id = ? and owner_id = ?', [id, userId]);
+      return (await q<{ user_id: string }>('select user_id from workspace_members where workspace_id = ?', [id])).map((m) => m.user_id);
     });
   }
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { type AppServer, disconnectKey, userRoom } from '../../platform/server/gateway.js';
 import type { UserService } from './service.js';
-import { KEY_REVOKED_CHANNEL } from './service.js';
+import { ACCESS, accessChange, KEY_REVOKED_CHANNEL } from './service.js';
 
 /** Name on the listener's connection, so operators (and tests) can find it in pg_stat_activity. */
 export const REVOCATION_LISTENER_NAME = 'agentsvc-key-revocations';
@@ -98,14 +98,17 @@ export class RevocationListener {
 
 /**
  * Disconnects the sockets of keys deleted by any process (NOTIFY), and after the listener had to
- * reconnect, those of keys deleted while it was away.
+ * reconnect, those of keys deleted while it was away; hands every announcement (access changes
+ * too) to `UserService.onRevoked`.
  */
 export function watchRevocations(io: AppServer, users: UserService, url: string, log?: (m: string) => void): Promise<RevocationListener> {
   return RevocationListener.start(url, {
-    // `user:<id>`: a disabled user (src/features/identity); otherwise a key's or a sign-in's id.
+    // `user:<id>`: a disabled user (src/features/identity); `access:…`: read access that may have
+    // shrunk, which closes no socket (its listeners check subscriptions again); otherwise a key's
+    // or a sign-in's id.
     revoked: (id) => {
       if (id.startsWith('user:')) io.in(userRoom(id.slice(5))).disconnectSockets(true);
-      else disconnectKey(io, id);
+      else if (!accessChange(id)) disconnectKey(io, id);
       users.heardRevoked(id);
     },
     resync: async () => {
@@ -113,6 +116,8 @@ export function watchRevocations(io: AppServer, users: UserService, url: string,
       const served = [...io.of('/').adapter.rooms.keys()].filter((r) => r.startsWith('key:key_')).map((r) => r.slice(4));
       const alive = await users.existingKeyIds(served);
       for (const id of served) if (!alive.has(id)) disconnectKey(io, id);
+      // Access changes missed meanwhile are not stored anywhere: every subscription is checked again.
+      users.heardRevoked(ACCESS.all);
     },
     log,
   });

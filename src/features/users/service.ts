@@ -20,6 +20,28 @@ export interface AuthIdentity {
 
 /** Postgres channel on which key deletions are announced, so every process drops its sockets. */
 export const KEY_REVOKED_CHANNEL = 'agentsvc_key_revoked';
+/**
+ * Read access that may have shrunk, announced on the same channel (docs/identity.md, "When read
+ * access goes"). Unlike a key, a sign-in or `user:<id>`, it closes no socket: every node checks
+ * again the subscriptions it names and ends those no longer readable. `access:<user id>`: what
+ * that user may read (left or removed from a team workspace, or it was deleted);
+ * `access:session:<session id>`: the session was deleted; `access:*`: anything (the listener
+ * reconnected and may have missed announcements).
+ */
+export const ACCESS = {
+  user: (userId: string) => `access:${userId}`,
+  session: (sessionId: string) => `access:session:${sessionId}`,
+  all: 'access:*',
+} as const;
+
+/** Which subscriptions an announcement names: a user's, a session's, every one (`{}`); null when it is no access change. */
+export function accessChange(what: string): { userId?: string; sessionId?: string } | null {
+  if (!what.startsWith('access:')) return null;
+  const rest = what.slice('access:'.length);
+  if (rest === '*') return {};
+  return rest.startsWith('session:') ? { sessionId: rest.slice('session:'.length) } : { userId: rest };
+}
+
 /** Serialises changes to the admin set across processes (transaction-scoped advisory lock). */
 const ADMIN_LOCK = 7_316_001;
 
@@ -50,8 +72,9 @@ export class UserService {
   constructor(private readonly em: () => EntityManager) {}
 
   /**
-   * Called with the id of every revoked key, sign-in (`sgn_…`) or disabled user (`user:<id>`),
-   * whichever node revoked it; answers the unsubscribe. One database listener per node serves all.
+   * Called with the id of every revoked key, sign-in (`sgn_…`) or disabled user (`user:<id>`), and
+   * with every ACCESS change, whichever node announced it; answers the unsubscribe. One database
+   * listener per node serves all.
    */
   onRevoked(listener: (id: string) => void): () => void {
     this.revokedListeners.add(listener);
@@ -119,6 +142,11 @@ export class UserService {
   /** Announce that what the id names (a sign-in's id, or `user:<id>`) is gone: sockets using it close on every node. */
   async announceRevoked(what: string): Promise<void> {
     await this.em().getConnection().execute(`select pg_notify(?, ?)`, [KEY_REVOKED_CHANNEL, what]);
+  }
+
+  /** Announce ACCESS changes (after the change is committed): every node checks those subscriptions again. */
+  async announceAccess(changes: string[]): Promise<void> {
+    for (const what of new Set(changes)) await this.announceRevoked(what);
   }
 
   async isAdmin(userId: string): Promise<boolean> {

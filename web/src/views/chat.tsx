@@ -58,6 +58,8 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
     };
     let first = true;
     const subscribe = async () => {
+      // Ended by the service (session:closed): subscribing again would only be refused.
+      if (model.closed) return;
       // First time: the whole kept stream (since 0) for an exact position; after a drop: from there.
       const ack = await conn.request('session:subscribe', { session_id: id, since_seq: model.lastSeq });
       if (closed) return;
@@ -219,7 +221,7 @@ export function ChatPane({ id, conn, onChanged, readOnly = null, reader = false 
       const ack = await conn.request('chat:send', { session_id: id, message: '', askuser_answer: { tool_call_id, selections, custom } });
       return ackText(ack);
     },
-    readOnly: readOnly != null,
+    readOnly: readOnly != null || model.closed != null,
     reader,
   };
   // One header per answer: the agent turns that follow one another (one per model step) are one
@@ -292,9 +294,10 @@ export function ChatPane({ id, conn, onChanged, readOnly = null, reader = false 
           </ul>
         </div>
       )}
-      {readOnly ? (
-        <p class="read-only" role="note">
-          {readOnly}
+      {model.closed || readOnly ? (
+        // The service ended the subscription (session:closed): this takes the composer's place.
+        <p class="read-only" role={model.closed ? 'status' : 'note'}>
+          {model.closed ?? readOnly}
         </p>
       ) : (
         <form class="composer" onSubmit={send}>
