@@ -85,6 +85,12 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
       }
       const sub = deps.subs.add(socket, session_id, since_seq ?? Number.MAX_SAFE_INTEGER);
       try {
+        // Checked again once registered: a loss of access committed after the first check is
+        // either seen here or finds this subscription when every node checks again.
+        await deps.sessions.getReadable(userId, session_id).catch((e) => {
+          deps.subs.remove(socket.id, session_id);
+          throw e;
+        });
         // Positions are read once other nodes' events of the session reach this node.
         await sub.following;
         if (since_seq === undefined) {

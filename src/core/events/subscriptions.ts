@@ -105,6 +105,7 @@ export class Subscriptions {
       replay: (events: SessionEvent[]) => events.forEach((ev) => ev.payload.seq > sub.cursor && emit(sub, ev)),
       setCursor: (seq: number) => (sub.cursor = seq),
       live: () => {
+        if (sub.gone) return;
         const held = sub.held ?? [];
         sub.held = null;
         for (const ev of held) this.send(sub, ev);
