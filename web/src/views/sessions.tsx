@@ -110,8 +110,10 @@ function Item({ s, current, onChanged, onError, readOnly }: { s: Session; curren
 /**
  * `version` changes when something else changed a session; `onChanged` says this list changed one.
  * `readOnly` (a viewer, docs/identity.md): no new session, pin, rename or delete offered.
+ * `home`: the main area is the new chat's composer, the page's one way to start a session, so the
+ * list offers no second form (at 390 px the two stood one above the other).
  */
-export function Sessions({ current, version, onChanged, readOnly = false }: { current: string | null; version: number; onChanged: () => void; readOnly?: boolean }) {
+export function Sessions({ current, version, onChanged, readOnly = false, home = false }: { current: string | null; version: number; onChanged: () => void; readOnly?: boolean; home?: boolean }) {
   const [q, setQ] = useState('');
   const [list, setList] = useState<Session[] | null>(null);
   const [total, setTotal] = useState(0);
@@ -164,7 +166,7 @@ export function Sessions({ current, version, onChanged, readOnly = false }: { cu
   }, [q, version, poll]);
   return (
     <div class="sessions">
-      {!readOnly && <NewSession onCreated={onChanged} />}
+      {!readOnly && !home && <NewSession onCreated={onChanged} />}
       <label for="search" class="sr-only">
         Search sessions
       </label>
