@@ -182,6 +182,12 @@ t.test('console: the sidebar and the header agree about a failed run wherever th
     await page.getByRole('heading', { level: 1, name }).waitFor();
     await page.getByText('No messages yet.').waitFor();
   };
+  /** Open session `name` and start a run there that holds until release(). */
+  const startHeldRun = async (name: string, sid: string) => {
+    await openSession(name);
+    await sendMessage(page, 'hold then fail');
+    await allSay(t, page, sid, 'running', 1, `${name}: running in the header and the entry`);
+  };
 
   // 1. A team workspace's session: its own entry, its team entry and the header, in step.
   await sessions.getByRole('region', { name: 'Team workspaces' }).getByRole('link', { name: /^Team run/ }).waitFor();
@@ -196,9 +202,7 @@ t.test('console: the sidebar and the header agree about a failed run wherever th
 
   // 2. A session opened again after its run ended: the header drawn from its detail, read while
   // it ran, just before the replay's chat:end is applied.
-  await openSession('Opened late');
-  await sendMessage(page, 'hold then fail');
-  await allSay(t, page, late, 'running', 1, 'running: the header and the entry');
+  await startHeldRun('Opened late', late);
   await page.getByRole('link', { name: 'agentsvc' }).click();
   await page.getByRole('heading', { name: 'New chat' }).waitFor();
   await page.evaluate((sid) => {
@@ -228,9 +232,7 @@ t.test('console: the sidebar and the header agree about a failed run wherever th
   t.same(await disagreements(page), [], 'the header and the entry never differ');
 
   // 3. A run left for its Files tab: the header and the sidebar come to "failed" by themselves.
-  await openSession('Left for files');
-  await sendMessage(page, 'hold then fail');
-  await allSay(t, page, files, 'running', 1, 'running: the header and the entry');
+  await startHeldRun('Left for files', files);
   await page.getByRole('navigation', { name: 'Session', exact: true }).getByRole('link', { name: 'Files' }).click();
   await page.waitForURL(/\/files$/);
   await watch(page, files);
@@ -239,9 +241,7 @@ t.test('console: the sidebar and the header agree about a failed run wherever th
   t.same(await disagreements(page), [], 'on the Files tab: the header and the sidebar together');
 
   // 4. A run left for another session: its entry comes to "failed" by itself.
-  await openSession('Left for another');
-  await sendMessage(page, 'hold then fail');
-  await allSay(t, page, left, 'running', 1, 'running: the header and the entry');
+  await startHeldRun('Left for another', left);
   await openSession('Another one');
   await release();
   await allSay(t, page, left, 'failed', 1, 'failed, another session open: the entry of the run left behind', false);
