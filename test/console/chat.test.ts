@@ -70,7 +70,9 @@ t.test('console: sign in, stream, tools, question, stop, reconnect, second user'
   t.equal(await page.evaluate(() => sessionStorage.getItem('agentsvc.key')), app.adminKey, 'the key is kept in the tab session storage');
   t.equal(await page.evaluate(() => localStorage.length), 0, 'and nowhere that outlives the tab');
 
-  // New session with a title, model and mode.
+  // New session with a title, model and mode: the sidebar's form, beside any page but the home
+  // page (whose composer is its one way to start a session).
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Usage' }).click();
   await page.getByPlaceholder('New session title (optional)').fill('Console demo');
   await page.getByLabel('Mode', { exact: true }).selectOption('executing');
   await page.getByRole('button', { name: 'New session' }).click();

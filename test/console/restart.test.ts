@@ -20,6 +20,8 @@ t.test('console: a service restart mid-stream', { timeout: 240_000 }, async (t) 
   const { page, problems, context } = await open(browser, app.url + '/');
   await page.getByLabel('API key').fill(app.adminKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  // The sidebar's form shows beside any page but the home page (whose composer starts sessions).
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Usage' }).click();
   await page.getByRole('button', { name: 'New session' }).click();
   await page.waitForURL(/\/sessions\/sess_/);
   const sid = decodeURIComponent(new URL(page.url()).pathname.split('/')[2]);

@@ -36,6 +36,8 @@ t.test('console: files, checkpoints, share links, session list actions', { timeo
 
   await page.getByLabel('API key').fill(app.adminKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  // The sidebar's form shows beside any page but the home page (whose composer starts sessions).
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Usage' }).click();
   await page.getByPlaceholder('New session title (optional)').fill('Workspace demo');
   await page.getByRole('button', { name: 'New session' }).click();
   await page.waitForURL(/\/sessions\/sess_/);

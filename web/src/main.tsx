@@ -150,7 +150,7 @@ function Shell({
       </header>
       <Banner conn={signed.conn} />
       <nav class="side" aria-label="Sessions">
-        <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} readOnly={signed.role === 'viewer'} />
+        <Sessions current={route.sessionId} version={listVersion} onChanged={refreshList} readOnly={signed.role === 'viewer'} home={!route.sessionId && !route.page} />
         <TeamSessions current={route.sessionId} version={listVersion} />
       </nav>
       <main id="main" class="main" tabIndex={-1}>

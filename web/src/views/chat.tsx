@@ -81,11 +81,14 @@ function useChat(id: string, conn: Connection, onChanged: () => void) {
         setLoadError(errorText(e));
       }
     };
+    // While this pane is open its run events reach the store live: the lists need not read them again.
+    const unfollow = sessionStatus.follow(id);
     conn.socket.onAny(onEvent);
     conn.socket.on('connect', subscribe);
     if (conn.socket.connected) void subscribe();
     return () => {
       closed = true;
+      unfollow();
       cancelAnimationFrame(frame);
       conn.socket.offAny(onEvent);
       conn.socket.off('connect', subscribe);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, rest, type Signin } from '../api.js';
 import { Notice } from './notice.js';
+import { ScrollRegion } from './scroll-region.js';
 
 /**
  * Signed-in devices (docs/identity.md "The console"): the caller's sign-ins, browsers by cookie and
@@ -63,45 +64,51 @@ export function DevicesView({ onSignedOut }: { onSignedOut: () => void }) {
       {items === null && !error && <p class="loading">Loading…</p>}
       {items?.length === 0 && <p>No sign-ins: you signed in with an API key, which is not listed here (see API keys).</p>}
       {!!items?.length && (
-        <table class="grid devices-list">
-          <caption class="sr-only">Your sign-ins</caption>
-          <thead>
-            <tr>
-              <th scope="col">Device</th>
-              <th scope="col">Address</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Ends</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((s) => (
-              <tr key={s.id} aria-current={s.current ? 'true' : undefined}>
-                <td title={s.user_agent ?? undefined}>
-                  {deviceName(s)}
-                  {s.current && <span class="badge">this browser</span>}
-                </td>
-                <td>{s.ip ?? '–'}</td>
-                <td>{when(s.created_at)}</td>
-                <td>{when(s.last_seen_at)}</td>
-                <td>{when(s.expires_at)}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => revoke(s)}
-                    aria-label={s.current ? 'Sign out of this browser' : `Revoke the sign-in of ${deviceName(s)} from ${when(s.created_at)}`}
-                  >
-                    {s.current ? 'Sign out' : 'Revoke'}
-                  </button>
-                </td>
+        // Under 640 px each sign-in is a card of labelled fields (styles.css `table.cards`): the
+        // six columns, three of them dates, were 520 px wide at 390.
+        <ScrollRegion label="Your sign-ins">
+          <table class="grid cards devices-list">
+            <caption class="sr-only">Your sign-ins</caption>
+            <thead>
+              <tr>
+                <th scope="col">Device</th>
+                <th scope="col">Address</th>
+                <th scope="col">Signed in</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Ends</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {items.map((s) => (
+                <tr key={s.id} aria-current={s.current ? 'true' : undefined}>
+                  <th scope="row" data-label="Device" title={s.user_agent ?? undefined}>
+                    <span>
+                      {deviceName(s)}
+                      {s.current && <span class="badge">this browser</span>}
+                    </span>
+                  </th>
+                  <td data-label="Address">{s.ip ?? '–'}</td>
+                  <td data-label="Signed in">{when(s.created_at)}</td>
+                  <td data-label="Last seen">{when(s.last_seen_at)}</td>
+                  <td data-label="Ends">{when(s.expires_at)}</td>
+                  <td data-label="">
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => revoke(s)}
+                      aria-label={s.current ? 'Sign out of this browser' : `Revoke the sign-in of ${deviceName(s)} from ${when(s.created_at)}`}
+                    >
+                      {s.current ? 'Sign out' : 'Revoke'}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollRegion>
       )}
     </section>
   );

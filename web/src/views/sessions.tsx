@@ -4,7 +4,7 @@ import { errorText } from '../errors.js';
 import { href, navigate, onLink } from '../router.js';
 import { useModels } from './new-chat.js';
 import { Notice } from './notice.js';
-import { sessionStatus, StatusLabel } from '../session-status.js';
+import { sessionStatus, StatusLabel, useRereadWhileRunning } from '../session-status.js';
 
 /** The sessions list: search, new (title, model, mode), pin, rename, delete; Ctrl+Shift+O opens a new chat. */
 
@@ -110,12 +110,20 @@ function Item({ s, current, onChanged, onError, readOnly }: { s: Session; curren
 /**
  * `version` changes when something else changed a session; `onChanged` says this list changed one.
  * `readOnly` (a viewer, docs/identity.md): no new session, pin, rename or delete offered.
+ * `home`: the main area is the new chat's composer, the page's one way to start a session, so the
+ * list offers no second form (at 390 px the two stood one above the other).
  */
-export function Sessions({ current, version, onChanged, readOnly = false }: { current: string | null; version: number; onChanged: () => void; readOnly?: boolean }) {
+export function Sessions({ current, version, onChanged, readOnly = false, home = false }: { current: string | null; version: number; onChanged: () => void; readOnly?: boolean; home?: boolean }) {
   const [q, setQ] = useState('');
   const [list, setList] = useState<Session[] | null>(null);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState<string | null>(null);
+  // A run this tab does not follow (left for another page, or started elsewhere): read until it ends.
+  const [poll, setPoll] = useState(0);
+  useRereadWhileRunning(
+    (list ?? []).map((s) => s.id),
+    () => setPoll((n) => n + 1),
+  );
   // Ctrl+Shift+O (Cmd+Shift+O), the shortcut ChatGPT and Open WebUI use: a new chat, from any page.
   useEffect(() => {
     const on = (e: KeyboardEvent) => {
@@ -134,7 +142,7 @@ export function Sessions({ current, version, onChanged, readOnly = false }: { cu
     document.addEventListener('visibilitychange', on);
     return () => document.removeEventListener('visibilitychange', on);
   }, [onChanged]);
-  // version is the reload trigger
+  // version and poll are the reload triggers
   useEffect(() => {
     let stale = false;
     const timer = setTimeout(() => {
@@ -155,10 +163,10 @@ export function Sessions({ current, version, onChanged, readOnly = false }: { cu
       stale = true;
       clearTimeout(timer);
     };
-  }, [q, version]);
+  }, [q, version, poll]);
   return (
     <div class="sessions">
-      {!readOnly && <NewSession onCreated={onChanged} />}
+      {!readOnly && !home && <NewSession onCreated={onChanged} />}
       <label for="search" class="sr-only">
         Search sessions
       </label>
