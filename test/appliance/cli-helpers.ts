@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deadline, waitFor as waitForCondition } from '../helpers/wait.js';
 
@@ -99,3 +100,13 @@ export async function waitFor(cond: () => boolean, ms = 20_000): Promise<boolean
   );
 }
 
+
+/** A fresh AGENTSVC_HOME (removed at teardown), its env and the embedded PostgreSQL's data folder. */
+export function freshHome(t: { teardown(fn: () => unknown): void }) {
+  const home = mkdtempSync(join(tmpdir(), 'agentsvc-crash-'));
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  return { home, env: { AGENTSVC_HOME: home }, dataDir: join(home, 'db', 'data') };
+}
+
+/** GET /api/auth/me with `key`: 200 once the server answers with the data it had. */
+export const me = (url: string, key: string) => fetch(url + '/api/auth/me', { headers: { authorization: `Bearer ${key}` } });

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/platform/config/index.js';
+import { leaseRenewMs } from '../../src/core/engine/run-store.js';
 
 const home = mkdtempSync(join(tmpdir(), 'agentsvc-cfg-'));
 
@@ -17,6 +18,15 @@ t.test('defaults', async (t) => {
   t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_RUN_STARTS_AT_ONCE: '128' } }).chat.startsAtOnce, 128);
   t.equal(c.workspaces, join(home, 'workspaces'), 'workspaces under the home by default');
   t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_WORKSPACES: '/srv/shared/ws/' } }).workspaces, '/srv/shared/ws', 'AGENTSVC_WORKSPACES, resolved');
+  t.equal(c.nodeStaleSeconds, 30, 'a node is taken for dead after 30 s without a heartbeat');
+  t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_NODE_STALE_SECONDS: '3' } }).nodeStaleSeconds, 3);
+});
+
+t.test('the lease renewal keeps five renewals inside the stale time', async (t) => {
+  t.equal(leaseRenewMs(30), 5000, 'the default: every 5 s');
+  t.equal(leaseRenewMs(3600), 5000, 'never slower than 5 s');
+  t.equal(leaseRenewMs(3), 500);
+  t.equal(leaseRenewMs(2), 333);
 });
 
 t.test('a wrong setting names itself', async (t) => {
@@ -27,6 +37,9 @@ t.test('a wrong setting names itself', async (t) => {
     [{ OPENAI_BASE_URL: 'not a url' }, 'OPENAI_BASE_URL'],
     [{ AGENTSVC_SEARCH_BACKEND: 'brave' }, 'AGENTSVC_SEARCH_API_KEY'],
     [{ AGENTSVC_RUN_STARTS_AT_ONCE: '0' }, 'AGENTSVC_RUN_STARTS_AT_ONCE'],
+    [{ AGENTSVC_NODE_STALE_SECONDS: '1' }, 'AGENTSVC_NODE_STALE_SECONDS'],
+    [{ AGENTSVC_NODE_STALE_SECONDS: '3601' }, 'AGENTSVC_NODE_STALE_SECONDS'],
+    [{ AGENTSVC_NODE_STALE_SECONDS: '2.5' }, 'AGENTSVC_NODE_STALE_SECONDS'],
   ];
   for (const [env, setting] of cases) {
     let err: unknown;

@@ -17,6 +17,8 @@ const deltas = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_co
 /** The streamed text: deltas that arrive within one tick may travel as one event, so compare text, not events. */
 const streamed = (evs: Ev[]) => evs.filter((e) => e.payload.patch_type === 'add_content').map((e) => e.payload.data.text_delta).join('');
 const ended = (evs: Ev[]) => evs.find((e) => e.name === 'chat:end');
+/** AGENTSVC_NODE_STALE_SECONDS of both nodes. */
+const STALE_SECONDS = 5;
 
 /** Promote the scheduled occurrences waiting in BullMQ (every install on this Redis) to due now; answers how many. */
 async function promoteScheduled(redisPort: number): Promise<number> {
@@ -51,7 +53,10 @@ if (redisServerFor('two-node test')) {
     let redis = await startRedis(redisPort);
     t.teardown(() => kill(redis, 'SIGKILL'));
     // Each node has its own home; the workspaces are shared (docs/scale-out.md), here one local folder.
-    const { a, b } = await twoNodes(t, model, redisPort);
+    // A node is dead after 5 s without a heartbeat (renewed every 0.83 s), not 30: the SIGKILL case
+    // below takes seconds, and the runs streaming ~12 s on a live node show a live node is never
+    // taken for dead.
+    const { a, b } = await twoNodes(t, model, redisPort, { AGENTSVC_NODE_STALE_SECONDS: String(STALE_SECONDS) });
     t.comment(`node A listening after ${a.up.startMs} ms, node B after ${b.up.startMs} ms`);
     const newSession = async (node: Running) => (await (await node.api('/api/sessions', { method: 'POST', json: {} })).json()).session_id as string;
     const sockA = await a.socket();
@@ -188,9 +193,14 @@ if (redisServerFor('two-node test')) {
       await until('streaming to B', () => deltas(onB) >= 5);
       const t0 = Date.now();
       await kill(a.up.child, 'SIGKILL');
-      await until('chat:end from B', () => !!ended(onB), 60_000);
+      // Closed once A's last heartbeat is STALE_SECONDS old, at B's next check (0.83 s); the
+      // default 30 s would not make it.
+      await until('chat:end from B', () => !!ended(onB), 20_000);
       const ms = Date.now() - t0;
       t.comment(`owner killed -> run closed by the other node: ${ms} ms`);
+      // Not at once either: A's lease was renewed less than a second before the kill (a loaded
+      // machine may delay that renewal, hence half).
+      t.ok(ms >= (STALE_SECONDS * 1000) / 2 && ms < 20_000, `closed after A's lease went stale (${STALE_SECONDS} s), not 30 s: ${ms} ms`);
       t.match(ended(onB), { payload: { status: 'interrupted' } });
       const seqs = onB.map((e) => e.payload.seq);
       t.ok(

@@ -40,7 +40,7 @@ export const engineModule = defineModule({
     const events = ctx.get('events');
     const turns = new TurnStore(db);
     const model = ctx.get('models');
-    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events: events.store }), events: events.store, log: events.log, turns, logger, hooks });
+    const executor = new RunExecutor({ config, store: new RunStore(db, { turns, events: events.store }, config.nodeStaleSeconds), events: events.store, log: events.log, turns, logger, hooks });
     await executor.start();
     const conversation = new Conversation(turns, executor);
     return {

@@ -8,7 +8,7 @@ import { closeTurn, RunStopped } from './loop.js';
 import { describeFailure, EveryMinute } from '../events/run-failure.js';
 import { journal, RunRecovery, seqStart } from './run-recovery.js';
 import { openingEvents, type RunOpening, RunState } from './run-state.js';
-import { type Claimed, LEASE_RENEW_MS } from './run-store.js';
+import { type Claimed, leaseRenewMs } from './run-store.js';
 import type { Turn } from '../conversation/turns.js';
 
 import type { ExecutorDeps, RunEnd, RunStart } from './run-types.js';
@@ -79,14 +79,14 @@ export class RunExecutor {
       const a = this.active.get(String(sig.data.session_id));
       if (a && a.state.userId === sig.data.user_id) a.abort.abort(new Error('stopped'));
     });
-    // The lease of this node's runs: renewed every LEASE_RENEW_MS; past STALE_SECONDS any node closes them.
+    // The lease of this node's runs: renewed every leaseRenewMs; past AGENTSVC_NODE_STALE_SECONDS any node closes them.
     this.heartbeat = setInterval(() => {
       void this.deps.store
         .heartbeat(this.instanceId)
         .then(() => this.recovery.closeUnclosed())
         .then(() => this.recover())
         .catch((e) => this.deps.logger.error(errField(e), 'heartbeat or run recovery failed'));
-    }, LEASE_RENEW_MS);
+    }, leaseRenewMs(this.deps.config.nodeStaleSeconds));
     this.heartbeat.unref();
   }
 

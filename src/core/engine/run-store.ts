@@ -66,11 +66,13 @@ export interface RunLabel {
 
 /**
  * Leases (docs/scale-out.md): a node renews the lease of its runs (its instance heartbeat) every 5 s; a
- * run whose lease is older than 30 s is closed by any live node at its next check (every 5 s), so
- * within about 35 s of its owner's death, without a restart.
+ * run whose lease is older than AGENTSVC_NODE_STALE_SECONDS (30 s) is closed by any live node at its
+ * next check (at each renewal), so within about 35 s of its owner's death, without a restart.
  */
 export const LEASE_RENEW_MS = 5000;
 export const STALE_SECONDS = 30;
+/** The renewal (and check) period: 5 s, or a sixth of a shorter stale time, so a live node misses five before it looks dead. */
+export const leaseRenewMs = (staleSeconds: number) => Math.min(LEASE_RENEW_MS, Math.floor((staleSeconds * 1000) / 6));
 
 /**
  * The SQL of run ownership, in one place: which process runs which session (sessions.run_owner),
@@ -98,6 +100,8 @@ export class RunStore {
     private readonly db: Database,
     /** The stores whose inserts a claim with an opening makes in its statement. */
     private readonly opening?: { turns: TurnStore; events: EventStore },
+    /** A node whose heartbeat is older than this is dead (AGENTSVC_NODE_STALE_SECONDS). */
+    private readonly staleSeconds = STALE_SECONDS,
   ) {}
 
   async register(instanceId: string) {
@@ -191,8 +195,8 @@ export class RunStore {
       `select id, user_id, model, run_owner, run_id, run_origin from sessions where status = 'running' and (
          run_owner is null
          or (run_owner = ? and not (id = any(string_to_array(?, ','))))
-         or (run_owner <> ? and (?::boolean or run_owner not in (select id from service_instances where heartbeat_at > now() - interval '${STALE_SECONDS} seconds'))))`,
-      [self, selfActive.join(','), self, othersDead],
+         or (run_owner <> ? and (?::boolean or run_owner not in (select id from service_instances where heartbeat_at > now() - ?::int * interval '1 second'))))`,
+      [self, selfActive.join(','), self, othersDead, this.staleSeconds],
     );
   }
 

@@ -72,6 +72,7 @@ const settings = {
   AGENTSVC_SHUTDOWN_SECONDS: int(1, 3600).default(30),
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  AGENTSVC_NODE_STALE_SECONDS: int(2, 3600).default(30),
   OPENAI_BASE_URL: url(['http:', 'https:']).default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().default(''),
   AGENTSVC_MODEL: z.string().min(1).max(200).default('gpt-4o-mini'),
@@ -287,6 +288,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     shutdownSeconds: v.AGENTSVC_SHUTDOWN_SECONDS,
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
+    nodeStaleSeconds: v.AGENTSVC_NODE_STALE_SECONDS,
     model: {
       baseUrl: v.OPENAI_BASE_URL,
       apiKey: v.OPENAI_API_KEY,

@@ -25,6 +25,8 @@ export interface Config {
   shutdownSeconds: number;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Several nodes: a node whose heartbeat is older than this is dead, and its runs are closed by another (docs/scale-out.md). */
+  nodeStaleSeconds: number;
   model: {
     baseUrl: string;
     apiKey: string;
