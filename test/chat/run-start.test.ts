@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import pg from 'pg';
 import { buildWithModel, createSession, record, subscribe, untilEnd } from '../helpers/chat.js';
 import { next, request } from '../helpers/socket.js';
 import { pace, waitFor } from '../helpers/wait.js';
@@ -95,6 +96,92 @@ t.test('a run start is one statement; what it stores equals what is sent live', 
     seqs.map((_, i) => seqs[0] + i),
     'seqs rise by one',
   );
+});
+
+/**
+ * Every statement sent to PostgreSQL from now on, whatever sent it (db.sql, knex, the ORM): the
+ * text as node-postgres gets it, blanks squeezed.
+ */
+function everyStatement(t: Test): string[] {
+  const seen: string[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, q: unknown, ...rest: unknown[]) {
+    seen.push(String(typeof q === 'string' ? q : (q as { text?: string })?.text).replace(/\s+/g, ' ').trim());
+    return (query as (...a: unknown[]) => unknown).call(this, q, ...rest);
+  } as typeof query;
+  t.teardown(() => {
+    pg.Client.prototype.query = query;
+  });
+  return seen;
+}
+
+/** What a statement of a run is, by its text. */
+function kindOf(q: string): string {
+  if (/^update sessions set status = 'running'/.test(q) || /^with claimed as \(update sessions set status = 'running'/.test(q)) return 'claim';
+  if (/^insert into turns /.test(q)) return 'insert turns';
+  if (/^update turns set status/.test(q)) return 'update turns';
+  if (/^insert into session_events /.test(q)) return 'insert session_events';
+  if (/^insert into model_usage /.test(q)) return 'insert model_usage';
+  if (/^update sessions s set status = x\.status/.test(q)) return 'release';
+  if (/^select \* from webhooks where enabled/.test(q)) return 'webhooks subscribed';
+  return q.slice(0, 70);
+}
+
+t.test('a start is one statement, its checkpoint included; a run reads nothing through the ORM', async (t) => {
+  const { app, model, sid, sock, live } = await watched(t, {});
+  const sent = everyStatement(t);
+  let beforeModel: string[] = [];
+  model.script(() => {
+    beforeModel = sent.map(kindOf);
+    return { text: ['a', 'b'] };
+  });
+  const ack = await request(sock, 'chat:send', { session_id: sid, message: 'hello' });
+  t.equal(ack.ok, true);
+  await untilEnd(live, sid);
+  // The run's end is written in batches (events, release): wait for the release.
+  await waitFor(() => sent.some((q) => kindOf(q) === 'release'), { what: "the session's release" });
+  const claims = sent.filter((q) => kindOf(q) === 'claim');
+  t.equal(claims.length, 1, 'one claim');
+  t.match(claims[0], /insert into checkpoints/, "the empty folder's checkpoint is stored by the claim");
+  t.same(
+    sent.filter((q) => q !== claims[0] && /checkpoints/.test(q)),
+    [],
+    'and by no statement apart',
+  );
+  // The assistant turn's insert and the event log's batches are sent beside the call, never awaited by it.
+  t.same(
+    beforeModel.filter((k) => k !== 'insert turns' && k !== 'insert session_events'),
+    ['claim'],
+    'before the model is called: the claim, and nothing else the start waits for',
+  );
+  t.same(
+    [...new Set(sent.map(kindOf))].sort(),
+    ['claim', 'insert model_usage', 'insert session_events', 'insert turns', 'release', 'update turns', 'webhooks subscribed'].sort(),
+    'the whole run: the claim, its turns, events, usage, release and the webhooks asked; nothing through the ORM',
+  );
+  const cps = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
+  t.match(cps, [{ turn_id: ack.turn_id, label: 'hello', branch_id: 'main', files: 0, skipped: [] }], 'the checkpoint, at the user turn');
+  const at = await (await app.api(`/api/sessions/${sid}/checkout`, { method: 'POST', json: { checkpoint_id: cps[0].checkpoint_id, position: 'turn_end' } })).json();
+  t.same(
+    at.turns.map((x: { role: string }) => x.role),
+    ['user', 'assistant'],
+    "at the user turn's sequence",
+  );
+});
+
+t.test('a session folder with a file: its checkpoint is a snapshot, stored apart from the claim', async (t) => {
+  const { app, model, sid, sock, live } = await watched(t, {});
+  t.equal((await app.api(`/api/sessions/${sid}/files/notes.txt`, { method: 'PUT', json: { content: 'kept' } })).status, 200);
+  const sent = everyStatement(t);
+  model.script({ text: ['ok'] });
+  const ack = await request(sock, 'chat:send', { session_id: sid, message: 'with a file' });
+  t.equal(ack.ok, true);
+  await untilEnd(live, sid);
+  const claims = sent.filter((q) => kindOf(q) === 'claim');
+  t.equal(claims.length, 1, 'one claim');
+  t.notMatch(claims[0], /checkpoints/, 'which stores no checkpoint');
+  const cps = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
+  t.match(cps, [{ turn_id: ack.turn_id, label: 'with a file', files: 1 }], 'the snapshot holds the file');
 });
 
 t.test("a role session's start reads its setup with the claim: the role's prompt and tools, no query more", async (t) => {

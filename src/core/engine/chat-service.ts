@@ -115,7 +115,7 @@ export class ChatService {
     const from = ['created', 'completed', 'failed', 'interrupted'];
     // Without a what-if (which changes the branch and the text once the session is claimed), the
     // user turn and chat:start are stored by the claim's own statement: one round trip.
-    const opening: RunOpening | undefined = p.whatif ? undefined : { turn: this.userTurn(p.message), content: p.message, mode: p.mode ?? null, headless: !!p.headless };
+    const opening: RunOpening | undefined = p.whatif ? undefined : this.openingOf(userId, p.session_id, p.message, text, p.mode ?? null, !!p.headless);
     let opts!: RunOptions;
     return this.gated(
       userId,
@@ -157,6 +157,16 @@ export class ChatService {
     const defer = (work: Promise<unknown>) => void works.push(work.catch(() => {}));
     await this.deps.hooks.call('run.opening', { run: state.info, turn, text, recall, defer }).catch(() => {});
     return { deferred: works.length ? Promise.all(works).then(() => {}) : undefined };
+  }
+
+  /**
+   * A new message's opening, stored by its claim: the user turn, chat:start, and the rows features
+   * store with the claim (run.claim: the checkpoint of an empty session folder).
+   */
+  private openingOf(userId: string, sessionId: string, message: ChatSend['message'], text: string, mode: string | null, headless: boolean): RunOpening {
+    const turn = this.userTurn(message);
+    const writes = this.deps.hooks.fields('run.claim', { userId, sessionId, turn, text });
+    return { turn, content: message, mode, headless, writes: writes && Object.values(writes) };
   }
 
   /** The user turn of a message, before its run's claim gives it a sequence and a model. */

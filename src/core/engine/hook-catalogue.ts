@@ -139,6 +139,16 @@ export interface HookSteps {
   'session.readers': { payload: { userId: string; workspaceId: string }; answer: string[] };
 }
 
+/**
+ * A row stored by a run's claim, in its statement (RunStore.claim): an insert whose rows select from
+ * `src`, the session's row as claimed (`id`, `active_branch`, `next_sequence`: the sequence the
+ * run's user turn takes). The SQL is its table owner's; nothing is stored when the claim fails.
+ */
+export interface ClaimWrite {
+  sql: string;
+  params: unknown[];
+}
+
 /** What a run's chat:end carries besides its status (usage). */
 export interface RunEndFields {
   usage?: { input_tokens: number; output_tokens: number; cost: number | null };
@@ -149,6 +159,12 @@ export interface RunEndFields {
  * field over an earlier's). A contribution that throws is logged and left out.
  */
 export interface HookFields {
+  /**
+   * A new message's run, just before its claim: rows the claim's own statement stores (a run start
+   * is one round trip), by contribution name. Only what is known without a wait (e.g. the checkpoint
+   * of a session folder that is empty); whatever must read more is run.opening's.
+   */
+  'run.claim': { payload: { userId: string; sessionId: string; turn: Turn; text: string }; answer: Record<string, ClaimWrite> };
   /** A run's end, before its chat:end is stored: what chat:end carries besides its status. */
   'run.ending': { payload: { run: RunInfo }; answer: RunEndFields };
 }
@@ -179,6 +195,7 @@ export const HOOK_POINTS: Readonly<
 > = {
   'run.before': 'gate',
   'run.started': 'event',
+  'run.claim': 'fields',
   'run.opening': 'step',
   'whatif.check': 'step',
   'whatif.fork': 'step',

@@ -136,7 +136,7 @@ export class RunExecutor {
       this.claiming.add(sessionId);
       try {
         const defaultModel = this.deps.config.model.default;
-        const stored = opening && { turn: opening.turn, content: opening.content, events: openingEvents(opening), defaultModel, ...this.windows };
+        const stored = opening && { turn: opening.turn, content: opening.content, events: openingEvents(opening), defaultModel, ...this.windows, writes: opening.writes };
         const runId = newId('run');
         const claimed = await this.deps.store.claim(userId, sessionId, from, this.instanceId, this.deps.config.chat.runsPerUser, { id: runId, origin: how.origin }, stored);
         try {

@@ -2,6 +2,7 @@ import type { Config } from '../../platform/config/index.js';
 import { contextWindowOf } from '../../platform/config/models.js';
 import { newId } from '../../platform/lib/ids.js';
 import type { RunInfo, RunOrigin } from './run-info.js';
+import type { ClaimWrite } from './hook-catalogue.js';
 import type { ServerEventData, ServerEventName } from '../events/catalogue.js';
 import type { EventLog } from '../events/events.js';
 import type { TurnStore } from '../conversation/turn-store.js';
@@ -34,6 +35,8 @@ export interface RunOpening {
   content: unknown;
   mode: string | null;
   headless: boolean;
+  /** What features store with the claim (the run.claim hook: a checkpoint). */
+  writes?: ClaimWrite[];
 }
 
 const turnStart = (t: Turn) => ({ turn_id: t.turn_id, role: t.role, status: t.status, parent_fork_tool_call_id: t.parent_fork_tool_call_id });

@@ -5,6 +5,7 @@ import { SEQ_BLOCK } from '../events/events.js';
 import { WriteBatcher } from '../../platform/lib/write-batcher.js';
 import type { TurnStore } from '../conversation/turn-store.js';
 import type { Turn } from '../conversation/turns.js';
+import type { ClaimWrite } from './hook-catalogue.js';
 
 /** What a claim of a session hands the run: the session's settings as stored. */
 export interface Claimed {
@@ -38,6 +39,8 @@ export interface ClaimOpening {
   /** The user turn's context window: its model's in this map (the models config), else `defaultWindow`. */
   windows: Record<string, number>;
   defaultWindow: number;
+  /** Features' rows (the run.claim hook), each an insert selecting from `src`. */
+  writes?: ClaimWrite[];
 }
 
 export interface OrphanRow {
@@ -157,6 +160,7 @@ export class RunStore {
     if (!this.opening) throw new Error('RunStore: a claim with an opening needs the turn and event stores');
     const turn = this.opening.turns.insertFrom('src', o.turn, o.content);
     const events = this.opening.events.appendFrom('src', o.events);
+    const writes = o.writes ?? [];
     const window = 'coalesce((?::jsonb ->> coalesce(c.model, ?::text))::int, ?::int)';
     const windowParams = [JSON.stringify(o.windows), o.defaultModel, o.defaultWindow];
     return this.db.sql<Claimed>(
@@ -164,9 +168,9 @@ export class RunStore {
        src as (select c.*, coalesce(c.model, ?::text) as turn_model, ${window} as turn_window,
          jsonb_build_object('turn', jsonb_build_object('sequence', c.next_sequence, 'model', coalesce(c.model, ?::text), 'context_window', ${window}), 'mode', to_jsonb(c.mode)) as fill from claimed c),
        t as (${turn.sql}),
-       e as (${events.sql})
+       e as (${events.sql})${writes.map((w, i) => `,\n       w${i} as (${w.sql})`).join('')}
        select * from src`,
-      [...params, o.defaultModel, ...windowParams, o.defaultModel, ...windowParams, ...turn.params, ...events.params],
+      [...params, o.defaultModel, ...windowParams, o.defaultModel, ...windowParams, ...turn.params, ...events.params, ...writes.flatMap((w) => w.params)],
     );
   }
 

@@ -93,7 +93,7 @@ export function confinedFs(folder: SessionFolder, owner?: Owner): FolderFs {
     list: async (path) => {
       // A run start lists folders that mostly do not exist: a plain lstat says so without opening
       // the chain. Only a hint: whatever it finds is listed through the confined walk.
-      if (await folder.lacks(path)) throw Object.assign(new Error(`${path}: no such file or directory`), { code: 'ENOENT' });
+      if (folder.lacks(path)) throw Object.assign(new Error(`${path}: no such file or directory`), { code: 'ENOENT' });
       return inFolder((s) => using(s, path, { follow: true }, async (e) => ((await statEntry(e)).isDirectory() ? listDir(s, e) : [])));
     },
     stat: (path) =>

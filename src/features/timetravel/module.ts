@@ -35,7 +35,9 @@ export const timetravelModule = defineModule({
       provides: timetravel,
       routes: [{ plugin: timeTravelRoutes, opts: { timetravel } }],
       hooks: [
-        // A new message's checkpoint: started beside the model call, done before the run's first tool and its end.
+        // A new message's checkpoint: of an empty session folder, stored by the run's claim; else
+        // started beside the model call, done before the run's first tool and its end.
+        { on: 'run.claim', name: 'timetravel.checkpoint', run: ({ userId, sessionId, turn, text }) => timetravel.withClaim(userId, sessionId, turn, text) },
         {
           on: 'run.opening',
           name: 'timetravel.checkpoint',

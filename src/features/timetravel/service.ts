@@ -6,7 +6,8 @@ import { newId } from '../../platform/lib/ids.js';
 import { WriteBatcher } from '../../platform/lib/write-batcher.js';
 import { errField, type Logger } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
-import type { Snapshot, Snapshots } from './snapshots.js';
+import type { ClaimWrite } from '../../core/engine/hooks.js';
+import { EMPTY_TREE, type Snapshot, type Snapshots } from './snapshots.js';
 import { type CheckpointRow, type NewCheckpoint, TimeTravelStore } from './store.js';
 
 export interface TimeTravelDeps {
@@ -22,6 +23,9 @@ export interface TimeTravelDeps {
 }
 
 export type Position = 'before' | 'turn_end';
+
+/** The checkpoint of an empty (or missing) session folder: git's empty tree, no file. */
+const EMPTY_CHECKPOINT = { files: 0, tree: EMPTY_TREE, skipped: [] };
 
 /** The text of a stored user turn as the user sent it. */
 function messageOf(t: StoredTurn | undefined): string {
@@ -65,10 +69,26 @@ export class TimeTravel {
     }
   }
 
+  /**
+   * Before a new message's claim (run.claim): the checkpoint of a session folder that is empty or
+   * missing now (the empty tree, no snapshot to take) is stored by the claim's own statement, and
+   * its run.opening takes none. Otherwise nothing: run.opening takes the snapshot.
+   */
+  withClaim(userId: string, sessionId: string, turn: Turn, text: string): Record<string, ClaimWrite> | undefined {
+    if (!this.d.snapshots.emptyNow(userId, sessionId)) return undefined;
+    this.claimed.add(turn);
+    return { 'timetravel.checkpoint': this.store.checkpointFrom('src', { id: newId('cp'), turn_id: turn.turn_id, label: text.slice(0, 80), ...EMPTY_CHECKPOINT }) };
+  }
+
+  /** User turns whose checkpoint their claim stored (withClaim). */
+  private readonly claimed = new WeakSet<Turn>();
+
   /** At a user turn, before the model is called (ChatService's checkpoint hook). */
   async take(userId: string, sessionId: string, turn: Turn, text: string): Promise<void> {
-    const s = await this.snap(userId, sessionId);
-    await this.inserts.add({ id: newId('cp'), session_id: sessionId, turn_id: turn.turn_id, sequence: turn.sequence, label: text.slice(0, 80), files: s.files, tree: s.tree, skipped: s.skipped });
+    if (!this.claimed.delete(turn)) {
+      const s = await this.snap(userId, sessionId);
+      await this.inserts.add({ id: newId('cp'), session_id: sessionId, turn_id: turn.turn_id, sequence: turn.sequence, label: text.slice(0, 80), files: s.files, tree: s.tree, skipped: s.skipped });
+    }
     // The daily retention sweep applies the setting to every branch; the branch that grows, now.
     const keep = this.d.checkpointKeep ?? 0;
     if (keep > 0) await this.store.pruneActiveBranch(sessionId, keep);

@@ -225,6 +225,14 @@ export class Snapshots {
   }
 
   /**
+   * The session folder is empty or missing now (a hint by path, synchronous: SessionFolder's): its
+   * snapshot is the empty tree, known without a store.
+   */
+  emptyNow(userId: string, sessionId: string): boolean {
+    return SessionFolder.of(this.root, userId, sessionId).emptyOrMissing();
+  }
+
+  /**
    * Record the session folder's files now. The folder is walked through descriptors; a file whose
    * size, inode and times are unchanged since the last snapshot keeps its blob without being read,
    * others are read and written to the store as loose objects, then the trees. An unchanged
@@ -235,7 +243,7 @@ export class Snapshots {
     const gitDir = this.gitDir(userId, sessionId);
     // A session that never had a file (most first messages), told without opening and verifying
     // the folder chain (about a quarter of a run start's CPU): see SessionFolder's hints.
-    if (await SessionFolder.of(this.root, userId, sessionId).emptyOrMissing()) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
+    if (this.emptyNow(userId, sessionId)) return this.remember(gitDir, EMPTY_SIGNATURE, { tree: EMPTY_TREE, files: 0, skipped: [] });
     await this.ensure(gitDir);
     let loose = 0;
     const writeBlob = async (data: Uint8Array) => {

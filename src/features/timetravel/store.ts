@@ -1,4 +1,5 @@
 import type { Database, Sql } from '../../platform/db/index.js';
+import type { ClaimWrite } from '../../core/engine/hooks.js';
 import type { Skipped } from './scan.js';
 
 export interface CheckpointRow {
@@ -105,6 +106,18 @@ export class TimeTravelStore {
        values ${rows.map(() => '(?, ?, ?, (select active_branch from sessions where id = ?), ?, ?, ?, ?, ?::jsonb)').join(', ')}`,
       rows.flatMap((c) => [c.id, c.session_id, c.turn_id, c.session_id, c.sequence, c.label, c.files, c.tree, JSON.stringify(c.skipped)]),
     );
+  }
+
+  /**
+   * A checkpoint stored by a run's claim, in its statement (the run.claim hook): on the claimed
+   * session's active branch, at the sequence its user turn takes (`src`: the claimed row).
+   */
+  checkpointFrom(src: string, c: Omit<NewCheckpoint, 'session_id' | 'sequence'>): ClaimWrite {
+    return {
+      sql: `insert into checkpoints (id, session_id, turn_id, branch_id, sequence, label, files, tree, skipped)
+        select ?::text, s.id, ?::text, s.active_branch, s.next_sequence, ?::text, ?::int, ?::text, ?::jsonb from ${src} s`,
+      params: [c.id, c.turn_id, c.label, c.files, c.tree, JSON.stringify(c.skipped)],
+    };
   }
 
   /**
