@@ -3,8 +3,8 @@
 // service, database, Redis, sandbox, browser or child process), found by what they import, so a
 // new file joins the tier by itself. The whole suite stays `npm test`.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 // tmuxServer/startCli: the terminal tests that drive the built CLI under tmux (a child process each).
 // console/browser and identity/oidc: chromium, and the test OpenID provider with the service behind it.
@@ -19,7 +19,20 @@ function* testFiles(dir) {
   }
 }
 
-const files = [...testFiles('test')].filter((f) => !NEEDS_A_SERVICE.test(readFileSync(f, 'utf8'))).sort();
+/** A file needs a service when it, or a test file it imports (outside test/helpers, which the pattern names), starts one. */
+function needsService(file, seen = new Set()) {
+  if (seen.has(file)) return false;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8');
+  if (NEEDS_A_SERVICE.test(text)) return true;
+  for (const [, rel] of text.matchAll(/from '(\.\.?\/[^']+)\.js'/g)) {
+    const dep = join(dirname(file), `${rel}.ts`);
+    if (dep.startsWith('test/') && !dep.startsWith('test/helpers/') && existsSync(dep) && needsService(dep, seen)) return true;
+  }
+  return false;
+}
+
+const files = [...testFiles('test')].filter((f) => !needsService(f)).sort();
 console.log(`# fast tier: ${files.length} files`);
 const tap = spawn(process.execPath, [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...files], { stdio: 'inherit' });
 tap.on('exit', (c, sig) => process.exit(c ?? (sig ? 1 : 0)));
