@@ -77,7 +77,7 @@ t.test('docs page: every operation, by area, with examples, offline', { timeout:
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   t.ok(overflow <= 1, `no sideways scrolling at 390 px (${overflow})`);
   await page.getByRole('link', { name: 'agentsvc' }).click();
-  await page.getByRole('heading', { name: 'No session open' }).or(page.getByRole('button', { name: 'New session' })).first().waitFor();
+  await page.getByRole('heading', { name: 'New chat' }).waitFor();
   t.equal(new URL(page.url()).pathname, '/', 'and back to the console');
 
   const dark = await open(browser, `${app.url}/api/docs#post_sessions`, { colorScheme: 'dark' });
