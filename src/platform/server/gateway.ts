@@ -24,8 +24,8 @@ function tooMany(cap: number) {
   };
 }
 
-/** The WebSocket connections of each gateway's HTTP server, for closeGateway. */
-const upgradedOf = new WeakMap<AppServer, Set<Duplex>>();
+/** Each gateway's HTTP server and its WebSocket connections, for closeGateway. */
+const serverOf = new WeakMap<AppServer, { http: HttpServer; upgraded: Set<Duplex> }>();
 
 /**
  * Closes every socket and then the HTTP server (socket.io's close waits for both). A WebSocket
@@ -35,12 +35,18 @@ const upgradedOf = new WeakMap<AppServer, Set<Duplex>>();
  */
 export async function closeGateway(io: AppServer, graceMs = 2000): Promise<void> {
   const cut = setTimeout(() => {
-    for (const s of upgradedOf.get(io) ?? []) s.destroy();
+    for (const s of serverOf.get(io)?.upgraded ?? []) s.destroy();
   }, graceMs);
+  // The HTTP server's close ends the connections idle at that moment only: a keep-alive connection
+  // whose request was still being answered then stays open for keepAliveTimeout (72 s) once it is
+  // done, and socket.io's close waits for it (CI's console/restart.test.ts: a browser's request in
+  // flight at the stop held it "hard" on "sockets"). Idle connections are ended as they go idle.
+  const idle = setInterval(() => serverOf.get(io)?.http.closeIdleConnections(), 50);
   try {
     await io.close();
   } finally {
     clearTimeout(cut);
+    clearInterval(idle);
   }
 }
 
@@ -62,7 +68,7 @@ export function createGateway(server: HttpServer, deps: { config: Config; users:
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
   });
-  upgradedOf.set(io, upgraded);
+  serverOf.set(io, { http: server, upgraded });
   const cap = deps.config.limits.socketsPerUser;
   const openFor = (userId: string) => io.of('/').adapter.rooms.get(userRoom(userId))?.size ?? 0;
   io.use(async (socket, next) => {
