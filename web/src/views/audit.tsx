@@ -40,7 +40,7 @@ export function AuditView() {
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<Optional<{ items: AuditRecord[]; total: number }> | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { names, nameOf: userName } = useUserNames();
+  const { names, nameOf: userName, ready: namesReady } = useUserNames();
   useEffect(() => {
     setError(null);
     contract.audit({ action: action || undefined, session_id: sessionId.trim() || undefined, user_id: userId.trim() || undefined, limit: PAGE, offset }).then(setPage, (e) => setError(errorText(e)));
@@ -99,7 +99,7 @@ export function AuditView() {
                 </tr>
               </thead>
               <tbody>
-                {page.body.items.map((r) => (
+                {namesReady && page.body.items.map((r) => (
                   <tr key={r.id}>
                     <td data-label="When">{new Date(r.at).toLocaleString()}</td>
                     <td data-label="Action" class={`act-${r.action}`}>

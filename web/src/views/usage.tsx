@@ -46,7 +46,7 @@ export function UsageView({ admin }: { admin: boolean }) {
   const [usage, setUsage] = useState<Optional<Usage> | null>(null);
   const [budgets, setBudgets] = useState<Optional<{ budgets: Budget[] }> | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { nameOf } = useUserNames(admin && groupBy === 'user');
+  const { nameOf, ready: namesReady } = useUserNames(admin && groupBy === 'user');
   useEffect(() => {
     setError(null);
     contract.usage({ group_by: groupBy, from: from || undefined, to: to || undefined }).then(setUsage, (e) => setError(message(e)));
@@ -106,7 +106,7 @@ export function UsageView({ admin }: { admin: boolean }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {usage.body.items.map((u) => (
+                  {namesReady && usage.body.items.map((u) => (
                     <tr key={u.key}>
                       <th scope="row">{groupBy === 'user' ? nameOf(u.key) : u.key}</th>
                       <td>{num(u.calls)}</td>
