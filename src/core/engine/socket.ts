@@ -10,7 +10,7 @@ import { issues, SessionRef, Subscribe } from '../conversation/send-schema.js';
 import type { Subscriptions } from '../events/subscriptions.js';
 import type { Conversation } from '../conversation/conversation.js';
 import type { ClientEventName } from '../events/protocol.js';
-import type { ProtocolSocket } from '../events/sockets.js';
+import { coalesceWrites, type ProtocolSocket } from '../events/sockets.js';
 
 type Ack = (r: unknown) => void;
 
@@ -70,6 +70,7 @@ export function chatSocket(deps: ChatSocketDeps): SocketModule {
   return (socket: ProtocolSocket) => {
     const userId = socket.data.user.id;
     const handle = socketCommands(socket, deps);
+    coalesceWrites(socket);
 
     handle('session:subscribe', async (payload) => {
       const p = Subscribe.safeParse(payload);
