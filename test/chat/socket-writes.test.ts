@@ -2,6 +2,7 @@ import t from 'tap';
 import { chatFixture, untilEnd } from '../helpers/chat.js';
 import { request } from '../helpers/socket.js';
 import { waitFor } from '../helpers/wait.js';
+import { sendLogged } from '../../src/core/events/sockets.js';
 
 /**
  * What a connection sends in one tick goes out in one TCP write (src/core/events/sockets.ts
@@ -33,8 +34,8 @@ t.test('events emitted in one tick reach the client in one write, in order', asy
   const { app, sock, sid } = await chatFixture(t);
   const { counted, server } = countWrites(app, sock.id!);
   const got: number[] = [];
-  sock.on('system:notice', (p: { data?: { i: number } }) => got.push(p.data!.i));
-  for (let i = 0; i < 5; i++) server.emit('system:notice', { session_id: sid, seq: 0, code: 'TEST', message: 'm', data: { i } } as never);
+  sock.on('system:notice', (p) => got.push((p.data as { i: number }).i));
+  for (let i = 0; i < 5; i++) sendLogged(server, { name: 'system:notice', payload: { session_id: sid, seq: 0, code: 'TEST', message: 'm', data: { i } } as never });
   await waitFor(() => got.length === 5, { what: 'the five events' });
   t.same(got, [0, 1, 2, 3, 4], 'all of them, in order');
   t.equal(counted.writes, 1, 'in one write');
