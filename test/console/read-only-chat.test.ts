@@ -41,6 +41,8 @@ t.test("console: a viewer and a teammate read a team session live, without the o
   const team = page.getByRole('region', { name: 'Team workspaces' });
   await team.getByRole('heading', { name: 'Infra' }).waitFor();
   t.equal(await page.getByRole('form', { name: 'New session' }).count(), 0, 'no new session form for a viewer');
+  await page.getByRole('heading', { name: 'Nothing open' }).waitFor();
+  t.equal(await page.getByLabel('Message', { exact: true }).count(), 0, 'no first-message composer on the home page');
   await team.getByRole('link', { name: /^Rotate the keys/ }).click();
   await page.waitForURL(`${app.url}/sessions/${sid}`);
   await page.getByText('The keys are rotated.').waitFor();

@@ -9,7 +9,7 @@ import { DevicesView } from './views/devices.js';
 import { InboxView, useInboxCount } from './views/inbox.js';
 import { KeysView } from './views/keys.js';
 import { ModelKeysView } from './views/model-keys.js';
-import { NewChat } from './views/new-chat.js';
+import { NewChat, ReaderHome } from './views/new-chat.js';
 import { SessionView } from './views/session.js';
 import { TeamSessions } from './views/team-sessions.js';
 import { Sessions } from './views/sessions.js';
@@ -159,6 +159,8 @@ function Shell({
           <PageView page={route.page} signed={signed} onAdminsChanged={refreshMe} signOut={signOut} />
         ) : route.sessionId ? (
           <SessionView key={route.sessionId} id={route.sessionId} tab={route.tab} conn={signed.conn} version={listVersion} onChanged={refreshList} role={signed.role} />
+        ) : signed.role === 'viewer' ? (
+          <ReaderHome />
         ) : (
           <NewChat conn={signed.conn} onCreated={refreshList} />
         )}

@@ -109,3 +109,16 @@ export function NewChat({ conn, onCreated }: { conn: Connection; onCreated: () =
     </section>
   );
 }
+
+/**
+ * The empty state for a viewer (docs/identity.md): no composer, since their role cannot start a
+ * session; where what they may read is instead.
+ */
+export function ReaderHome() {
+  return (
+    <section class="new-chat" aria-labelledby="reader-home-title">
+      <h1 id="reader-home-title">Nothing open</h1>
+      <p class="muted">Your role reads sessions and cannot start one. Pick a session from the list: your own, or one of a team workspace you belong to. Share links open here too.</p>
+    </section>
+  );
+}
