@@ -85,7 +85,16 @@ function printFailures(files) {
   for (const f of results) {
     if (wanted && !wanted.has(String(f))) continue;
     const text = readFileSync(join(root, String(f)), 'utf8');
-    const failed = text.split('\n').filter((l) => /^\s*not ok\b/.test(l) || /timeout!|# (timeout|signal)/.test(l));
+    const all = text.split('\n');
+    const failed = all.filter((l) => /^\s*not ok\b/.test(l) || /timeout!|# (timeout|signal)/.test(l));
+    // What a failed browser test's pages showed (test/console/browser.ts reportPages), 40 lines a file.
+    const shown = [];
+    for (let i = 0, inBlock = false; i < all.length && shown.length < 40; i++) {
+      if (/^\s*# page \d+ at /.test(all[i])) inBlock = true;
+      else if (!/^\s*#/.test(all[i])) inBlock = false;
+      if (inBlock) shown.push(`| ${all[i].trim().replace(/^# ?/, '')}`);
+    }
+    failed.push(...shown);
     const planned = /^1\.\.\d+/m.test(text);
     if (failed.length || !planned) lines.push(`# ${String(f).replace(/\.tap$/, '')}${planned ? '' : ' (ended without a plan)'}`, ...failed.map((l) => `#   ${l.trim()}`));
   }

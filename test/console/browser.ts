@@ -13,7 +13,26 @@ export const SHOTS = '/tmp/console-shots';
 export const DESKTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 
-type T = { teardown(fn: () => unknown): void; comment(...m: unknown[]): void; fail(m: string): void };
+type T = { teardown(fn: () => unknown): void; comment(...m: unknown[]): void; fail(m: string): void; passing?(): boolean };
+
+/** The last lines each page logged (console, page errors, failed requests), for a failed test's report. */
+const logs = new WeakMap<Page, string[]>();
+
+/**
+ * After a failed test, what each open page showed: its URL, its text and its last log lines, as
+ * comments in the test's output (a CI log is all there is of a run on a clean machine), and a
+ * screenshot `failed-N.png` in SHOTS.
+ */
+async function reportPages(browser: Browser, t: T) {
+  let n = 0;
+  for (const context of browser.contexts())
+    for (const page of context.pages()) {
+      n++;
+      const text = await page.evaluate(() => document.body?.innerText ?? '').catch((e: Error) => `(unreadable: ${e.message})`);
+      await page.screenshot({ path: join(SHOTS, `failed-${n}.png`) }).catch(() => {});
+      t.comment(`page ${n} at ${page.url()} showed:\n${text.slice(0, 1500)}\nits last log lines:\n${(logs.get(page) ?? []).join('\n')}`);
+    }
+}
 
 /** The browser, or null (with the reason printed) when chromium is missing outside CI. */
 export async function launch(t: T): Promise<Browser | null> {
@@ -24,7 +43,10 @@ export async function launch(t: T): Promise<Browser | null> {
   }
   mkdirSync(SHOTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  t.teardown(() => browser.close());
+  t.teardown(async () => {
+    if (t.passing && !t.passing()) await reportPages(browser, t);
+    await browser.close();
+  });
   return browser;
 }
 
@@ -39,6 +61,13 @@ export async function open(browser: Browser, url: string, opts: { viewport?: { w
   const context = await browser.newContext({ viewport: opts.viewport ?? DESKTOP, colorScheme: opts.colorScheme ?? 'light', acceptDownloads: true });
   const page = await context.newPage();
   const problems: string[] = [];
+  const log: string[] = [];
+  logs.set(page, log);
+  const keep = (line: string) => log.push(line) > 30 && log.shift();
+  page.on('console', (m) => keep(`console.${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => keep(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => keep(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => r.status() >= 400 && keep(`${r.status()} ${r.request().method()} ${r.url()}`));
   page.on('console', (m) => {
     if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
   });
