@@ -105,20 +105,18 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
     'deleted at the service',
   );
 
-  // A refused role: bob's session, then an admin makes him a viewer: his session is read-only (no
-  // message box), and starting a new chat is refused in plain words.
+  // A refused role: bob has a session and the new-chat composer open when an admin makes him a
+  // viewer; his send is refused in plain words. Then his session is read-only (no message box) and
+  // his home has no composer.
   const created = await page.evaluate(async (csrf) => {
     const r = await fetch('/api/sessions', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: '{}' });
     return { status: r.status, body: (await r.json()) as { session_id: string } };
   }, me?.csrf_token ?? '');
   t.equal(created.status, 200, 'a change with the CSRF token goes through');
-  const patched = await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { role: 'viewer' } });
-  t.equal(patched.status, 200);
-  await page.goto(`${app.url}/sessions/${created.body.session_id}`);
-  await page.getByRole('note').filter({ hasText: 'You can read this session; your role cannot send messages.' }).waitFor();
-  t.equal(await page.getByLabel('Message', { exact: true }).count(), 0, "a viewer's session has no message box");
   await page.goto(`${app.url}/`);
   await page.getByLabel('Message', { exact: true }).fill('hello');
+  const patched = await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { role: 'viewer' } });
+  t.equal(patched.status, 200);
   await page.getByRole('button', { name: 'Send' }).click();
   const refused = page.getByRole('alert').filter({ hasText: 'Your role does not allow this' });
   await refused.waitFor();
@@ -129,6 +127,12 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   t.match(await refused.textContent(), /The service said: a viewer may not POST \/api\/sessions/);
   await shot(page, '43-role-refused');
   a11y.push(...(await axe(page)).map((v) => `role refused: ${v}`));
+  await page.goto(`${app.url}/sessions/${created.body.session_id}`);
+  await page.getByRole('note').filter({ hasText: 'You can read this session; your role cannot send messages.' }).waitFor();
+  t.equal(await page.getByLabel('Message', { exact: true }).count(), 0, "a viewer's session has no message box");
+  await page.goto(`${app.url}/`);
+  await page.getByRole('heading', { name: 'Nothing open' }).waitFor();
+  t.equal(await page.getByLabel('Message', { exact: true }).count(), 0, "a viewer's home has no composer");
   await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { role: 'member' } });
 
   // Sign out: ended at the service, then at the provider (its confirmation page), back to sign-in.
