@@ -40,20 +40,21 @@ export function coalesceWrites(socket: ProtocolSocket): void {
   coalesced.add(conn);
   const flush = conn.flush.bind(conn);
   let due = false;
+  const flushCorked = () => {
+    due = false;
+    const t = conn.transport;
+    // The WebSocket's TCP socket (ws keeps it as `_socket`); long polling writes whole payloads.
+    const raw = t?.name === 'websocket' ? t.socket?._socket : undefined;
+    raw?.cork();
+    try {
+      flush();
+    } finally {
+      raw?.uncork();
+    }
+  };
   conn.flush = () => {
     if (due) return;
     due = true;
-    process.nextTick(() => {
-      due = false;
-      const t = conn.transport;
-      // The WebSocket's TCP socket (ws keeps it as `_socket`); long polling writes whole payloads.
-      const raw = t?.name === 'websocket' ? t.socket?._socket : undefined;
-      raw?.cork();
-      try {
-        flush();
-      } finally {
-        raw?.uncork();
-      }
-    });
+    process.nextTick(flushCorked);
   };
 }
