@@ -64,14 +64,16 @@ export async function open(browser: Browser, url: string, opts: { viewport?: { w
   const log: string[] = [];
   logs.set(page, log);
   const keep = (line: string) => log.push(line) > 30 && log.shift();
-  page.on('console', (m) => keep(`console.${m.type()}: ${m.text()}`));
-  page.on('pageerror', (e) => keep(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => keep(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
-  page.on('response', (r) => r.status() >= 400 && keep(`${r.status()} ${r.request().method()} ${r.url()}`));
   page.on('console', (m) => {
+    keep(`console.${m.type()}: ${m.text()}`);
     if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
   });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('pageerror', (e) => {
+    keep(`page error: ${e.message}`);
+    problems.push(`page error: ${e.message}`);
+  });
+  page.on('requestfailed', (r) => keep(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => r.status() >= 400 && keep(`${r.status()} ${r.request().method()} ${r.url()}`));
   page.on('dialog', (d) => void d.accept());
   await page.goto(url);
   return { context, page, problems };
