@@ -41,6 +41,25 @@ t.test('inserts of one tick: one statement, every row', async (t) => {
   );
 });
 
+t.test('updates of one tick: one statement; a turn updated twice in it is written once, as last', async (t) => {
+  const { turns, statements } = store();
+  const a = turn(1);
+  const b = turn(2);
+  const first = { ...a, status: 'streaming' as const };
+  a.status = 'completed';
+  a.blocks = [{ type: 'text', content: 'the answer' }] as never;
+  await Promise.all([turns.update(first), turns.update(b), turns.update(a)]);
+  t.equal(statements.length, 1);
+  t.equal(statements[0].q, 'update turns t');
+  t.same(
+    statements[0].rows.map((r) => [r.id, r.status, r.text]),
+    [
+      [a.id, 'completed', 'the answer'],
+      [b.id, 'streaming', ''],
+    ],
+  );
+});
+
 t.test('a batch that fails is written again row by row: only the bad row fails', async (t) => {
   const bad = turn(1);
   const { turns, statements } = store((rows) => rows.some((r) => r.id === bad.id));

@@ -119,7 +119,7 @@ function everyStatement(t: Test): string[] {
 function kindOf(q: string): string {
   if (/^update sessions set status = 'running'/.test(q) || /^with claimed as \(update sessions set status = 'running'/.test(q)) return 'claim';
   if (/^insert into turns /.test(q)) return 'insert turns';
-  if (/^update turns set status/.test(q)) return 'update turns';
+  if (/^update turns t set status = x\.status/.test(q)) return 'update turns';
   if (/^insert into session_events /.test(q)) return 'insert session_events';
   if (/^insert into model_usage /.test(q)) return 'insert model_usage';
   if (/^update sessions s set status = x\.status/.test(q)) return 'release';

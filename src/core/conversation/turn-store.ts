@@ -105,14 +105,25 @@ const INSERT_ROWS = `insert into turns (${COLUMNS}, branch_id)
     tool_calls jsonb, content jsonb, model text, usage jsonb, duration_ms int, started_at timestamptz, context_window int, memory_refs jsonb,
     parent_fork_tool_call_id text, text text, extra text)`;
 
+/** A finished turn as TurnStore.update writes it. */
+type UpdateRow = Pick<TurnRow, 'id' | 'status' | 'blocks' | 'tool_calls' | 'usage' | 'duration_ms' | 'model' | 'context_window'> & { text: string; extra: string | null };
+
+/** Any number of turns' updates in one statement; a turn updated twice in one batch takes its last. */
+const UPDATE_ROWS = `update turns t set status = x.status, blocks = x.blocks, tool_calls = x.tool_calls, usage = x.usage, duration_ms = x.duration_ms,
+    text = x.text, model = x.model, context_window = x.context_window, extra = x.extra::jsonb
+  from jsonb_to_recordset(?::jsonb) as x(id text, status text, blocks jsonb, tool_calls jsonb, usage jsonb, duration_ms int, text text, model text,
+    context_window int, extra text)
+  where t.id = x.id`;
 
 /** Turns of sessions; the in-flight state of a running turn lives in the loop until turn:end. */
 export class TurnStore {
   private readonly inserts: WriteBatcher<InsertRow>;
+  private readonly updates: WriteBatcher<UpdateRow>;
 
   constructor(private readonly db: Database) {
     // The rows as one JSON array (one parameter, unpacked by the server; strings made storable).
     this.inserts = new WriteBatcher(async (rows) => void (await db.sql(INSERT_ROWS, [storableJson(rows)])));
+    this.updates = new WriteBatcher(async (rows) => void (await db.sql(UPDATE_ROWS, [storableJson([...new Map(rows.map((r) => [r.id, r])).values()])])));
   }
 
   async nextSequence(sessionId: string): Promise<number> {
@@ -197,35 +208,12 @@ export class TurnStore {
   /**
    * Store a new turn; settles once it is stored. Inserts of the same moment (the runs that start
    * together) go in one statement (WriteBatcher): at paced K=200 each run's assistant turn was
-   * its own round trip, which costs the event loop a write and a read each. Updates stay one
-   * statement each: a turn's update is followed by its turn:end, which carries the whole turn, and
-   * batched ends sent several long answers to a socket at once, past its budget (a reading client
-   * of test/chat/backpressure-sessions.test.ts was cut).
+   * its own round trip, which costs the event loop a write and a read each.
    */
   insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
     const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
-    return this.inserts.add({
-      id,
-      session_id: sessionId,
-      sequence,
-      turn_id,
-      loop_id,
-      kind,
-      role,
-      status,
-      blocks,
-      tool_calls,
-      content,
-      model,
-      usage,
-      duration_ms,
-      started_at,
-      context_window,
-      memory_refs,
-      parent_fork_tool_call_id,
-      text: turnText(turn),
-      extra: extraOrNull(turn),
-    });
+    const row = { id, session_id: sessionId, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at };
+    return this.inserts.add({ ...row, context_window, memory_refs, parent_fork_tool_call_id, text: turnText(turn), extra: extraOrNull(turn) });
   }
 
   /**
@@ -244,11 +232,13 @@ export class TurnStore {
     };
   }
 
-  async update(turn: Turn): Promise<void> {
-    await this.db.sql(
-      'update turns set status = ?, blocks = ?::jsonb, tool_calls = ?::jsonb, usage = ?::jsonb, duration_ms = ?, text = ?, model = ?, context_window = ?, extra = ?::jsonb where id = ?',
-      [turn.status, storableJson(turn.blocks), storableJson(turn.tool_calls), JSON.stringify(turn.usage), turn.duration_ms, storableText(turnText(turn)), turn.model, turn.context_window, extraOrNull(turn), turn.id],
-    );
+  /**
+   * Store a turn's final state; settles once it is stored. Updates of the same moment (the runs
+   * that end together) go in one statement, as inserts do. The turn's insert has settled before.
+   */
+  update(turn: Turn): Promise<void> {
+    const { id, status, blocks, tool_calls, usage, duration_ms, model, context_window } = turn;
+    return this.updates.add({ id, status, blocks, tool_calls, usage, duration_ms, model, context_window, text: turnText(turn), extra: extraOrNull(turn) });
   }
 
   /**
