@@ -156,8 +156,8 @@ t.test('a start is one statement, its checkpoint included; a run reads nothing t
   );
   t.same(
     [...new Set(sent.map(kindOf))].sort(),
-    ['claim', 'insert model_usage', 'insert session_events', 'insert turns', 'release', 'update turns', 'webhooks subscribed'].sort(),
-    'the whole run: the claim, its turns, events, usage, release and the webhooks asked; nothing through the ORM',
+    ['claim', 'insert model_usage', 'insert session_events', 'insert turns', 'release', 'update turns'].sort(),
+    'the whole run: the claim, its turns, events, usage and release (no webhook to ask about); nothing through the ORM',
   );
   const cps = await (await app.api(`/api/sessions/${sid}/checkpoints`)).json();
   t.match(cps, [{ turn_id: ack.turn_id, label: 'hello', branch_id: 'main', files: 0, skipped: [] }], 'the checkpoint, at the user turn');

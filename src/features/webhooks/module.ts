@@ -11,7 +11,7 @@ declare module '../../platform/lib/modules.js' {
 
 export const webhooksModule = defineModule({
   name: 'webhooks',
-  needs: ['scheduling', 'engine', 'solutions', 'sessions', 'telemetry'],
+  needs: ['scheduling', 'engine', 'events', 'solutions', 'sessions', 'telemetry'],
   start(ctx) {
     const { admin } = ctx.get('solutions');
     const { metrics } = ctx.get('telemetry');
@@ -24,6 +24,7 @@ export const webhooksModule = defineModule({
       isAdmin: (u) => admin.isAdmin(u),
       allowPrivate: ctx.config.webhooks.allowPrivate,
       retryBaseMs: ctx.config.webhooks.retryBaseMs,
+      bus: ctx.get('events').log.bus,
       onAttempt: (event, outcome) => metrics.webhookDelivery(event, outcome),
     });
     return {

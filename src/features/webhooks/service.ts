@@ -12,6 +12,8 @@ import { errField, type Logger } from '../../platform/lib/logger.js';
 import { Errors } from '../../platform/server/errors.js';
 import type { WebhookEvent } from './schemas.js';
 import { type AttemptRow, type DeliveryRow, WebhookStore, type WebhookRow } from './store.js';
+import { WebhookSubscribers } from './subscribers.js';
+import type { EventBus } from '../../platform/infra/event-bus.js';
 
 export const DELIVERY_TOPIC = 'webhook';
 /** Each attempt waits this long for an answer (docs/webhooks.md). */
@@ -35,6 +37,8 @@ export interface WebhookDeps {
   isAdmin: (userId: string) => Promise<boolean>;
   allowPrivate: boolean;
   retryBaseMs: number;
+  /** Tells every node that a webhook was added or changed (WebhookSubscribers). */
+  bus: Pick<EventBus, 'signal' | 'onSignal'>;
   /** Counts each attempt (the metric agentsvc_webhook_deliveries_total). */
   onAttempt?: (event: WebhookEvent, outcome: 'delivered' | 'failed' | 'given_up') => void;
   /** Tests map names to local servers; default the system resolver. */
@@ -58,10 +62,12 @@ const queueKey = (webhookId: string, sessionId: string | null) => `${webhookId}|
  */
 export class Webhooks {
   readonly store: WebhookStore;
+  private readonly subscribers: WebhookSubscribers;
   private sweep: NodeJS.Timeout | null = null;
 
   constructor(private readonly d: WebhookDeps) {
     this.store = new WebhookStore(d.db);
+    this.subscribers = new WebhookSubscribers(this.store, d.bus, d.logger);
     d.delayed.handle(DELIVERY_TOPIC, (key) => this.drain(key));
   }
 
@@ -72,9 +78,9 @@ export class Webhooks {
     if (e.status === 'failed') event = run.origin === 'scheduled' ? 'scheduled_task.failed' : 'run.failed';
     else if (e.status === 'completed') event = e.finish_reason === 'tool_question' || e.finish_reason === 'tool_approval' ? 'run.waiting' : 'run.completed';
     if (!event) return;
-    // Most runs end with no webhook to tell: nothing more is read for them (one query per run end,
-    // not three).
-    const hooks = await this.store.subscribed(run.userId, event);
+    // Most runs end with no webhook to tell: nothing more is read for them (no query on an install
+    // without webhooks, else one).
+    const hooks = await this.subscribed(run.userId, event);
     const also = event === 'scheduled_task.failed' || e.finish_reason === 'budget';
     if (!hooks.length && !also) return;
     const intent = await this.d.sessions.getOwned(run.userId, run.sessionId).then((s) => s.intent, () => '');
@@ -122,9 +128,14 @@ export class Webhooks {
     return out;
   }
 
+  /** The enabled webhooks an event of the user's session goes to; no query when none can be. */
+  private subscribed(userId: string, event: WebhookEvent): Promise<WebhookRow[]> {
+    return this.subscribers.mayHave(userId) ? this.store.subscribed(userId, event) : Promise.resolve([]);
+  }
+
   /** Queue an event for every webhook that wants it, and kick each queue. */
   async emit(event: WebhookEvent, userId: string, sessionId: string | null, data: Record<string, unknown>, subscribed?: WebhookRow[]): Promise<void> {
-    const hooks = subscribed ?? (await this.store.subscribed(userId, event));
+    const hooks = subscribed ?? (await this.subscribed(userId, event));
     for (const h of hooks) {
       const id = `msg_${randomToken(24)}`;
       const body = JSON.stringify({ type: event, timestamp: new Date().toISOString(), data });
@@ -242,6 +253,7 @@ export class Webhooks {
     const url = await this.checkUrl(b.url);
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const row = await this.store.insert({ id: `wh_${randomToken(20)}`, user_id: userId, scope: b.scope, url, events: [...new Set(b.events)], description: b.description ?? '', secret });
+    this.subscribers.changed();
     return { ...view(row), secret };
   }
 
@@ -264,6 +276,7 @@ export class Webhooks {
     await this.mine(userId, id);
     const url = p.url === undefined ? undefined : await this.checkUrl(p.url);
     const row = await this.store.update(id, { ...p, url, events: p.events && [...new Set(p.events)] });
+    this.subscribers.changed();
     // Enabled again: its waiting queues go on.
     if (p.enabled) for (const q of await this.store.pendingQueues(id)) await this.d.delayed.at(DELIVERY_TOPIC, queueKey(id, q), new Date());
     return view(row);
@@ -292,9 +305,10 @@ export class Webhooks {
     return attemptView(a);
   }
 
-  start() {
+  async start() {
     this.sweep = setInterval(() => void this.kickStalled(), SWEEP_MS);
     this.sweep.unref();
+    await this.subscribers.start();
   }
 
   private async kickStalled() {
@@ -306,6 +320,7 @@ export class Webhooks {
   }
 
   close() {
+    this.subscribers.close();
     if (this.sweep) clearInterval(this.sweep);
   }
 }

@@ -80,6 +80,12 @@ export class WebhookStore {
     await this.sql('delete from webhooks where id = ?', [id]);
   }
 
+  /** Who has an enabled webhook: the users, and whether one is the install's. */
+  async enabledOwners(): Promise<{ users: string[]; install: boolean }> {
+    const rows = await this.sql<{ user_id: string; install: boolean }>(`select distinct user_id, scope = 'install' as install from webhooks where enabled`);
+    return { users: rows.map((r) => r.user_id), install: rows.some((r) => r.install) };
+  }
+
   /** The enabled webhooks an event of this user's session goes to: theirs and the install's. */
   subscribed(userId: string, event: string): Promise<WebhookRow[]> {
     return this.sql<WebhookRow>(
