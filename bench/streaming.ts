@@ -15,6 +15,9 @@
 //   [scrape=MS (each agentsvc scenario once more while GET /metrics is fetched every MS ms with
 //   AGENTSVC_METRICS_TOKEN, as a Prometheus would: the row `agentsvc+scr` and its CPU against the
 //   row without; and the CPU of one scrape measured apart, with the token and with the admin key)]
+//   [perf=DIR (Linux `perf record -g` of each server per scenario, from the first chat:send to the
+//   end, the servers started with --perf-basic-prof: CPU time only, kernel and every thread included,
+//   where the V8 profile also counts time off the CPU; read with `perf report -i FILE`)]
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -156,6 +159,7 @@ function scraper(srv: Server, ms: number) {
 async function load(srv: Server, k: number, n: number, intervalMs: number, profileTo?: string, scrapeMs = 0): Promise<Figures> {
   const scraping = scrapeMs ? scraper(srv, scrapeMs) : null;
   const prof = profileTo && srv.inspect ? await profiler(srv.inspect) : null;
+  let perf: ChildProcess | null = null;
   let rss = rssMiB(srv.pid);
   let cpu0 = cpuSeconds(srv.pid);
   let pg0 = srv.name !== 'relay' ? pgCpu(srv.pid) : 0;
@@ -172,16 +176,32 @@ async function load(srv: Server, k: number, n: number, intervalMs: number, profi
       cpu0 = cpuSeconds(srv.pid);
       pg0 = srv.name !== 'relay' ? pgCpu(srv.pid) : 0;
       void prof?.start();
+      if (opt.perf) perf = perfRecord(srv, k, n);
     }
   });
   const code = await new Promise((r) => child.once('exit', r));
   clearInterval(t);
+  if (perf) await stopPerf(perf);
   const scrapes = scraping?.();
   if (prof && profileTo) await prof.stop(profileTo);
   if (code !== 0) throw new Error(`load generator exited ${code}: ${out}`);
   const cpu = cpuSeconds(srv.pid) - cpu0;
   const pg = srv.name !== 'relay' ? pgPssMiB(srv.pid) : 0;
   return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name !== 'relay' ? pgCpu(srv.pid) - pg0 : 0, scrapes };
+}
+
+/** perf= : `perf record` of the server's process (every thread) until stopPerf. */
+function perfRecord(srv: Server, k: number, n: number): ChildProcess {
+  const dir = resolve(opt.perf);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${srv.name}-K${k}-n${n}-${Date.now()}.perf.data`);
+  return spawn('perf', ['record', '-q', '-F', '1999', '-g', '-p', String(srv.pid), '-o', file], { stdio: 'ignore' });
+}
+
+async function stopPerf(p: ChildProcess) {
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGINT');
+  await exited;
 }
 
 /** Memory per idle subscribed socket: the server's RSS before the sockets connect (sessions created) and 2 s after. */
@@ -218,7 +238,8 @@ try {
   procs.push(model.child);
   const baseUrl = model.m[1];
   const relayInspect = await freePort();
-  const relay = await start([`--inspect=127.0.0.1:${relayInspect}`, ...tsx, join(here, 'streaming', 'relay.ts'), baseUrl], /"url":"([^"]+)"/);
+  const perfMap = opt.perf ? ['--perf-basic-prof'] : [];
+  const relay = await start([`--inspect=127.0.0.1:${relayInspect}`, ...perfMap, ...tsx, join(here, 'streaming', 'relay.ts'), baseUrl], /"url":"([^"]+)"/);
   procs.push(relay.child);
 
   const env: NodeJS.ProcessEnv = {
@@ -244,7 +265,7 @@ try {
   }
   // An inspector that no session attaches to costs nothing while the scenarios run.
   const inspect = await freePort();
-  const prof = [`--inspect=127.0.0.1:${inspect}`, ...(opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : [])];
+  const prof = [`--inspect=127.0.0.1:${inspect}`, ...perfMap, ...(opt.prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opt.prof)}`] : [])];
   // service=DIR: the agentsvc checkout (built) to measure, e.g. a worktree of an earlier commit.
   const svc = await start([...prof, join(resolve(opt.service ?? join(here, '..')), 'bin', 'run.js'), 'up', '--port', '0'], /listening on (\S+)/, env);
   procs.push(svc.child);
