@@ -15,6 +15,10 @@
 //   [scrape=MS (each agentsvc scenario once more while GET /metrics is fetched every MS ms with
 //   AGENTSVC_METRICS_TOKEN, as a Prometheus would: the row `agentsvc+scr` and its CPU against the
 //   row without; and the CPU of one scrape measured apart, with the token and with the admin key)]
+//   [warmup=0 (rounds of every scenario on every server before the measured ones, not printed: a
+//   fresh process spends a fifth of its CPU in V8's optimizing compiler for its first thousand
+//   runs, the service more than the relay, whose code is small; warmup= measures a server that has
+//   been up a while)]
 //   [perf=DIR (Linux `perf record -g` of each server per scenario, from the first chat:send to the
 //   end, the servers started with --perf-basic-prof: CPU time only, kernel and every thread included,
 //   where the V8 profile also counts time off the CPU; read with `perf report -i FILE`)]
@@ -34,6 +38,7 @@ const BURST_N = Number(opt.burstN ?? 500);
 const RATE = Number(opt.rate ?? 50);
 const IDLE = Number(opt.idle ?? 1000);
 const REPEAT = Number(opt.repeat ?? 1);
+const WARMUP = Number(opt.warmup ?? 0);
 const SCRAPE = Number(opt.scrape ?? 0);
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const here = import.meta.dirname;
@@ -324,6 +329,8 @@ try {
     ...BURST.map((k) => ({ label: `burst K=${k} x ${BURST_N}`, k, n: BURST_N, interval: 0, burst: true })),
   ];
   const results: { label: string; k: number; burst: boolean; relay: Figures; svc: Figures; scraped?: Figures; before?: Figures }[] = [];
+  if (WARMUP) console.log(`warm-up: ${WARMUP} round(s) of every scenario on every server first, not measured`);
+  for (let w = 0; w < WARMUP; w++) for (const sc of scenarios) for (const srv of servers) await load(srv, sc.k, sc.n, sc.interval);
   for (const sc of scenarios) {
     for (let r = 0; r < REPEAT; r++) {
       const fr = await load(servers[0], sc.k, sc.n, sc.interval, opt.chatprof && join(resolve(opt.chatprof), `relay-${sc.label.replace(/[^\w=]+/g, '-')}-${r}.cpuprofile`));
