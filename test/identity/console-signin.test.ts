@@ -115,11 +115,24 @@ t.test('console: sign in with the provider, devices, model keys, a refused role,
   t.equal(created.status, 200, 'a change with the CSRF token goes through');
   await page.goto(`${app.url}/`);
   await page.getByLabel('Message', { exact: true }).fill('hello');
+  // The console hears of the new role when the service closes its connection, and then asks who it
+  // is (src/features/users; web/src/connection.ts). That question is held here, so the send made
+  // meanwhile with the old page reaches the service: the race a person can lose.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/api/auth/me', async (route) => {
+    await held;
+    await route.continue();
+  });
   const patched = await app.api(`/api/admin/users/${me?.id}`, { method: 'PATCH', json: { role: 'viewer' } });
   t.equal(patched.status, 200);
   await page.getByRole('button', { name: 'Send' }).click();
   const refused = page.getByRole('alert').filter({ hasText: 'Your role does not allow this' });
   await refused.waitFor();
+  release();
+  await page.unroute('**/api/auth/me');
+  await page.getByRole('status').filter({ hasText: 'Your access changed: you are signed in as a viewer now.' }).waitFor();
+  t.equal(await page.getByLabel('Message', { exact: true }).count(), 0, 'the composer is gone once the console knows');
   t.match(
     await refused.textContent(),
     /You are signed in as a viewer\. A viewer can read their own sessions, those of their team workspaces and share links, but cannot start sessions, send messages, run tools or change anything\./,

@@ -1,5 +1,6 @@
 import { io, type Socket } from 'socket.io-client';
 import type { Ack, ClientEventName, ClientToServerEvents, ServerToClientEvents } from '../../src/core/events/protocol.js';
+import { rest } from './api.js';
 
 /**
  * The console's one Socket.IO connection (docs/socket-protocol.md "Server events"), made with the signed-in key. socket.io
@@ -14,6 +15,7 @@ export class Connection {
   readonly socket: Socket<ServerToClientEvents, ClientToServerEvents>;
   status: LinkStatus = 'connecting';
   private listeners = new Set<(s: LinkStatus, detail?: string) => void>();
+  private closed = false;
 
   /** `key` null: the browser's sign-in cookie signs the handshake (the service checks its Origin). */
   constructor(key: string | null) {
@@ -23,16 +25,45 @@ export class Connection {
       reconnectionDelay: 300,
       reconnectionDelayMax: 3000,
     });
-    this.socket.on('connect', () => this.set('live'));
+    this.socket.on('connect', () => this.set('live', this.changed));
     this.socket.on('disconnect', (reason) => {
-      // The service closed it on purpose (the key was revoked): socket.io does not retry.
-      if (reason === 'io server disconnect') this.set('refused', 'the service closed the connection (was the key deleted, the sign-in revoked or the account disabled?)');
+      // The service closed it on purpose: socket.io does not retry by itself.
+      if (reason === 'io server disconnect') void this.closedByService();
       else this.set('reconnecting');
     });
     this.socket.on('connect_error', (e: Error & { data?: { code?: string } }) => {
       if (e.data?.code === 'UNAUTHORIZED') this.set('refused', 'the key was refused');
       else if (this.status !== 'connecting') this.set('reconnecting');
     });
+  }
+
+  /** What the last reconnect after an access change said (shown once the link is live again). */
+  private changed: string | undefined;
+
+  /**
+   * The service closes a person's connections when their key or sign-in is revoked, their account
+   * disabled, or their access changed (a new role, a team left: the new access applies to what they
+   * follow). Which one it was: ask who this is. Still signed in: connect again at once, and tell the
+   * page (`agentsvc:access-changed`: the header reads the role again). Refused: REST's 401 signs the
+   * page out with the reason (api.ts); anything else leaves the link closed, saying so.
+   */
+  private async closedByService() {
+    this.set('reconnecting', 'the service closed the connection; checking the sign-in');
+    const me = await rest.me().catch(() => null);
+    if (this.closed) return;
+    if (!me) {
+      this.set('refused', 'the service closed the connection (was the key deleted, the sign-in revoked or the account disabled?)');
+      return;
+    }
+    this.changed = `Your access changed: you are signed in as ${me.role === 'viewer' ? 'a viewer' : me.role === 'admin' ? 'an admin' : 'a member'} now.`;
+    window.dispatchEvent(new CustomEvent('agentsvc:access-changed', { detail: me.role }));
+    this.socket.connect();
+  }
+
+  /** The person has read the access-change notice. */
+  dismiss() {
+    this.changed = undefined;
+    this.set(this.status);
   }
 
   private set(s: LinkStatus, detail?: string) {
@@ -60,6 +91,7 @@ export class Connection {
   }
 
   close() {
+    this.closed = true;
     this.listeners.clear();
     this.socket.disconnect();
   }

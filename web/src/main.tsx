@@ -24,7 +24,17 @@ function Banner({ conn }: { conn: Connection }) {
   if (state.s === 'reconnecting')
     return (
       <div class="banner warn" role="status">
-        Reconnecting…
+        Reconnecting…{state.detail ? ` (${state.detail})` : ''}
+      </div>
+    );
+  // Connected again after an access change (connection.ts): what changed, until read.
+  if (state.s === 'live' && state.detail)
+    return (
+      <div class="banner info" role="status">
+        {state.detail}{' '}
+        <button type="button" class="link" onClick={() => conn.dismiss()}>
+          Dismiss
+        </button>
       </div>
     );
   if (state.s === 'refused')
@@ -84,6 +94,12 @@ function App() {
     if (!signed) return;
     rest.me().then((me) => setSigned((s) => (s ? { ...s, admin: me.is_admin, role: me.role } : s)));
   }, [signed]);
+
+  // The service closed the connection for an access change (connection.ts): read the role again.
+  useEffect(() => {
+    window.addEventListener('agentsvc:access-changed', refreshMe);
+    return () => window.removeEventListener('agentsvc:access-changed', refreshMe);
+  }, [refreshMe]);
 
   if (checking) return <p class="loading">Loading…</p>;
   if (!signed) return <SignIn onSignedIn={setSigned} notice={notice} />;
