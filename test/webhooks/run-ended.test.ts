@@ -40,7 +40,10 @@ async function webhooks(subscribed: unknown[], owners: { user_id: string; scope:
         signals.push(sig.name);
         for (const l of listeners) l(sig);
       },
-      onSignal: (fn) => (listeners.add(fn), () => void listeners.delete(fn)),
+      onSignal: (fn) => {
+        listeners.add(fn);
+        return () => void listeners.delete(fn);
+      },
     },
   });
   await w.start();
