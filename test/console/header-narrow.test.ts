@@ -35,8 +35,23 @@ t.test('console: the header takes two rows at 390 px and every page link is reac
   t.ok(box && box.x >= 0 && box.x + box.width <= PHONE.width, `the last page link can be brought into view (${box?.x}..${box && box.x + box.width})`);
   await pages.getByRole('link', { name: 'Audit' }).click();
   await page.waitForURL(`${app.url}/audit`);
+  // Wider than a phone, narrower than every link: one row, who and Sign out at its right end, the
+  // pages scrolling between (at 768 px who and Sign out used to wrap to a second row, on the left).
+  for (const width of [768, 1024]) {
+    await page.setViewportSize({ width, height: 800 });
+    t.equal(await page.evaluate(headerRows), 1, `${width} px: one row`);
+    const out = await page.getByRole('button', { name: 'Sign out' }).boundingBox();
+    t.ok(out && out.x + out.width <= width && out.x + out.width > width - 40, `${width} px: Sign out at the right end (${out?.x}..${out && out.x + out.width})`);
+    t.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0, `${width} px: the page does not scroll sideways`);
+    await last.scrollIntoViewIfNeeded();
+    const seen = await last.boundingBox();
+    const nav = await pages.boundingBox();
+    t.ok(seen && nav && seen.x >= nav.x && seen.x + seen.width <= nav.x + nav.width, `${width} px: the last page link scrolls into the pages row`);
+    await shot(page, `72-header-${width}`);
+  }
   await page.setViewportSize({ width: 1280, height: 800 });
   t.equal(await page.evaluate(headerRows), 1, '1280 px: one row');
+  await shot(page, '72-header-1280');
   t.same(problems, [], 'no CSP violation, no page error');
   await context.close();
 });
