@@ -212,8 +212,10 @@ export class TurnStore {
    */
   insert(sessionId: string, turn: Turn, content: unknown = null): Promise<void> {
     const { id, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, model, usage, duration_ms, started_at, context_window, memory_refs, parent_fork_tool_call_id } = turn;
-    const row = { id, session_id: sessionId, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms, started_at };
-    return this.inserts.add({ ...row, context_window, memory_refs, parent_fork_tool_call_id, text: turnText(turn), extra: extraOrNull(turn) });
+    return this.inserts.add({
+      id, session_id: sessionId, sequence, turn_id, loop_id, kind, role, status, blocks, tool_calls, content, model, usage, duration_ms,
+      started_at, context_window, memory_refs, parent_fork_tool_call_id, text: turnText(turn), extra: extraOrNull(turn),
+    });
   }
 
   /**

@@ -50,15 +50,23 @@ export class WebhookSubscribers {
     return !this.loaded || this.install || this.users.has(userId);
   }
 
-  /** A webhook was added, enabled or given new events on this node: tell every node (this one at once). */
+  /**
+   * A webhook was added, enabled or given new events on this node: every lookup asks the database
+   * from now on, and every node (this one included) reads the index again on the signal.
+   */
   changed() {
-    void this.stale();
+    this.invalidate();
     this.bus.signal({ name: WEBHOOKS_CHANGED, data: {} });
   }
 
-  private stale(): Promise<void> {
+  /** Forget what was read, and any read under way. */
+  private invalidate(): number {
     this.loaded = false;
-    const generation = ++this.generation;
+    return ++this.generation;
+  }
+
+  private stale(): Promise<void> {
+    const generation = this.invalidate();
     return this.store.enabledOwners().then(
       (o) => {
         if (generation !== this.generation) return;
