@@ -75,6 +75,14 @@ function skillOf(base: Omit<Skill, 'name' | 'description' | 'allowed_tools' | 'v
 }
 
 const GLOBAL_MAX_AGE_MS = 5000;
+
+/** The global skills as read for one signature: `skills` settles with the read; `last` is the newest list read of that signature. */
+interface GlobalCache {
+  sig: string;
+  at: number;
+  skills: Promise<LoadedSkill[]>;
+  last: LoadedSkill[] | null;
+}
 /**
  * How old a signature of the global folder a run start takes (the REST listings read it anew): an
  * operator's edit reaches runs within a second, and a burst of run starts (200 in half a second)
@@ -89,11 +97,18 @@ const RUN_SIGNATURE_AGE_MS = 1000;
 export class SkillLibrary {
   readonly globalDir: string;
 
+  private readonly maxAgeMs: number;
+  private readonly runSignatureAgeMs: number;
+
+  /** `ages`: GLOBAL_MAX_AGE_MS and RUN_SIGNATURE_AGE_MS, for a test that cannot wait for them. */
   constructor(
     home: string,
     private readonly files: SessionFiles,
+    ages: { maxAgeMs?: number; runSignatureAgeMs?: number } = {},
   ) {
     this.globalDir = join(home, 'skills');
+    this.maxAgeMs = ages.maxAgeMs ?? GLOBAL_MAX_AGE_MS;
+    this.runSignatureAgeMs = ages.runSignatureAgeMs ?? RUN_SIGNATURE_AGE_MS;
   }
 
   /**
@@ -125,22 +140,31 @@ export class SkillLibrary {
    * Global skills, read again when the folder's listing or a skill's folder or SKILL.md changed
    * (a readdir and two stats per skill), and at least every GLOBAL_MAX_AGE_MS (files deeper in a
    * skill). Every run start lists them twice (prompt and tools): 200 sessions starting at once
-   * read the folder once, not 400 times. `signatureAgeMs`: a signature read that long ago still
-   * holds (run starts); 0 reads it now, or joins the read under way.
+   * read the folder once, not 400 times. A listing reads the signature now (or joins the read under
+   * way); a run start (`forRun`) takes one read up to RUN_SIGNATURE_AGE_MS ago, and does not wait
+   * for the periodic re-read of an unchanged folder: it takes the list read last while the new one
+   * is read (200 starts at once waited 180 ms for it, behind their own file reads in libuv's
+   * threads). A changed signature is always waited for.
    */
-  async globalSkills(signatureAgeMs = 0): Promise<LoadedSkill[]> {
-    const sig = await this.globalSignature(signatureAgeMs);
+  async globalSkills(forRun = false): Promise<LoadedSkill[]> {
+    const sig = await this.globalSignature(forRun ? this.runSignatureAgeMs : 0);
     const c = this.globalCache;
-    if (c && c.sig === sig && Date.now() - c.at < GLOBAL_MAX_AGE_MS) return c.skills;
+    if (c && c.sig === sig && Date.now() - c.at < this.maxAgeMs) return forRun && c.last ? c.last : c.skills;
     const loading = this.readGlobal();
-    this.globalCache = { sig, at: Date.now(), skills: loading };
-    loading.catch(() => {
-      if (this.globalCache?.skills === loading) this.globalCache = null;
-    });
-    return loading;
+    const entry: GlobalCache = { sig, at: Date.now(), skills: loading, last: c?.sig === sig ? c.last : null };
+    this.globalCache = entry;
+    loading.then(
+      (list) => {
+        entry.last = list;
+      },
+      () => {
+        if (this.globalCache === entry) this.globalCache = null;
+      },
+    );
+    return forRun && entry.last ? entry.last : loading;
   }
 
-  private globalCache: { sig: string; at: number; skills: Promise<LoadedSkill[]> } | null = null;
+  private globalCache: GlobalCache | null = null;
 
   /** The last signature read, or being read; `signed`: when that read began. */
   private signing: Promise<string> | null = null;
@@ -246,7 +270,7 @@ export class SkillLibrary {
   private async readVisible(scope: SessionScope): Promise<LoadedSkill[]> {
     const own = (await this.sessionSkills(scope)).filter((s) => s.valid);
     const names = new Set(own.map((s) => s.name));
-    const global = (await this.globalSkills(RUN_SIGNATURE_AGE_MS)).filter((s) => s.valid && !names.has(s.name));
+    const global = (await this.globalSkills(true)).filter((s) => s.valid && !names.has(s.name));
     return [...own.filter((s) => !s.source.startsWith('installed/')), ...own.filter((s) => s.source.startsWith('installed/')), ...global];
   }
 
