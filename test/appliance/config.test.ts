@@ -14,8 +14,8 @@ t.test('defaults', async (t) => {
   t.equal(c.runner.kind, 'local');
   t.equal(c.limits.body, 1024 * 1024);
   t.same(c.model.models, [c.model.default]);
-  t.equal(c.chat.startsAtOnce, 8, 'run starts at once');
-  t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_RUN_STARTS_AT_ONCE: '128' } }).chat.startsAtOnce, 128);
+  t.equal(c.chat.startsAtOnce, 200, 'run starts at once');
+  t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_RUN_STARTS_AT_ONCE: '8' } }).chat.startsAtOnce, 8);
   t.equal(c.workspaces, join(home, 'workspaces'), 'workspaces under the home by default');
   t.equal(loadConfig({ env: { AGENTSVC_HOME: home, AGENTSVC_WORKSPACES: '/srv/shared/ws/' } }).workspaces, '/srv/shared/ws', 'AGENTSVC_WORKSPACES, resolved');
   t.equal(c.nodeStaleSeconds, 30, 'a node is taken for dead after 30 s without a heartbeat');

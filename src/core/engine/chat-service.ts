@@ -40,15 +40,19 @@ export class ChatService {
   /**
    * Run starts (claim, user turn, memory recall, prompt, history, tools) that go on at once:
    * AGENTSVC_RUN_STARTS_AT_ONCE; the others wait their turn, first come first served. What it
-   * trades when 200 chat:send arrive together (bench/streaming.ts paced=200, this 2-core machine,
-   * medians of 5 beside the relay in the same run): more at once keeps the event loop busy, so the
-   * last run starts sooner, but the runs already streaming wait behind bigger bursts of start work.
+   * trades when 200 chat:send arrive together (bench/streaming.ts paced=200 warmup=2, this 2-core
+   * machine, medians of 5 or 9 beside the relay in the same run, ranges over runs): more at once
+   * keeps the event loop busy, so the last run starts sooner, but the runs already streaming wait
+   * behind bigger bursts of start work. A start's claim and its reads wait on the database and
+   * the model, not on this process: below 200 the waits add up and the burst's last run starts
+   * last. Measured and dropped: letting the starts through in shares of each iteration of the
+   * event loop (5 ms, then the I/O that waits) made the burst 0.06x slower for no better p99.
    *
    * | at once | deltas/s | ttfd p50 | delta p99 |
    * |---|---|---|---|
-   * | 8 (default) | 0.65-0.72x | 2.0-2.9x | 0.5-0.9x |
-   * | 16 / 32 / 64 | 0.73-0.74x | 2.1-2.5x | 1.4-1.75x |
-   * | 128 | 0.79-0.81x | 1.9-2.2x | 1.3-1.4x |
+   * | 8 (the former default) | 0.69-0.71x | 2.15-2.3x | 1.0-1.25x |
+   * | 64 | 0.74-0.81x | 1.9-2.2x | 1.5-2.0x |
+   * | 200 (default) | 0.81-0.86x | 2.05-2.5x | 1.15-1.75x |
    */
   private readonly starts: Gate;
   private readonly runs: RunBody;

@@ -147,7 +147,7 @@ const settings = {
   AGENTSVC_USER_QUOTA_BYTES: int(0).default(0),
   AGENTSVC_MEMORY_ENABLED: bool.default(true),
   AGENTSVC_MAX_RUNS_PER_USER: int(1).default(64),
-  AGENTSVC_RUN_STARTS_AT_ONCE: int(1, 1000).default(8),
+  AGENTSVC_RUN_STARTS_AT_ONCE: int(1, 1000).default(200),
   AGENTSVC_MAX_SUBSCRIPTIONS_PER_SOCKET: int(1).default(200),
   // Sign-in (docs/identity.md).
   AGENTSVC_OIDC_ISSUER: url(['http:', 'https:']).optional(),
