@@ -14,8 +14,8 @@ import { forkResult, forkService, subagentMessages, toolsAtDepth } from './forks
 
 /** How ChatService starts a run's body: what the start prepared, and where the body begins. */
 export interface RunOptions {
-  /** Leave the start gate: called once the model is about to be called (or the run ended before). */
-  started: () => void;
+  /** Leave the start gate and wait for a share of the event loop: awaited once the model is about to be called. */
+  started: () => Promise<void>;
   mode: string;
   headless: boolean;
   schema?: Record<string, unknown>;
@@ -72,7 +72,7 @@ export class RunBody {
       fresh && opts.mode !== 'planning' ? this.deps.tools.forSession(state, claimed.disable_tools) : [],
     ]);
     const messages: ModelMessage[] = [{ role: 'system', content: prompt }];
-    opts.started();
+    await opts.started();
     if (opts.resumeFrom) out = await this.resumeChain(state, deps, claimed, opts.resumeFrom, opts.approved);
     else {
       messages.push(...history);
