@@ -110,6 +110,8 @@ if (redisServerFor('two-node test')) {
       const before = onA.length;
       t.equal((await sockB.timeout(10_000).emitWithAck('chat:send', { session_id: sid, message: 'again' })).ok, true, 'B runs the next chat');
       await until('second chat:end on A', () => onA.filter((e) => e.name === 'chat:end').length === 2);
+      // Each client has its own connection: B's may read the last event after A's did.
+      await until('second chat:end on B', () => onB.filter((e) => e.name === 'chat:end').length === 2);
       t.equal(onA[before].payload.seq, onA[before - 1].payload.seq + 1, 'the run on B starts right after the run on A');
       t.same(seqProblems(onA.map((e) => e.payload.seq), 'A'), [], 'one seq sequence across both runs');
       t.same(onB, onA);
