@@ -12,6 +12,9 @@
 //   `before`, its own home and embedded PostgreSQL; before/after figures under the same load)]
 //   [chatprof=DIR (a CPU profile of the service per scenario, from the first chat:send to the end,
 //   through the inspector: session creation and socket connects left out; the relay's too, relay-*)]
+//   [heapprof=DIR (the same, an allocation profile: V8's sampling heap profiler with the objects
+//   the GC has collected kept, one .heapprofile per scenario and server, which DevTools opens; the
+//   bytes allocated per run printed under each scenario's rows: what the GC has to collect)]
 //   [scrape=MS (each agentsvc scenario once more while GET /metrics is fetched every MS ms with
 //   AGENTSVC_METRICS_TOKEN, as a Prometheus would: the row `agentsvc+scr` and its CPU against the
 //   row without; and the CPU of one scrape measured apart, with the token and with the admin key)]
@@ -95,18 +98,34 @@ interface Server {
 }
 
 
-/** The V8 profiler of a process started with --inspect. */
-async function profiler(port: number): Promise<{ start(): Promise<void>; stop(file: string): Promise<void> }> {
+interface HeapNode {
+  selfSize: number;
+  children: HeapNode[];
+}
+const allocated = (n: HeapNode): number => n.selfSize + n.children.reduce((sum, c) => sum + allocated(c), 0);
+
+/**
+ * The V8 profiler of a process started with --inspect: CPU, or allocations (`heap`: sampled every
+ * 1 KiB on average, objects already collected kept). `stop` answers the bytes allocated (heap).
+ */
+async function profiler(port: number, kind: 'cpu' | 'heap' = 'cpu'): Promise<{ start(): Promise<void>; stop(file: string): Promise<number | undefined> }> {
   const { call, close } = await inspector(port);
-  await call('Profiler.enable');
-  await call('Profiler.setSamplingInterval', { interval: 500 });
+  if (kind === 'heap') await call('HeapProfiler.enable');
+  else {
+    await call('Profiler.enable');
+    await call('Profiler.setSamplingInterval', { interval: 500 });
+  }
   return {
-    start: () => call('Profiler.start'),
+    start: () =>
+      kind === 'heap'
+        ? call('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+        : call('Profiler.start'),
     async stop(file) {
       try {
-        const { profile } = await call('Profiler.stop');
+        const { profile } = await call(kind === 'heap' ? 'HeapProfiler.stopSampling' : 'Profiler.stop');
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, JSON.stringify(profile));
+        return kind === 'heap' ? allocated((profile as { head: HeapNode }).head) : undefined;
       } finally {
         close();
       }
@@ -132,6 +151,8 @@ interface Figures {
   pgCpu: number;
   /** scrape=: the GET /metrics answered meanwhile, and their mean bytes. */
   scrapes?: { n: number; bytes: number; failed: number };
+  /** heapprof=: bytes allocated from the first chat:send to the end. */
+  allocated?: number;
 }
 
 /** GET /metrics every `ms` with the metrics token until stopped, as a Prometheus scrape would. */
@@ -163,7 +184,7 @@ function scraper(srv: Server, ms: number) {
 /** One load generator run against one server; the server's RSS sampled every 100 ms meanwhile. */
 async function load(srv: Server, k: number, n: number, intervalMs: number, profileTo?: string, scrapeMs = 0): Promise<Figures> {
   const scraping = scrapeMs ? scraper(srv, scrapeMs) : null;
-  const prof = profileTo && srv.inspect ? await profiler(srv.inspect) : null;
+  const prof = profileTo && srv.inspect ? await profiler(srv.inspect, profileTo.endsWith('.heapprofile') ? 'heap' : 'cpu') : null;
   let perf: ChildProcess | null = null;
   let rss = rssMiB(srv.pid);
   let cpu0 = cpuSeconds(srv.pid);
@@ -188,11 +209,11 @@ async function load(srv: Server, k: number, n: number, intervalMs: number, profi
   clearInterval(t);
   if (perf) await stopPerf(perf);
   const scrapes = scraping?.();
-  if (prof && profileTo) await prof.stop(profileTo);
+  const alloc = prof && profileTo ? await prof.stop(profileTo) : undefined;
   if (code !== 0) throw new Error(`load generator exited ${code}: ${out}`);
   const cpu = cpuSeconds(srv.pid) - cpu0;
   const pg = srv.name !== 'relay' ? pgPssMiB(srv.pid) : 0;
-  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name !== 'relay' ? pgCpu(srv.pid) - pg0 : 0, scrapes };
+  return { ...JSON.parse(out.trim().split('\n').at(-1)!), rss, pg, cpu, pgCpu: srv.name !== 'relay' ? pgCpu(srv.pid) - pg0 : 0, scrapes, allocated: alloc };
 }
 
 /** perf= : `perf record` of the server's process (every thread) until stopPerf. */
@@ -333,8 +354,11 @@ try {
   for (let w = 0; w < WARMUP; w++) for (const sc of scenarios) for (const srv of servers) await load(srv, sc.k, sc.n, sc.interval);
   for (const sc of scenarios) {
     for (let r = 0; r < REPEAT; r++) {
-      const fr = await load(servers[0], sc.k, sc.n, sc.interval, opt.chatprof && join(resolve(opt.chatprof), `relay-${sc.label.replace(/[^\w=]+/g, '-')}-${r}.cpuprofile`));
-      const fs = await load(servers[1], sc.k, sc.n, sc.interval, opt.chatprof && join(resolve(opt.chatprof), `${sc.label.replace(/[^\w=]+/g, '-')}-${r}.cpuprofile`));
+      // chatprof= or heapprof= (one profiler at a time: the CPU profile when both are given).
+      const profDir = opt.chatprof ?? opt.heapprof;
+      const profFile = (who: string) => profDir && join(resolve(profDir), `${who}${sc.label.replace(/[^\w=]+/g, '-')}-${r}.${opt.chatprof ? 'cpuprofile' : 'heapprofile'}`);
+      const fr = await load(servers[0], sc.k, sc.n, sc.interval, profFile('relay-'));
+      const fs = await load(servers[1], sc.k, sc.n, sc.interval, profFile(''));
       // scrape=: the same scenario again with a scraper, right after the one without.
       const fsc = SCRAPE ? await load(servers[1], sc.k, sc.n, sc.interval, undefined, SCRAPE) : undefined;
       const fb = before ? await load(before, sc.k, sc.n, sc.interval) : undefined;
@@ -350,6 +374,10 @@ try {
           `${sc.label.padEnd(26)} ${name.padEnd(9)} ${f.deltasPerSec.toFixed(0).padStart(9)} ${ratio.toFixed(2).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.ttfdP50.toFixed(0).padStart(9)} ${f.ttfdP99.toFixed(0).padStart(9)} ${f.rss.toFixed(0).padStart(8)} ${(f.pg ? f.pg.toFixed(0) : '').padStart(7)} ${f.cpu.toFixed(1).padStart(6)} ${((f.cpu * 1000) / sc.k).toFixed(2).padStart(6)} ${(f.pg ? f.pgCpu.toFixed(1) : '').padStart(6)}  ${f.deltas}/${f.expected} in ${f.events} events${f.maxDeltasPerEvent > 1 ? ` (<=${f.maxDeltasPerEvent}/event)` : ''}`,
         );
         for (const p of f.problems) console.log(`  ! ${name}: ${p}`);
+      }
+      if (fr.allocated !== undefined && fs.allocated !== undefined) {
+        const perRun = (f: Figures) => `${((f.allocated ?? 0) / 1024 / sc.k).toFixed(0)} KiB/run (${((f.allocated ?? 0) / 1048576).toFixed(1)} MiB)`;
+        console.log(`  allocated from the first chat:send to the end (sampled, collected objects kept): relay ${perRun(fr)}, agentsvc ${perRun(fs)}`);
       }
       if (fsc?.scrapes) {
         const sec = fsc.scrapes;
